@@ -377,7 +377,7 @@ def _check_extra(extra: Extra, index: int, quantity: int, frequency: Frequency) 
 def _fees(
     catalog: Catalog, service: Service, selection: Selection, discounted_subtotal: int
 ) -> tuple[FeeLine, ...]:
-    manual = _manual_fees(catalog, selection.manual_fee_ids)
+    manual = set(check_manual_fees(catalog, selection.manual_fee_ids))
     local_date = (
         selection.start.astimezone(catalog.zone).date() if selection.start is not None else None
     )
@@ -389,8 +389,9 @@ def _fees(
     )
 
 
-def _manual_fees(catalog: Catalog, fee_ids: Sequence[str]) -> set[str]:
-    chosen: set[str] = set()
+def check_manual_fees(catalog: Catalog, fee_ids: Sequence[str]) -> tuple[str, ...]:
+    """The manual fee ids, in order, once each is known to be an active manual fee."""
+    chosen: dict[str, None] = {}
     for index, fee_id in enumerate(fee_ids):
         fee = catalog.fees_by_id.get(fee_id)
         if fee is None:
@@ -399,8 +400,8 @@ def _manual_fees(catalog: Catalog, fee_ids: Sequence[str]) -> set[str]:
             raise ManualFeeRefused(fee_id)
         if fee_id in chosen:
             raise DuplicateSelection(f"manualFeeIds.{index}", "fee", fee_id)
-        chosen.add(fee_id)
-    return chosen
+        chosen[fee_id] = None
+    return tuple(chosen)
 
 
 def _fee_line(fee: FeeDefinition, discounted_subtotal: int) -> FeeLine:

@@ -1,0 +1,133 @@
+"""The in-memory unit of work: serialised, snapshot on enter, restored unless committed.
+
+At commit every row touched in the unit of work gets ``changed_at`` stamped with one
+instant later than any stamped before, as the SQL adapter does under its change lock.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from types import TracebackType
+from typing import Any, Self
+
+import attrs
+
+from adapters.memory.repositories import (
+    MemoryApiKeyRepository,
+    MemoryCatalogRepository,
+    MemoryCompanyRepository,
+    MemoryCouponRedemptionRepository,
+    MemoryCustomerRepository,
+    MemoryIdempotencyRepository,
+    MemoryLeadRepository,
+    MemoryPaymentRepository,
+    MemoryQuoteRepository,
+    Row,
+    Table,
+)
+
+TABLES = (
+    "companies",
+    "api_keys",
+    "catalogs",
+    "coupon_redemptions",
+    "customers",
+    "leads",
+    "quotes",
+    "payments",
+    "idempotency",
+)
+
+
+@attrs.define
+class MemoryStore:
+    """The tables memory units of work read and write; share one store across them."""
+
+    tables: dict[str, dict[tuple[str, str], Row[Any]]] = attrs.Factory(
+        lambda: {name: {} for name in TABLES}
+    )
+    last_change: datetime = datetime(2000, 1, 1, tzinfo=UTC)
+    lock: threading.RLock = attrs.Factory(threading.RLock)
+
+    def snapshot(self) -> dict[str, dict[tuple[str, str], Row[Any]]]:
+        """Copies of every table; rows are copied too since ``changed_at`` is stamped."""
+        return {
+            name: {k: attrs.evolve(r) for k, r in rows.items()}
+            for name, rows in self.tables.items()
+        }
+
+    def restore(self, snapshot: dict[str, dict[tuple[str, str], Row[Any]]]) -> None:
+        """Put every table back as it was in ``snapshot``, in place."""
+        for name, rows in self.tables.items():
+            rows.clear()
+            rows.update(snapshot[name])
+
+    def values(self, name: str) -> dict[tuple[str, str], Any]:
+        """A copy of one table's values keyed by (company id, id): for tests and demos."""
+        return {key: row.value for key, row in self.tables[name].items()}
+
+    def next_change(self) -> datetime:
+        """A change instant later than every earlier one."""
+        self.last_change = max(datetime.now(UTC), self.last_change + timedelta(microseconds=1))
+        return self.last_change
+
+
+class MemoryUnitOfWork:
+    """A unit of work over a ``MemoryStore``. Units of work are serialised by the store's
+    lock, held from ``__enter__`` to ``__exit__``."""
+
+    def __init__(self, store: MemoryStore | None = None) -> None:
+        self.store = store if store is not None else MemoryStore()
+        self._touched: set[tuple[str, str, str]] = set()
+
+        def table(name: str) -> Table[Any]:
+            return Table(name, self.store.tables[name], self._touched)
+
+        self.companies = MemoryCompanyRepository(table("companies"))
+        self.api_keys = MemoryApiKeyRepository(table("api_keys"))
+        self.catalogs = MemoryCatalogRepository(table("catalogs"))
+        self.coupon_redemptions = MemoryCouponRedemptionRepository(table("coupon_redemptions"))
+        self.customers = MemoryCustomerRepository(table("customers"))
+        self.leads = MemoryLeadRepository(table("leads"))
+        self.quotes = MemoryQuoteRepository(table("quotes"))
+        self.payments = MemoryPaymentRepository(table("payments"))
+        self.idempotency = MemoryIdempotencyRepository(table("idempotency"))
+        self._snapshot: dict[str, dict[tuple[str, str], Row[Any]]] | None = None
+        self.commits = 0
+
+    def __enter__(self) -> Self:
+        self.store.lock.acquire()
+        self._snapshot = self.store.snapshot()
+        self._touched.clear()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            self.rollback()
+        finally:
+            self._snapshot = None
+            self.store.lock.release()
+
+    def commit(self) -> None:
+        if self._snapshot is None:
+            raise RuntimeError("commit outside a unit of work")
+        if self._touched:
+            stamp = self.store.next_change()
+            for name, company_id, row_id in self._touched:
+                row = self.store.tables[name].get((company_id, row_id))
+                if row is not None:
+                    row.changed_at = stamp
+        self._touched.clear()
+        self._snapshot = self.store.snapshot()
+        self.commits += 1
+
+    def rollback(self) -> None:
+        if self._snapshot is not None:
+            self.store.restore(self._snapshot)
+        self._touched.clear()

@@ -1,0 +1,278 @@
+"""Customers: one record per email per company, saved addresses, merges, and the churn
+risk and lifetime statistics computed from their visits."""
+
+from __future__ import annotations
+
+import enum
+import itertools
+import re
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+import attrs
+from attrs import frozen
+
+from booking_core.errors import RuleViolation, ValidationFailed
+
+NAME_MAX = 200
+EMAIL_MAX = 254
+PHONE_MAX = 40
+CITY_MAX = 120
+STREET_MAX = 200
+ACCESS_NOTES_MAX = 2_000
+ZIP_PATTERN = re.compile(r"^\d{5}$")
+EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+DEFAULT_CADENCE = timedelta(days=30)
+"""Assumed visit cadence for a customer with fewer than two completed visits."""
+
+
+def normalize_email(email: str) -> str:
+    """The form emails are compared in: stripped and lower-cased."""
+    return email.strip().lower()
+
+
+def email_errors(email: str, field: str = "email") -> dict[str, str]:
+    """Field errors for an email address (empty if it is acceptable)."""
+    if len(email) > EMAIL_MAX:
+        return {field: f"At most {EMAIL_MAX} characters."}
+    if not EMAIL_PATTERN.match(email.strip()):
+        return {field: "Not an email address."}
+    return {}
+
+
+@frozen
+class Address:
+    """A US street address; ``zip`` is five digits."""
+
+    line1: str
+    city: str
+    state: str
+    zip: str
+    line2: str = ""
+    access_notes: str = ""
+
+    def errors(self, prefix: str = "address") -> dict[str, str]:
+        """Field errors, keyed by dotted path under ``prefix``."""
+        errors: dict[str, str] = {}
+        for name, value, limit in (
+            ("line1", self.line1, STREET_MAX),
+            ("line2", self.line2, STREET_MAX),
+            ("city", self.city, CITY_MAX),
+            ("accessNotes", self.access_notes, ACCESS_NOTES_MAX),
+        ):
+            if len(value) > limit:
+                errors[f"{prefix}.{name}"] = f"At most {limit} characters."
+        for name, value in (("line1", self.line1), ("city", self.city), ("state", self.state)):
+            if not value.strip():
+                errors[f"{prefix}.{name}"] = "Required."
+        if not re.fullmatch(r"[A-Za-z]{2}", self.state):
+            errors.setdefault(f"{prefix}.state", "A two-letter state code.")
+        if not ZIP_PATTERN.match(self.zip):
+            errors[f"{prefix}.zip"] = "A 5-digit US zip code."
+        return errors
+
+
+@frozen
+class SavedAddress:
+    """An address kept on a customer's record."""
+
+    id: str
+    address: Address
+
+
+@frozen
+class Customer:
+    """A company's customer. ``merged_into`` names the survivor of a merge."""
+
+    id: str
+    company_id: str
+    name: str
+    email: str
+    phone: str | None
+    created_at: datetime
+    updated_at: datetime
+    addresses: tuple[SavedAddress, ...] = ()
+    default_address_id: str | None = None
+    merged_into: str | None = None
+    notes: str = ""
+
+    @property
+    def email_key(self) -> str:
+        """The normalised email that is unique per company."""
+        return normalize_email(self.email)
+
+    @property
+    def default_address(self) -> Address | None:
+        """The default saved address, if any."""
+        for saved in self.addresses:
+            if saved.id == self.default_address_id:
+                return saved.address
+        return None
+
+
+def new_customer(
+    *,
+    customer_id: str,
+    company_id: str,
+    name: str,
+    email: str,
+    phone: str | None,
+    at: datetime,
+    address: SavedAddress | None = None,
+) -> Customer:
+    """Build a customer after checking its fields; the address becomes the default."""
+    errors = email_errors(email)
+    if not name.strip() or len(name) > NAME_MAX:
+        errors["name"] = f"Required, at most {NAME_MAX} characters."
+    if phone is not None and len(phone) > PHONE_MAX:
+        errors["phone"] = f"At most {PHONE_MAX} characters."
+    if address is not None:
+        errors.update(address.address.errors())
+    if errors:
+        raise ValidationFailed(errors)
+    return Customer(
+        id=customer_id,
+        company_id=company_id,
+        name=name.strip(),
+        email=email.strip(),
+        phone=phone,
+        created_at=at,
+        updated_at=at,
+        addresses=(address,) if address else (),
+        default_address_id=address.id if address else None,
+    )
+
+
+def add_address(
+    customer: Customer, saved: SavedAddress, *, at: datetime, default: bool
+) -> Customer:
+    """Save another address; the first one saved, or one marked default, becomes the default."""
+    errors = saved.address.errors()
+    if errors:
+        raise ValidationFailed(errors)
+    make_default = default or customer.default_address_id is None
+    return attrs.evolve(
+        customer,
+        addresses=(*customer.addresses, saved),
+        default_address_id=saved.id if make_default else customer.default_address_id,
+        updated_at=at,
+    )
+
+
+def merge(survivor: Customer, merged: Customer, *, at: datetime) -> tuple[Customer, Customer]:
+    """Merge ``merged`` into ``survivor``: the survivor gains the other's addresses (its
+    default stays) and a phone it lacked; the merged record points at the survivor."""
+    if survivor.id == merged.id:
+        raise RuleViolation("A customer cannot be merged into itself.")
+    if survivor.company_id != merged.company_id:
+        raise RuleViolation("Customers of different companies cannot be merged.")
+    for record in (survivor, merged):
+        if record.merged_into is not None:
+            raise RuleViolation(f"Customer {record.id} was already merged into another.")
+    known = {saved.id for saved in survivor.addresses}
+    gained = tuple(saved for saved in merged.addresses if saved.id not in known)
+    new_survivor = attrs.evolve(
+        survivor,
+        addresses=(*survivor.addresses, *gained),
+        default_address_id=survivor.default_address_id or merged.default_address_id,
+        phone=survivor.phone or merged.phone,
+        updated_at=at,
+    )
+    return new_survivor, attrs.evolve(merged, merged_into=survivor.id, updated_at=at)
+
+
+class VisitStatus(enum.StrEnum):
+    """The statuses a visit can have (DECISIONS.md, booking statuses)."""
+
+    SCHEDULED = "scheduled"
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+
+
+@frozen
+class Visit:
+    """What churn and lifetime statistics need to know of one visit."""
+
+    start: datetime
+    status: VisitStatus
+
+
+@frozen
+class Lifetime:
+    """A customer's lifetime statistics."""
+
+    bookings: int
+    completed: int
+    cancelled: int
+    paid_cents: int
+    first_visit_at: datetime | None
+    last_visit_at: datetime | None
+    next_visit_at: datetime | None
+
+
+class ChurnLevel(enum.StrEnum):
+    """Coarse churn risk."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+
+
+@frozen
+class ChurnRisk:
+    """Churn risk: a ``score`` of 0..100 and its ``level``."""
+
+    level: ChurnLevel
+    score: int
+
+
+def lifetime(visits: Sequence[Visit], *, paid_cents: int, at: datetime) -> Lifetime:
+    """Counts and dates over every visit; ``paid_cents`` comes from the ledger."""
+    completed = sorted(v.start for v in visits if v.status is VisitStatus.COMPLETED)
+    upcoming = sorted(
+        v.start
+        for v in visits
+        if v.status in (VisitStatus.SCHEDULED, VisitStatus.IN_PROGRESS) and v.start >= at
+    )
+    return Lifetime(
+        bookings=len(visits),
+        completed=len(completed),
+        cancelled=sum(1 for v in visits if v.status is VisitStatus.CANCELLED),
+        paid_cents=paid_cents,
+        first_visit_at=completed[0] if completed else None,
+        last_visit_at=completed[-1] if completed else None,
+        next_visit_at=upcoming[0] if upcoming else None,
+    )
+
+
+def churn_risk(visits: Sequence[Visit], *, at: datetime) -> ChurnRisk:
+    """Risk from time since the last visit against the customer's usual cadence, plus
+    cancellations. A customer with a visit still to come is not overdue.
+
+    overdue part: 0 while within one cadence, rising 50 points per extra cadence, at most 80;
+    cancellation part: the share of cancelled visits among the last ten, times 40.
+    A customer with no visits at all scores 50 (medium): nothing is known yet.
+    """
+    if not visits:
+        return _risk(50)
+    stats = lifetime(visits, paid_cents=0, at=at)
+    recent = sorted(visits, key=lambda v: v.start)[-10:]
+    cancelled_share = sum(1 for v in recent if v.status is VisitStatus.CANCELLED) / len(recent)
+    cancellation_part = round(40 * cancelled_share)
+    if stats.next_visit_at is not None or stats.last_visit_at is None:
+        return _risk(cancellation_part)
+    completed = sorted(v.start for v in visits if v.status is VisitStatus.COMPLETED)
+    gaps = sorted(b - a for a, b in itertools.pairwise(completed))
+    # The median gap is the usual cadence (upper median for an even count).
+    cadence = gaps[len(gaps) // 2] if gaps else DEFAULT_CADENCE
+    cadence = max(cadence, timedelta(days=1))
+    overdue = (at - stats.last_visit_at) / cadence
+    overdue_part = min(80, max(0, round((overdue - 1) * 50)))
+    return _risk(overdue_part + cancellation_part)
+
+
+def _risk(score: int) -> ChurnRisk:
+    score = max(0, min(100, score))
+    level = ChurnLevel.LOW if score < 34 else ChurnLevel.MEDIUM if score < 67 else ChurnLevel.HIGH
+    return ChurnRisk(level, score)

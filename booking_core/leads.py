@@ -1,0 +1,236 @@
+"""Leads (enquiries): stages, owner, follow-up date, and a timeline of every change.
+
+A new enquiry whose normalised email or E.164 phone matches an *open* lead folds into
+that lead (its timeline records the folded enquiry) instead of creating a second one.
+Phones reach the core already in E.164 (the ``PhoneNormalizer`` port does that).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime
+
+import attrs
+from attrs import frozen
+
+from booking_core.customers import NAME_MAX, PHONE_MAX, email_errors, normalize_email
+from booking_core.errors import InvalidTransition, ValidationFailed
+
+MESSAGE_MAX = 2_000
+
+
+class LeadStage(enum.StrEnum):
+    """Where a lead stands; the first three are open."""
+
+    NEW = "new"
+    CONTACTED = "contacted"
+    QUOTED = "quoted"
+    WON = "won"
+    LOST = "lost"
+
+    @property
+    def open(self) -> bool:
+        """True for new, contacted and quoted."""
+        return self in OPEN_STAGES
+
+
+OPEN_STAGES = frozenset({LeadStage.NEW, LeadStage.CONTACTED, LeadStage.QUOTED})
+
+
+class TimelineKind(enum.StrEnum):
+    """What a timeline entry records."""
+
+    CREATED = "created"
+    FOLDED = "folded"
+    STAGE_CHANGED = "stage_changed"
+    OWNER_CHANGED = "owner_changed"
+    FOLLOW_UP_SET = "follow_up_set"
+
+
+@frozen
+class TimelineEntry:
+    """One event in a lead's history; ``data`` holds its details as strings."""
+
+    at: datetime
+    kind: TimelineKind
+    data: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def details(self) -> dict[str, str]:
+        """``data`` as a dict."""
+        return dict(self.data)
+
+
+@frozen
+class Enquiry:
+    """What a person asked, as captured (phone already E.164 or None)."""
+
+    name: str
+    email: str | None = None
+    phone_e164: str | None = None
+    message: str = ""
+    source: str = "api"
+    service_id: str | None = None
+
+    def errors(self) -> dict[str, str]:
+        """Field errors of the enquiry."""
+        errors: dict[str, str] = {}
+        if not self.name.strip() or len(self.name) > NAME_MAX:
+            errors["name"] = f"Required, at most {NAME_MAX} characters."
+        if self.email is None and self.phone_e164 is None:
+            errors["email"] = "Give an email or a phone number."
+        if self.email is not None:
+            errors.update(email_errors(self.email))
+        if self.phone_e164 is not None and len(self.phone_e164) > PHONE_MAX:
+            errors["phone"] = f"At most {PHONE_MAX} characters."
+        if len(self.message) > MESSAGE_MAX:
+            errors["message"] = f"At most {MESSAGE_MAX} characters."
+        return errors
+
+
+@frozen
+class Lead:
+    """An enquiry being worked: stage, owner, follow-up date and full timeline."""
+
+    id: str
+    company_id: str
+    name: str
+    email: str | None
+    phone_e164: str | None
+    stage: LeadStage
+    created_at: datetime
+    updated_at: datetime
+    owner: str | None = None
+    follow_up_on: date | None = None
+    source: str = "api"
+    message: str = ""
+    service_id: str | None = None
+    timeline: tuple[TimelineEntry, ...] = ()
+
+    @property
+    def email_key(self) -> str | None:
+        """The normalised email used to match enquiries."""
+        return normalize_email(self.email) if self.email else None
+
+    def matches(self, email: str | None, phone_e164: str | None) -> bool:
+        """True when the contact is the same person: same normalised email or E.164 phone."""
+        same_email = email is not None and normalize_email(email) == self.email_key
+        same_phone = phone_e164 is not None and phone_e164 == self.phone_e164
+        return same_email or same_phone
+
+
+def _entry(at: datetime, kind: TimelineKind, data: Mapping[str, str | None]) -> TimelineEntry:
+    return TimelineEntry(at, kind, tuple((k, v) for k, v in data.items() if v is not None))
+
+
+def capture(
+    enquiry: Enquiry,
+    *,
+    company_id: str,
+    candidates: Iterable[Lead],
+    new_lead_id: str,
+    at: datetime,
+) -> tuple[Lead, bool]:
+    """Fold ``enquiry`` into the oldest matching open lead, or start a new lead.
+
+    Returns the lead and whether the enquiry was folded.
+    """
+    errors = enquiry.errors()
+    if errors:
+        raise ValidationFailed(errors)
+    matching = sorted(
+        (
+            lead
+            for lead in candidates
+            if lead.company_id == company_id
+            and lead.stage.open
+            and lead.matches(enquiry.email, enquiry.phone_e164)
+        ),
+        key=lambda lead: (lead.created_at, lead.id),
+    )
+    details = {
+        "name": enquiry.name,
+        "email": enquiry.email,
+        "phone": enquiry.phone_e164,
+        "message": enquiry.message or None,
+        "source": enquiry.source,
+        "serviceId": enquiry.service_id,
+    }
+    if matching:
+        lead = matching[0]
+        folded = attrs.evolve(
+            lead,
+            email=lead.email or enquiry.email,
+            phone_e164=lead.phone_e164 or enquiry.phone_e164,
+            updated_at=at,
+            timeline=(*lead.timeline, _entry(at, TimelineKind.FOLDED, details)),
+        )
+        return folded, True
+    lead = Lead(
+        id=new_lead_id,
+        company_id=company_id,
+        name=enquiry.name.strip(),
+        email=enquiry.email.strip() if enquiry.email else None,
+        phone_e164=enquiry.phone_e164,
+        stage=LeadStage.NEW,
+        created_at=at,
+        updated_at=at,
+        source=enquiry.source,
+        message=enquiry.message,
+        service_id=enquiry.service_id,
+        timeline=(_entry(at, TimelineKind.CREATED, details),),
+    )
+    return lead, False
+
+
+_UNSET: object = object()
+
+
+def update(
+    lead: Lead,
+    *,
+    at: datetime,
+    stage: LeadStage | None = None,
+    owner: str | object | None = _UNSET,
+    follow_up_on: date | object | None = _UNSET,
+    actor: str | None = None,
+) -> Lead:
+    """Move stage, reassign, and/or set the follow-up date; each change is on the timeline.
+
+    A won lead is final (the work became a customer); a lost lead may be reopened.
+    """
+    entries: list[TimelineEntry] = []
+    new = lead
+    if stage is not None and stage is not lead.stage:
+        if lead.stage is LeadStage.WON:
+            raise InvalidTransition(
+                "lead", lead.id, lead.stage, f"move to {stage}", "a won lead is final."
+            )
+        new = attrs.evolve(new, stage=stage)
+        entries.append(
+            _entry(at, TimelineKind.STAGE_CHANGED, {"from": lead.stage, "to": stage, "by": actor})
+        )
+    if owner is not _UNSET and owner != lead.owner:
+        assert owner is None or isinstance(owner, str)
+        new = attrs.evolve(new, owner=owner)
+        entries.append(
+            _entry(at, TimelineKind.OWNER_CHANGED, {"from": lead.owner, "to": owner, "by": actor})
+        )
+    if follow_up_on is not _UNSET and follow_up_on != lead.follow_up_on:
+        assert follow_up_on is None or isinstance(follow_up_on, date)
+        new = attrs.evolve(new, follow_up_on=follow_up_on)
+        entries.append(
+            _entry(
+                at,
+                TimelineKind.FOLLOW_UP_SET,
+                {
+                    "from": lead.follow_up_on.isoformat() if lead.follow_up_on else None,
+                    "to": follow_up_on.isoformat() if follow_up_on else None,
+                    "by": actor,
+                },
+            )
+        )
+    if not entries:
+        return lead
+    return attrs.evolve(new, updated_at=at, timeline=(*lead.timeline, *entries))

@@ -1,0 +1,313 @@
+"""Ports: the Protocols the domain's use cases need from the outside world.
+
+Adapters implement them by technology (``MemoryQuoteRepository``,
+``SqlQuoteRepository``, ``SystemClock``, ``FixedClock``). Every repository is scoped
+by company: an id of another company raises ``NotFoundError`` exactly like an id
+that never existed. One contract test module per port runs against every adapter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Protocol, Self
+
+if TYPE_CHECKING:
+    from booking_core.auth import ApiKey
+    from booking_core.catalog import Catalog
+    from booking_core.companies import Company
+    from booking_core.coupons import CouponUsage
+    from booking_core.customers import Customer
+    from booking_core.idempotency import IdempotencyRecord
+    from booking_core.leads import Lead, LeadStage
+    from booking_core.ledger import PaymentEntry
+    from booking_core.paging import Page, PageRequest
+    from booking_core.quotes import Quote, QuoteStatus
+
+
+class Clock(Protocol):
+    """Tells the time; the core never calls ``now()`` itself."""
+
+    def now(self) -> datetime:
+        """The current instant, timezone-aware."""
+        ...
+
+
+class PhoneNormalizer(Protocol):
+    """Turns a phone number as typed into E.164 (``+14155550123``), or None if it is not one."""
+
+    def e164(self, raw: str) -> str | None:
+        """The E.164 form of ``raw``, or None when it is not a valid number."""
+        ...
+
+
+class CompanyRepository(Protocol):
+    """The tenants."""
+
+    def get(self, company_id: str) -> Company:
+        """The company; ``NotFoundError`` if none has that id."""
+        ...
+
+    def by_slug(self, slug: str) -> Company | None:
+        """The company with that slug, if any."""
+        ...
+
+    def add(self, company: Company) -> None:
+        """Store a new company; ``ConflictError`` if its id or slug is taken."""
+        ...
+
+    def save(self, company: Company) -> None:
+        """Replace a stored company."""
+        ...
+
+    def list_all(self) -> Sequence[Company]:
+        """Every company, oldest first."""
+        ...
+
+
+class ApiKeyRepository(Protocol):
+    """API keys. ``by_lookup_prefix`` is the one query not scoped by company: it is how a
+    request's key finds its company."""
+
+    def get(self, company_id: str, key_id: str) -> ApiKey:
+        """The key; ``NotFoundError`` for an unknown id or another company's."""
+        ...
+
+    def by_lookup_prefix(self, prefix: str) -> ApiKey | None:
+        """The key whose non-secret lookup prefix is ``prefix``, active or revoked."""
+        ...
+
+    def add(self, key: ApiKey) -> None:
+        """Store a new key; ``ConflictError`` if its lookup prefix is taken."""
+        ...
+
+    def save(self, key: ApiKey) -> None:
+        """Replace a stored key (edit, rotate, revoke)."""
+        ...
+
+    def list(self, company_id: str) -> Sequence[ApiKey]:
+        """The company's keys, newest first."""
+        ...
+
+
+class CustomerRepository(Protocol):
+    """Customers; merged records are reachable by id but omitted from lists."""
+
+    def get(self, company_id: str, customer_id: str) -> Customer:
+        """The customer; ``NotFoundError`` for an unknown id or another company's."""
+        ...
+
+    def by_email(self, company_id: str, email: str) -> Customer | None:
+        """The record with that email (case-insensitive), merged or not."""
+        ...
+
+    def add(self, customer: Customer) -> None:
+        """Store a new customer; ``ConflictError`` if the email is taken in the company."""
+        ...
+
+    def save(self, customer: Customer) -> None:
+        """Replace a stored customer."""
+        ...
+
+    def list(
+        self, company_id: str, page: PageRequest, *, search: str | None = None
+    ) -> Page[Customer]:
+        """A page of unmerged customers; ``search`` matches name or email, case-insensitive."""
+        ...
+
+
+class LeadRepository(Protocol):
+    """Leads with their timelines."""
+
+    def get(self, company_id: str, lead_id: str) -> Lead:
+        """The lead; ``NotFoundError`` for an unknown id or another company's."""
+        ...
+
+    def open_matching(
+        self, company_id: str, email: str | None, phone_e164: str | None
+    ) -> Sequence[Lead]:
+        """Open leads whose normalised email or E.164 phone matches, oldest first."""
+        ...
+
+    def add(self, lead: Lead) -> None:
+        """Store a new lead."""
+        ...
+
+    def save(self, lead: Lead) -> None:
+        """Replace a stored lead (its timeline only ever grows)."""
+        ...
+
+    def list(
+        self,
+        company_id: str,
+        page: PageRequest,
+        *,
+        stage: LeadStage | None = None,
+        owner: str | None = None,
+    ) -> Page[Lead]:
+        """A page of leads, optionally of one stage or owner."""
+        ...
+
+
+class IdempotencyRepository(Protocol):
+    """Stored answers of writes sent with an ``Idempotency-Key``, per company."""
+
+    def claim(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
+        """Insert ``record`` (in progress) unless one exists for its company and key;
+        return the existing record in that case, None when this call claimed it. Atomic
+        across processes."""
+        ...
+
+    def get(self, company_id: str, key: str) -> IdempotencyRecord | None:
+        """The record for that key, if any."""
+        ...
+
+    def complete(self, company_id: str, key: str, status: int, body: bytes) -> None:
+        """Store the answer of a claimed key."""
+        ...
+
+    def release(self, company_id: str, key: str) -> None:
+        """Forget a claim whose request ended without an answer worth keeping."""
+        ...
+
+    def purge(self, before: datetime) -> int:
+        """Delete records created before ``before``; return how many."""
+        ...
+
+
+class CatalogRepository(Protocol):
+    """The one catalog of each company."""
+
+    def get(self, company_id: str) -> Catalog:
+        """The company's catalog; ``NotFoundError`` if it has none."""
+        ...
+
+    def save(self, catalog: Catalog) -> None:
+        """Store (create or replace) the catalog of ``catalog.company_id``."""
+        ...
+
+
+class CouponRedemptionRepository(Protocol):
+    """How often coupons have been redeemed, for max-redemption and per-customer rules."""
+
+    def usage(self, company_id: str, coupon_id: str, customer_id: str | None) -> CouponUsage:
+        """Redemptions in total and by this customer (zero for an unknown customer)."""
+        ...
+
+    def add(self, company_id: str, coupon_id: str, customer_id: str, booking_id: str) -> None:
+        """Record one redemption."""
+        ...
+
+
+class QuoteRepository(Protocol):
+    """Quotes of every company, each reached only through its own company."""
+
+    def get(self, company_id: str, quote_id: str) -> Quote:
+        """The quote; ``NotFoundError`` for an unknown id or another company's."""
+        ...
+
+    def add(self, quote: Quote) -> None:
+        """Store a new quote."""
+        ...
+
+    def save(self, quote: Quote, *, expected_version: int) -> None:
+        """Replace a stored quote if its stored version is still ``expected_version``.
+
+        Raises ``ConflictError`` otherwise: this is how a quote is claimed, so that
+        two converts sent at the same moment cannot both proceed.
+        """
+        ...
+
+    def list(
+        self,
+        company_id: str,
+        page: PageRequest,
+        *,
+        status: QuoteStatus | None = None,
+        lead_id: str | None = None,
+        customer_id: str | None = None,
+    ) -> Page[Quote]:
+        """A page of quotes, optionally filtered (stored status)."""
+        ...
+
+
+class PaymentRepository(Protocol):
+    """The append-only ledger: entries are added, never changed."""
+
+    def get(self, company_id: str, entry_id: str) -> PaymentEntry:
+        """One entry; ``NotFoundError`` for an unknown id or another company's."""
+        ...
+
+    def add(self, entry: PaymentEntry) -> None:
+        """Append an entry."""
+        ...
+
+    def for_booking(self, company_id: str, booking_id: str) -> Sequence[PaymentEntry]:
+        """Every entry of a booking, oldest first."""
+        ...
+
+    def reversal_of(self, company_id: str, entry_id: str) -> PaymentEntry | None:
+        """The entry that reverses ``entry_id`` by hand, if any."""
+        ...
+
+    def list(
+        self,
+        company_id: str,
+        page: PageRequest,
+        *,
+        customer_id: str | None = None,
+        booking_id: str | None = None,
+        created_from: datetime | None = None,
+        created_until: datetime | None = None,
+    ) -> Page[PaymentEntry]:
+        """A page of the ledger, optionally filtered; the date window is half-open."""
+        ...
+
+
+class UnitOfWork(Protocol):
+    """One atomic transaction over the repositories: rolled back unless committed."""
+
+    @property
+    def companies(self) -> CompanyRepository: ...
+
+    @property
+    def api_keys(self) -> ApiKeyRepository: ...
+
+    @property
+    def catalogs(self) -> CatalogRepository: ...
+
+    @property
+    def coupon_redemptions(self) -> CouponRedemptionRepository: ...
+
+    @property
+    def customers(self) -> CustomerRepository: ...
+
+    @property
+    def leads(self) -> LeadRepository: ...
+
+    @property
+    def quotes(self) -> QuoteRepository: ...
+
+    @property
+    def payments(self) -> PaymentRepository: ...
+
+    @property
+    def idempotency(self) -> IdempotencyRepository: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...
+
+    def commit(self) -> None:
+        """Make every change since ``__enter__`` permanent."""
+        ...
+
+    def rollback(self) -> None:
+        """Discard every change since ``__enter__`` (or the last commit)."""
+        ...

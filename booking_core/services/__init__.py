@@ -1,0 +1,1 @@
+"""Use cases: plain functions taking a command and the ports they need."""

@@ -1,0 +1,204 @@
+"""Payment use cases: record money by hand, reverse a hand entry, land card-processor events.
+
+Each reads the booking's ledger and appends one entry inside one unit of work, so the
+rules (a refund within the paid total, never reversing twice) are decided on what the
+transaction sees. Refused requests raise before anything is added and commit nothing.
+"""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from booking_core.card_money import (
+    card_payment,
+    card_refund,
+    dispute_opened,
+    dispute_won,
+)
+from booking_core.errors import NotFoundError
+from booking_core.ids import new_id
+from booking_core.ledger import (
+    BookingLedger,
+    Kind,
+    Method,
+    PaymentEntry,
+    record_by_hand,
+    reverse_entry,
+)
+from booking_core.ports import Clock, UnitOfWork
+
+
+@frozen(kw_only=True)
+class RecordPayment:
+    """``POST /payments``: a PAYMENT, TIP or hand REFUND (amount given positive) on a booking."""
+
+    company_id: str
+    booking_id: str | None
+    kind: Kind
+    amount_cents: int
+    method: Method | None = None
+    note: str = ""
+    reverses: str | None = None
+    customer_id: str | None = None
+
+
+@frozen(kw_only=True)
+class ReversePayment:
+    """``PATCH /payments`` body ``{id, note}``: reverse an entry recorded by hand."""
+
+    company_id: str
+    entry_id: str
+    note: str
+
+
+@frozen(kw_only=True)
+class CardMoneyReceived:
+    """The processor took card money for a booking: a charge, or a tip if ``tip``."""
+
+    company_id: str
+    booking_id: str
+    customer_id: str | None
+    payment_ref: str
+    amount_cents: int
+    tip: bool = False
+
+
+@frozen(kw_only=True)
+class CardMoneyRefunded:
+    """The processor refunded card money (through the service or in its own dashboard)."""
+
+    company_id: str
+    booking_id: str
+    payment_ref: str
+    amount_cents: int
+    tip: bool = False
+    from_dashboard: bool = False
+
+
+@frozen(kw_only=True)
+class CardDisputeOpened:
+    """A cardholder disputed card money (a tip if ``tip``)."""
+
+    company_id: str
+    booking_id: str
+    payment_ref: str
+    amount_cents: int
+    tip: bool = False
+
+
+@frozen(kw_only=True)
+class CardDisputeWon:
+    """A dispute closed in the company's favour; ``returned_cents`` came back from the bank."""
+
+    company_id: str
+    booking_id: str
+    payment_ref: str
+    returned_cents: int
+    tip: bool = False
+
+
+ProcessorEvent = CardMoneyReceived | CardMoneyRefunded | CardDisputeOpened | CardDisputeWon
+"""Every card-processor event the ledger lands."""
+
+
+def _ledger(uow: UnitOfWork, company_id: str, booking_id: str) -> BookingLedger:
+    return BookingLedger(company_id, booking_id, uow.payments.for_booking(company_id, booking_id))
+
+
+def record_payment(cmd: RecordPayment, *, uow: UnitOfWork, clock: Clock) -> PaymentEntry:
+    """Record money received (or refunded) outside the service; returns the new entry."""
+    with uow:
+        if cmd.booking_id is None:
+            ledger = BookingLedger(cmd.company_id, None)  # record_by_hand names the missing field
+        else:
+            ledger = _ledger(uow, cmd.company_id, cmd.booking_id)
+        entry = record_by_hand(
+            ledger,
+            entry_id=new_id("pay"),
+            kind=cmd.kind,
+            amount_cents=cmd.amount_cents,
+            method=cmd.method,
+            note=cmd.note,
+            reverses=cmd.reverses,
+            customer_id=cmd.customer_id,
+            at=clock.now(),
+        )
+        uow.payments.add(entry)
+        uow.commit()
+    return entry
+
+
+def reverse_payment(cmd: ReversePayment, *, uow: UnitOfWork, clock: Clock) -> PaymentEntry:
+    """Write the ``REVERSAL`` of a hand entry; returns it. ``NotFoundError`` for an unknown id."""
+    with uow:
+        original = uow.payments.get(cmd.company_id, cmd.entry_id)
+        if original.booking_id is None:
+            # An entry outside any booking is its own ledger, with its reversal if it has one.
+            reversal = uow.payments.reversal_of(cmd.company_id, original.id)
+            entries = [original] if reversal is None else [original, reversal]
+            ledger = BookingLedger(cmd.company_id, None, entries)
+        else:
+            ledger = _ledger(uow, cmd.company_id, original.booking_id)
+        entry = reverse_entry(
+            ledger, original, entry_id=new_id("pay"), note=cmd.note, at=clock.now()
+        )
+        uow.payments.add(entry)
+        uow.commit()
+    return entry
+
+
+def apply_processor_event(event: ProcessorEvent, *, uow: UnitOfWork, clock: Clock) -> PaymentEntry:
+    """Land one card-processor event in the ledger; returns the entry written.
+
+    Refunds and disputes find the card entry they concern on the booking by payment intent
+    reference (``NotFoundError`` if the booking has none). Nothing here depends on the
+    company's processor connection: a disconnected account's events land the same way.
+    """
+    with uow:
+        ledger = _ledger(uow, event.company_id, event.booking_id)
+        entry_id = new_id("pay")
+        at = clock.now()
+        match event:
+            case CardMoneyReceived():
+                entry = card_payment(
+                    entry_id=entry_id,
+                    company_id=event.company_id,
+                    booking_id=event.booking_id,
+                    customer_id=event.customer_id,
+                    amount_cents=event.amount_cents,
+                    payment_ref=event.payment_ref,
+                    tip=event.tip,
+                    at=at,
+                )
+            case CardMoneyRefunded():
+                entry = card_refund(
+                    _card_entry(ledger, event.payment_ref, tip=event.tip),
+                    entry_id=entry_id,
+                    amount_cents=event.amount_cents,
+                    from_dashboard=event.from_dashboard,
+                    at=at,
+                )
+            case CardDisputeOpened():
+                entry = dispute_opened(
+                    _card_entry(ledger, event.payment_ref, tip=event.tip),
+                    entry_id=entry_id,
+                    amount_cents=event.amount_cents,
+                    at=at,
+                )
+            case CardDisputeWon():
+                dispute = ledger.find_open_dispute(event.payment_ref, tip=event.tip)
+                if dispute is None:
+                    raise NotFoundError("dispute", event.payment_ref)
+                entry = dispute_won(
+                    ledger, dispute, entry_id=entry_id, returned_cents=event.returned_cents, at=at
+                )
+        uow.payments.add(entry)
+        uow.commit()
+    return entry
+
+
+def _card_entry(ledger: BookingLedger, payment_ref: str, *, tip: bool) -> PaymentEntry:
+    entry = ledger.find_card_entry(payment_ref, tip=tip)
+    if entry is None:
+        raise NotFoundError("card tip" if tip else "card payment", payment_ref)
+    return entry

@@ -1,0 +1,141 @@
+"""Quote use cases: create, act on (send, accept, reject, pause, resume) and claim a convert.
+
+Each runs in one unit of work and saves against the version it read, so a refused
+action writes nothing and two requests racing on one quote cannot both change it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from datetime import datetime
+
+from attrs import frozen
+
+from booking_core import conversion, quotes
+from booking_core.conversion import (
+    BookingRequest,
+    ConvertRequest,
+)
+from booking_core.coupons import normalize_code
+from booking_core.ports import Clock, UnitOfWork
+from booking_core.pricing import NO_USAGE, Selection, price
+from booking_core.quotes import ManualLine, Quote
+
+
+@frozen(kw_only=True)
+class CreateQuote:
+    """Create a quote priced from ``selection`` or by hand from ``manual_lines``."""
+
+    company_id: str
+    customer_id: str | None = None
+    lead_id: str | None = None
+    selection: Selection | None = None
+    manual_lines: tuple[ManualLine, ...] = ()
+    expires_at: datetime | None = None
+    message: str = ""
+    note: str = ""
+    send_now: bool = False
+
+
+class QuoteAction(enum.StrEnum):
+    """The actions on a quote other than convert, which has its own use case."""
+
+    SEND = "send"
+    ACCEPT = "accept"
+    REJECT = "reject"
+    PAUSE = "pause"
+    RESUME = "resume"
+
+
+@frozen(kw_only=True)
+class ActOnQuote:
+    """Apply ``action`` to one quote of a company."""
+
+    company_id: str
+    quote_id: str
+    action: QuoteAction
+
+
+@frozen(kw_only=True)
+class ConvertQuote:
+    """Convert one quote of a company, in the current or the deprecated form."""
+
+    company_id: str
+    quote_id: str
+    request: ConvertRequest
+
+
+_TRANSITIONS: dict[QuoteAction, Callable[[Quote, datetime], Quote]] = {
+    QuoteAction.SEND: quotes.send,
+    QuoteAction.ACCEPT: quotes.accept,
+    QuoteAction.REJECT: quotes.reject,
+    QuoteAction.PAUSE: quotes.pause,
+    QuoteAction.RESUME: quotes.resume,
+}
+
+
+def create_quote(cmd: CreateQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
+    """Price and store a new draft; with ``send_now`` it is sent in the same transaction."""
+    with uow:
+        at = clock.now()
+        breakdown = None
+        if cmd.selection is not None:
+            catalog = uow.catalogs.get(cmd.company_id)
+            usage = NO_USAGE
+            code = cmd.selection.coupon_code
+            coupon = catalog.coupons_by_code.get(normalize_code(code)) if code else None
+            if coupon is not None:
+                # The quote is judged by the coupon's limits as they stand today.
+                usage = uow.coupon_redemptions.usage(cmd.company_id, coupon.id, cmd.customer_id)
+            breakdown = price(catalog, cmd.selection, at=at, coupon_usage=usage)
+        quote = quotes.create_quote(
+            company_id=cmd.company_id,
+            at=at,
+            customer_id=cmd.customer_id,
+            lead_id=cmd.lead_id,
+            selection=cmd.selection,
+            breakdown=breakdown,
+            manual_lines=cmd.manual_lines,
+            expires_at=cmd.expires_at,
+            message=cmd.message,
+            note=cmd.note,
+        )
+        if cmd.send_now:
+            quote = quotes.send(quote, at)
+        uow.quotes.add(quote)
+        uow.commit()
+    return quote
+
+
+def act_on_quote(cmd: ActOnQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
+    """Send, accept, reject, pause or resume a quote; a refusal writes nothing."""
+    transition = _TRANSITIONS[cmd.action]
+    with uow:
+        current = uow.quotes.get(cmd.company_id, cmd.quote_id)
+        changed = transition(current, clock.now())
+        if changed is not current:  # a no-op (pausing a paused quote) is not a change
+            uow.quotes.save(changed, expected_version=current.version)
+            uow.commit()
+    return changed
+
+
+def claim_conversion(
+    cmd: ConvertQuote, *, uow: UnitOfWork, clock: Clock
+) -> tuple[Quote, BookingRequest | None]:
+    """Check a convert and store the claimed quote before any booking exists.
+
+    Returns the claimed quote and what to book; for the deprecated ``bookingId`` form
+    the quote is already linked and nothing is left to book (``None``). A refusal
+    writes nothing; of two claims racing, the second gets ``InvalidTransition`` (the
+    quote is converted) or ``ConflictError`` (its version moved on).
+    """
+    with uow:
+        at = clock.now()
+        current = uow.quotes.get(cmd.company_id, cmd.quote_id)
+        # The deprecated form books nothing, so it needs no catalog.
+        catalog = None if cmd.request.deprecated_form else uow.catalogs.get(cmd.company_id)
+        claimed, booking = conversion.convert_quote(current, cmd.request, catalog=catalog, at=at)
+        uow.quotes.save(claimed, expected_version=current.version)
+        uow.commit()
+    return claimed, booking
