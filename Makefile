@@ -40,7 +40,7 @@ core-check:
 	rm -rf .core-venv
 	$(PYTHON) -m venv .core-venv
 	.core-venv/bin/python -m pip install --quiet .
-	cd / && $(CURDIR)/.core-venv/bin/python -c "import booking_core.demo as d; print(d.price_demo_selection())"
+	cd / && $(CURDIR)/.core-venv/bin/python -c "import booking_core.demo as d; b = d.price_demo_selection(); print('core-check: booking_core alone priced the demo selection at', b.total_cents, 'cents')"
 	rm -rf .core-venv
 
 run: venv

@@ -179,7 +179,7 @@ def price(
     lines = _lines(service, frequency, selection, visit)
     subtotal = 0
     discountable = 0
-    duration = service.base_duration_minutes
+    duration = 0
     for line in lines:
         subtotal += line.amount_cents
         duration += line.duration_minutes
@@ -307,7 +307,7 @@ def _lines(
             service.base_price_cents,
             service.base_price_cents,
             True,
-            0,
+            service.base_duration_minutes,
         )
     ]
     # Lines follow catalog order, so the order of selections never changes the breakdown.

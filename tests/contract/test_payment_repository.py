@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import pytest
+
+from booking_core.errors import NotFoundError
+from booking_core.ledger import BookingLedger, reverse_entry
+from booking_core.paging import PageRequest
+from tests import factories as f
+from tests.contract.paging import assert_paginates
+
+
+def test_entry_round_trips(uow_factory):
+    entry = f.payment("cmp_a")
+    with uow_factory() as uow:
+        uow.payments.add(entry)
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.payments.get("cmp_a", entry.id) == entry
+    with uow_factory() as uow, pytest.raises(NotFoundError):
+        uow.payments.get("cmp_b", entry.id)
+
+
+def test_booking_entries_come_oldest_first_and_reversal_is_found(uow_factory):
+    first = f.payment("cmp_a", minutes=0)
+    second = f.payment("cmp_a", amount=2_000, minutes=1)
+    ledger = BookingLedger("cmp_a", "bkg_1", (first, second))
+    reversal = reverse_entry(ledger, second, entry_id="pay_rev", note="typo", at=f.at(2))
+    with uow_factory() as uow:
+        for entry in (first, second, reversal, f.payment("cmp_a", booking_id="bkg_2")):
+            uow.payments.add(entry)
+        uow.commit()
+    with uow_factory() as uow:
+        entries = uow.payments.for_booking("cmp_a", "bkg_1")
+        assert [e.id for e in entries] == [first.id, second.id, reversal.id]
+        assert uow.payments.reversal_of("cmp_a", second.id) == reversal
+        assert uow.payments.reversal_of("cmp_a", first.id) is None
+
+
+def test_ledger_list_filters_by_customer_booking_and_half_open_date_window(uow_factory):
+    entries = [
+        f.payment("cmp_a", booking_id="bkg_1", customer_id="cus_1", minutes=0),
+        f.payment("cmp_a", booking_id="bkg_2", customer_id="cus_1", minutes=10),
+        f.payment("cmp_a", booking_id="bkg_3", customer_id="cus_2", minutes=20),
+    ]
+    with uow_factory() as uow:
+        for entry in entries:
+            uow.payments.add(entry)
+        uow.commit()
+    with uow_factory() as uow:
+
+        def ids(**filters):
+            return [e.id for e in uow.payments.list("cmp_a", PageRequest(), **filters).items]
+
+        assert ids(customer_id="cus_1") == [entries[1].id, entries[0].id]
+        assert ids(booking_id="bkg_3") == [entries[2].id]
+        assert ids(created_from=f.at(10), created_until=f.at(20)) == [entries[1].id]
+        assert_paginates(lambda p: uow.payments.list("cmp_a", p), [e.id for e in reversed(entries)])

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from booking_core import quotes
+from booking_core.demo import DEMO_SELECTION, demo_catalog
+from booking_core.errors import ConflictError, NotFoundError
+from booking_core.paging import PageRequest
+from booking_core.pricing import price
+from booking_core.quotes import QuoteStatus
+from tests import factories as f
+
+
+def priced_quote(company_id: str, minutes: int = 0):
+    breakdown = price(demo_catalog(company_id), DEMO_SELECTION, at=f.T0)
+    return quotes.create_quote(
+        company_id=company_id,
+        at=f.at(minutes),
+        lead_id="lead_1",
+        selection=DEMO_SELECTION,
+        breakdown=breakdown,
+        expires_at=f.T0 + timedelta(days=14),
+        message="Thanks for asking!",
+    )
+
+
+def test_catalog_priced_quote_round_trips_with_selection_breakdown_and_follow_ups(uow_factory):
+    quote = quotes.send(priced_quote("cmp_a"), f.at(1))
+    with uow_factory() as uow:
+        uow.quotes.add(quote)
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.quotes.get("cmp_a", quote.id) == quote
+
+
+def test_hand_priced_quote_round_trips(uow_factory):
+    quote = f.quote("cmp_a")
+    with uow_factory() as uow:
+        uow.quotes.add(quote)
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.quotes.get("cmp_a", quote.id) == quote
+
+
+def test_save_against_a_stale_version_conflicts_and_writes_nothing(uow_factory):
+    quote = f.quote("cmp_a")
+    with uow_factory() as uow:
+        uow.quotes.add(quote)
+        uow.commit()
+    sent = quotes.send(quote, f.at(1))
+    with uow_factory() as uow:
+        uow.quotes.save(sent, expected_version=quote.version)
+        uow.commit()
+    again = quotes.pause(sent, f.at(2))
+    with uow_factory() as uow, pytest.raises(ConflictError):
+        uow.quotes.save(again, expected_version=quote.version)
+    with uow_factory() as uow:
+        assert uow.quotes.get("cmp_a", quote.id) == sent
+
+
+def test_other_company_quote_is_not_found(uow_factory):
+    quote = f.quote("cmp_a")
+    with uow_factory() as uow:
+        uow.quotes.add(quote)
+        uow.commit()
+    with uow_factory() as uow, pytest.raises(NotFoundError):
+        uow.quotes.get("cmp_b", quote.id)
+
+
+def test_list_filters_by_status_lead_and_customer(uow_factory):
+    a = f.quote("cmp_a", customer_id="cus_1")
+    b = quotes.send(f.quote("cmp_a", customer_id="cus_2", minutes=1), f.at(2))
+    c = priced_quote("cmp_a", minutes=5)
+    with uow_factory() as uow:
+        for quote in (a, b, c):
+            uow.quotes.add(quote)
+        uow.quotes.add(f.quote("cmp_b"))
+        uow.commit()
+    with uow_factory() as uow:
+
+        def ids(**filters):
+            return [q.id for q in uow.quotes.list("cmp_a", PageRequest(), **filters).items]
+
+        assert ids() == [c.id, b.id, a.id]
+        assert ids(status=QuoteStatus.SENT) == [b.id]
+        assert ids(customer_id="cus_1") == [a.id]
+        assert ids(lead_id="lead_1") == [c.id]
