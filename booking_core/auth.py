@@ -121,7 +121,9 @@ def well_formed(secret: str) -> bool:
     if len(secret) != expected_length or not secret.startswith(KEY_PREFIX):
         return False
     body = secret[len(KEY_PREFIX) : len(KEY_PREFIX) + _RANDOM_LENGTH]
-    if any(c not in _BASE62 for c in body):
+    # The checksum part too: compare_digest raises on non-ASCII text, and callers pass
+    # whatever a request header carried.
+    if any(c not in _BASE62 for c in secret[len(KEY_PREFIX) :]):
         return False
     return hmac.compare_digest(secret[-_CHECKSUM_LENGTH:], _checksum(body))
 

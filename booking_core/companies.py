@@ -10,10 +10,11 @@ from attrs import frozen
 
 from booking_core.errors import ValidationFailed
 
-SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-CODE_PREFIX_PATTERN = re.compile(r"^[A-Z]{2}$")
+# ``\Z``, not ``$``: ``$`` also matches before a trailing newline.
+SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+CODE_PREFIX_PATTERN = re.compile(r"^[A-Z]{2}\Z")
 DOMAIN_PATTERN = re.compile(
-    r"^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$"
+    r"^(?=.{1,253}\Z)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}\Z"
 )
 
 
@@ -42,7 +43,7 @@ def validate_company(company: Company) -> Company:
         errors["name"] = "A name of 1 to 200 characters is required."
     try:
         ZoneInfo(company.timezone)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: e.g. "America", a folder
         errors["timezone"] = f"Unknown IANA timezone {company.timezone!r}."
     if not CODE_PREFIX_PATTERN.match(company.code_prefix):
         errors["codePrefix"] = "Two capital letters, e.g. SC."

@@ -20,7 +20,8 @@ PHONE_MAX = 40
 CITY_MAX = 120
 STREET_MAX = 200
 ACCESS_NOTES_MAX = 2_000
-ZIP_PATTERN = re.compile(r"^\d{5}$")
+# ASCII digits only and ``\Z``: ``\d`` takes any Unicode digit, ``$`` a trailing newline.
+ZIP_PATTERN = re.compile(r"^[0-9]{5}\Z")
 EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 DEFAULT_CADENCE = timedelta(days=30)
 """Assumed visit cadence for a customer with fewer than two completed visits."""
@@ -252,12 +253,13 @@ def churn_risk(visits: Sequence[Visit], *, at: datetime) -> ChurnRisk:
 
     overdue part: 0 while within one cadence, rising 50 points per extra cadence, at most 80;
     cancellation part: the share of cancelled visits among the last ten, times 40.
-    A customer with no visits at all scores 50 (medium): nothing is known yet.
+    A customer with no visits at all scores 0 (low): there is no visit to be overdue on.
     """
     if not visits:
-        return _risk(50)
+        return _risk(0)
     stats = lifetime(visits, paid_cents=0, at=at)
-    recent = sorted(visits, key=lambda v: v.start)[-10:]
+    # Ties on start are broken by status so the order visits arrive in never matters.
+    recent = sorted(visits, key=lambda v: (v.start, v.status))[-10:]
     cancelled_share = sum(1 for v in recent if v.status is VisitStatus.CANCELLED) / len(recent)
     cancellation_part = round(40 * cancelled_share)
     if stats.next_visit_at is not None or stats.last_visit_at is None:

@@ -43,7 +43,10 @@ class IdempotencyRecord:
 
 def canonical_json(value: object) -> bytes:
     """JSON with sorted keys and no insignificant whitespace."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    # A body may carry a lone surrogate (the JSON escape "\ud800" parses to one); keep it
+    # rather than fail, without changing the bytes of any other body.
+    return text.encode("utf-8", "surrogatepass")
 
 
 def fingerprint(method: str, path: str, body: object) -> str:

@@ -157,11 +157,12 @@ def capture(
         "source": enquiry.source,
         "serviceId": enquiry.service_id,
     }
+    email = enquiry.email.strip() if enquiry.email else None
     if matching:
         lead = matching[0]
         folded = attrs.evolve(
             lead,
-            email=lead.email or enquiry.email,
+            email=lead.email or email,
             phone_e164=lead.phone_e164 or enquiry.phone_e164,
             updated_at=at,
             timeline=(*lead.timeline, _entry(at, TimelineKind.FOLDED, details)),
@@ -171,7 +172,7 @@ def capture(
         id=new_lead_id,
         company_id=company_id,
         name=enquiry.name.strip(),
-        email=enquiry.email.strip() if enquiry.email else None,
+        email=email,
         phone_e164=enquiry.phone_e164,
         stage=LeadStage.NEW,
         created_at=at,
@@ -184,7 +185,8 @@ def capture(
     return lead, False
 
 
-_UNSET: object = object()
+UNSET: object = object()
+"""Marks an argument of ``update`` that is not being changed."""
 
 
 def update(
@@ -192,8 +194,8 @@ def update(
     *,
     at: datetime,
     stage: LeadStage | None = None,
-    owner: str | object | None = _UNSET,
-    follow_up_on: date | object | None = _UNSET,
+    owner: str | object | None = UNSET,
+    follow_up_on: date | object | None = UNSET,
     actor: str | None = None,
 ) -> Lead:
     """Move stage, reassign, and/or set the follow-up date; each change is on the timeline.
@@ -211,13 +213,13 @@ def update(
         entries.append(
             _entry(at, TimelineKind.STAGE_CHANGED, {"from": lead.stage, "to": stage, "by": actor})
         )
-    if owner is not _UNSET and owner != lead.owner:
+    if owner is not UNSET and owner != lead.owner:
         assert owner is None or isinstance(owner, str)
         new = attrs.evolve(new, owner=owner)
         entries.append(
             _entry(at, TimelineKind.OWNER_CHANGED, {"from": lead.owner, "to": owner, "by": actor})
         )
-    if follow_up_on is not _UNSET and follow_up_on != lead.follow_up_on:
+    if follow_up_on is not UNSET and follow_up_on != lead.follow_up_on:
         assert follow_up_on is None or isinstance(follow_up_on, date)
         new = attrs.evolve(new, follow_up_on=follow_up_on)
         entries.append(

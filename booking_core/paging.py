@@ -52,7 +52,8 @@ class PageRequest:
 
 @frozen
 class Page(Generic[T]):
-    """One page of rows; ``next_after`` is set when more rows follow."""
+    """One page of rows; ``next_after`` is set when more rows follow, and in change order
+    whenever the page has rows (where a poller resumes)."""
 
     items: tuple[T, ...]
     has_more: bool
@@ -64,8 +65,11 @@ def page_of(rows: Sequence[tuple[Position, T]], request: PageRequest) -> Page[T]
     the caller fetched up to ``limit + 1`` so that ``has_more`` is known."""
     kept = rows[: request.limit]
     has_more = len(rows) > request.limit
+    # In change order the last page still says where it ended, so a poller can resume
+    # from exactly there later and see only what changed since.
+    resumable = has_more or request.by_change
     return Page(
         items=tuple(row for _, row in kept),
         has_more=has_more,
-        next_after=kept[-1][0] if has_more and kept else None,
+        next_after=kept[-1][0] if resumable and kept else None,
     )

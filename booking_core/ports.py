@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from booking_core.catalog import Catalog
     from booking_core.companies import Company
     from booking_core.coupons import CouponUsage
+    from booking_core.crew import CrewMember
     from booking_core.customers import Customer
     from booking_core.idempotency import IdempotencyRecord
     from booking_core.leads import Lead, LeadStage
@@ -150,6 +151,26 @@ class LeadRepository(Protocol):
         ...
 
 
+class CrewRepository(Protocol):
+    """Crew members; teams are their own records and are not listed here."""
+
+    def get(self, company_id: str, member_id: str) -> CrewMember:
+        """The member; ``NotFoundError`` for an unknown id or another company's."""
+        ...
+
+    def add(self, member: CrewMember) -> None:
+        """Store a new member."""
+        ...
+
+    def save(self, member: CrewMember) -> None:
+        """Replace a stored member."""
+        ...
+
+    def list_active(self, company_id: str, page: PageRequest) -> Page[CrewMember]:
+        """A page of the company's active crew members."""
+        ...
+
+
 class IdempotencyRepository(Protocol):
     """Stored answers of writes sent with an ``Idempotency-Key``, per company."""
 
@@ -244,7 +265,7 @@ class PaymentRepository(Protocol):
         ...
 
     def for_booking(self, company_id: str, booking_id: str) -> Sequence[PaymentEntry]:
-        """Every entry of a booking, oldest first."""
+        """Every entry of a booking, oldest first by (created_at, id)."""
         ...
 
     def reversal_of(self, company_id: str, entry_id: str) -> PaymentEntry | None:
@@ -294,6 +315,9 @@ class UnitOfWork(Protocol):
 
     @property
     def idempotency(self) -> IdempotencyRepository: ...
+
+    @property
+    def crew(self) -> CrewRepository: ...
 
     def __enter__(self) -> Self: ...
 

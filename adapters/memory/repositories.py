@@ -16,6 +16,7 @@ from booking_core.auth import ApiKey
 from booking_core.catalog import Catalog
 from booking_core.companies import Company
 from booking_core.coupons import CouponUsage
+from booking_core.crew import CrewMember
 from booking_core.customers import Customer, normalize_email
 from booking_core.errors import ConflictError, NotFoundError
 from booking_core.idempotency import IdempotencyRecord, RecordState
@@ -319,7 +320,8 @@ class MemoryPaymentRepository:
         self._t.insert(entry.company_id, entry.id, entry, entry.created_at)
 
     def for_booking(self, company_id: str, booking_id: str) -> Sequence[PaymentEntry]:
-        return [e for e in self._t.values(company_id) if e.booking_id == booking_id]
+        mine = [e for e in self._t.values(company_id) if e.booking_id == booking_id]
+        return sorted(mine, key=lambda e: (e.created_at, e.id))
 
     def reversal_of(self, company_id: str, entry_id: str) -> PaymentEntry | None:
         return next(
@@ -350,6 +352,26 @@ class MemoryPaymentRepository:
             )
 
         return self._t.page(company_id, page, keep, lambda e: e.id)
+
+
+class MemoryCrewRepository:
+    """Crew members by company."""
+
+    def __init__(self, table: Table[CrewMember]) -> None:
+        self._t = table
+
+    def get(self, company_id: str, member_id: str) -> CrewMember:
+        return _get(self._t, "crew member", company_id, member_id)
+
+    def add(self, member: CrewMember) -> None:
+        self._t.insert(member.company_id, member.id, member, member.created_at)
+
+    def save(self, member: CrewMember) -> None:
+        self.get(member.company_id, member.id)
+        self._t.replace(member.company_id, member.id, member)
+
+    def list_active(self, company_id: str, page: PageRequest) -> Page[CrewMember]:
+        return self._t.page(company_id, page, lambda m: m.active, lambda m: m.id)
 
 
 class MemoryIdempotencyRepository:

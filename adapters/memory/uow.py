@@ -18,6 +18,7 @@ from adapters.memory.repositories import (
     MemoryCatalogRepository,
     MemoryCompanyRepository,
     MemoryCouponRedemptionRepository,
+    MemoryCrewRepository,
     MemoryCustomerRepository,
     MemoryIdempotencyRepository,
     MemoryLeadRepository,
@@ -37,6 +38,7 @@ TABLES = (
     "quotes",
     "payments",
     "idempotency",
+    "crew",
 )
 
 
@@ -93,6 +95,7 @@ class MemoryUnitOfWork:
         self.quotes = MemoryQuoteRepository(table("quotes"))
         self.payments = MemoryPaymentRepository(table("payments"))
         self.idempotency = MemoryIdempotencyRepository(table("idempotency"))
+        self.crew = MemoryCrewRepository(table("crew"))
         self._snapshot: dict[str, dict[tuple[str, str], Row[Any]]] | None = None
         self.commits = 0
 

@@ -17,10 +17,10 @@ from booking_core.conversion import (
     BookingRequest,
     ConvertRequest,
 )
-from booking_core.coupons import normalize_code
 from booking_core.ports import Clock, UnitOfWork
-from booking_core.pricing import NO_USAGE, Selection, price
+from booking_core.pricing import Selection, price
 from booking_core.quotes import ManualLine, Quote
+from booking_core.services.pricing import coupon_usage
 
 
 @frozen(kw_only=True)
@@ -82,12 +82,8 @@ def create_quote(cmd: CreateQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
         breakdown = None
         if cmd.selection is not None:
             catalog = uow.catalogs.get(cmd.company_id)
-            usage = NO_USAGE
-            code = cmd.selection.coupon_code
-            coupon = catalog.coupons_by_code.get(normalize_code(code)) if code else None
-            if coupon is not None:
-                # The quote is judged by the coupon's limits as they stand today.
-                usage = uow.coupon_redemptions.usage(cmd.company_id, coupon.id, cmd.customer_id)
+            # The quote is judged by the coupon's limits as they stand today.
+            usage = coupon_usage(uow, catalog, cmd.selection, cmd.customer_id)
             breakdown = price(catalog, cmd.selection, at=at, coupon_usage=usage)
         quote = quotes.create_quote(
             company_id=cmd.company_id,

@@ -18,7 +18,8 @@ def walk(list_page: Lister, limit: int, updated_since: datetime | None = None) -
         page = list_page(PageRequest(limit=limit, after=after, updated_since=updated_since))
         pages.append([item.id for item in page.items])  # type: ignore[attr-defined]
         if not page.has_more:
-            assert page.next_after is None
+            if updated_since is None:
+                assert page.next_after is None
             return pages
         assert page.next_after is not None
         after = page.next_after

@@ -24,6 +24,7 @@ def test_changes_are_rolled_back_unless_committed(uow_factory):
 
 def test_an_exception_rolls_back_every_write_of_the_unit(uow_factory):
     customer = f.customer("cmp_a")
+
     def failing_unit() -> None:
         with uow_factory() as uow:
             uow.customers.add(customer)

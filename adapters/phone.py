@@ -1,0 +1,24 @@
+"""Phone numbers to E.164 with the ``phonenumbers`` library (Google's libphonenumber)."""
+
+from __future__ import annotations
+
+import phonenumbers
+
+
+class PhonenumbersNormalizer:
+    """``PhoneNormalizer`` for numbers typed in ``default_region`` unless they start with +."""
+
+    def __init__(self, default_region: str = "US") -> None:
+        self.default_region = default_region
+
+    def e164(self, raw: str) -> str | None:
+        """The E.164 form of ``raw``, or None when it is not a valid number."""
+        if len(raw) > 40:
+            return None
+        try:
+            number = phonenumbers.parse(raw, self.default_region)
+        except phonenumbers.NumberParseException:
+            return None
+        if not phonenumbers.is_valid_number(number):
+            return None
+        return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)

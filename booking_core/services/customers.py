@@ -1,0 +1,99 @@
+"""Customer use cases: create or return the existing customer for an email, merge, read."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from booking_core.customers import Address, Customer, SavedAddress, merge, new_customer
+from booking_core.errors import ConflictError, ValidationFailed
+from booking_core.ids import new_id
+from booking_core.paging import Page, PageRequest
+from booking_core.ports import Clock, PhoneNormalizer, UnitOfWork
+
+MAX_MERGE_HOPS = 16
+
+
+@frozen(kw_only=True)
+class CreateCustomer:
+    """``POST /customers``: create, or return the customer that has this email."""
+
+    company_id: str
+    name: str
+    email: str
+    phone: str | None = None
+    address: Address | None = None
+
+
+def normalized_phone(raw: str | None, phones: PhoneNormalizer, field: str = "phone") -> str | None:
+    """The E.164 form of a typed phone number; a number that is not one is a field error."""
+    if raw is None or not raw.strip():
+        return None
+    e164 = phones.e164(raw)
+    if e164 is None:
+        raise ValidationFailed({field: "Not a phone number we can call, e.g. +1 212 555 0100."})
+    return e164
+
+
+def create_customer(
+    cmd: CreateCustomer, *, uow: UnitOfWork, clock: Clock, phones: PhoneNormalizer
+) -> tuple[Customer, bool]:
+    """The customer for ``cmd.email`` and whether it was created now.
+
+    An existing email returns the existing customer; the email of a merged record returns
+    the surviving record. Two requests racing with one new email make one customer.
+    """
+    phone = normalized_phone(cmd.phone, phones)
+    for _ in range(2):
+        with uow:
+            existing = uow.customers.by_email(cmd.company_id, cmd.email)
+            if existing is not None:
+                return _survivor(uow, existing), False
+            customer = new_customer(
+                customer_id=new_id("cus"),
+                company_id=cmd.company_id,
+                name=cmd.name,
+                email=cmd.email,
+                phone=phone,
+                at=clock.now(),
+                address=SavedAddress(new_id("adr"), cmd.address) if cmd.address else None,
+            )
+            try:
+                uow.customers.add(customer)
+                uow.commit()
+            except ConflictError:
+                continue  # another request created it first: read theirs
+            return customer, True
+    raise ConflictError("the customer was being created by another request; retry")
+
+
+def _survivor(uow: UnitOfWork, customer: Customer) -> Customer:
+    current = customer
+    for _ in range(MAX_MERGE_HOPS):
+        if current.merged_into is None:
+            return current
+        current = uow.customers.get(current.company_id, current.merged_into)
+    raise ConflictError(f"customer {customer.id} has a merge chain too long to follow")
+
+
+def merge_customers(
+    company_id: str, survivor_id: str, merged_id: str, *, uow: UnitOfWork, clock: Clock
+) -> Customer:
+    """Merge one customer into another; the merged record disappears from lists."""
+    with uow:
+        survivor, merged = merge(
+            uow.customers.get(company_id, survivor_id),
+            uow.customers.get(company_id, merged_id),
+            at=clock.now(),
+        )
+        uow.customers.save(survivor)
+        uow.customers.save(merged)
+        uow.commit()
+    return survivor
+
+
+def list_customers(
+    company_id: str, page: PageRequest, *, search: str | None = None, uow: UnitOfWork
+) -> Page[Customer]:
+    """A page of the company's customers (merged records omitted)."""
+    with uow:
+        return uow.customers.list(company_id, page, search=search)
