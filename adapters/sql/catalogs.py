@@ -1,0 +1,72 @@
+"""Each company's catalog (one JSON document) and the coupon redemptions counted against it."""
+
+from __future__ import annotations
+
+from sqlalchemy import ColumnElement, func, literal, select
+
+from adapters.sql import codecs
+from adapters.sql.context import UnitContext
+from adapters.sql.tables import catalogs, coupon_redemptions
+from booking_core.catalog import Catalog
+from booking_core.coupons import CouponUsage
+from booking_core.errors import NotFoundError
+
+
+class SqlCatalogRepository:
+    """The one catalog of each company, read and written whole.
+
+    A catalog is only ever priced from as a whole, so it is one document: the JSON
+    keeps the nesting (industries, services, parameters, extras) without a table per
+    level, and replacing it is a single upsert.
+    """
+
+    def __init__(self, context: UnitContext) -> None:
+        self._cx = context
+
+    def get(self, company_id: str) -> Catalog:
+        statement = select(catalogs.c.document).where(catalogs.c.company_id == company_id)
+        document = self._cx.execute(statement).scalar()
+        if document is None:
+            raise NotFoundError("catalog", company_id)
+        return codecs.loads(document, Catalog)
+
+    def save(self, catalog: Catalog) -> None:
+        document = codecs.dumps(catalog)
+        statement = (
+            self._cx.insert(catalogs)
+            .values(company_id=catalog.company_id, document=document)
+            .on_conflict_do_update(index_elements=["company_id"], set_={"document": document})
+        )
+        self._cx.execute(statement)
+
+
+class SqlCouponRedemptionRepository:
+    """One row per coupon redeemed on a booking."""
+
+    def __init__(self, context: UnitContext) -> None:
+        self._cx = context
+
+    def usage(self, company_id: str, coupon_id: str, customer_id: str | None) -> CouponUsage:
+        redeemed = coupon_redemptions.c
+        by_customer: ColumnElement[int] = (
+            func.count().filter(redeemed.customer_id == customer_id)
+            if customer_id is not None
+            else literal(0)
+        )
+        statement = select(func.count(), by_customer).where(
+            redeemed.company_id == company_id, redeemed.coupon_id == coupon_id
+        )
+        counts = self._cx.execute(statement).one()
+        return CouponUsage(total=int(counts[0]), by_customer=int(counts[1]))
+
+    def add(self, company_id: str, coupon_id: str, customer_id: str, booking_id: str) -> None:
+        self._cx.insert_new(
+            coupon_redemptions,
+            {
+                "company_id": company_id,
+                "coupon_id": coupon_id,
+                "customer_id": customer_id,
+                "booking_id": booking_id,
+            },
+            f"Coupon {coupon_id} is already redeemed on booking {booking_id}.",
+        )

@@ -1,0 +1,68 @@
+"""JSON documents for the value trees stored whole: one cattrs converter, used only here.
+
+Instants are ISO-8601 strings with their offset, dates and wall times ISO dates and
+times, enums their values, tuples lists, and frozensets sorted lists (so one value
+always makes one document).
+``loads(dumps(value, T), T) == value`` for every stored type; the contract tests hold
+the round trips to that.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, time
+from typing import Any, TypeVar
+
+from cattrs import Converter
+from cattrs.cols import is_frozenset
+
+T = TypeVar("T")
+
+
+def _unstructure_frozenset(value: frozenset[Any]) -> list[Any]:
+    return [converter.unstructure(item) for item in sorted(value)]
+
+
+def _make_converter() -> Converter:
+    made = Converter()
+    made.register_unstructure_hook(datetime, lambda value: value.isoformat())
+    made.register_structure_hook(datetime, lambda value, _: _instant(value))
+    # datetime is a subclass of date: register date after, for plain dates only.
+    made.register_unstructure_hook_func(lambda cls: cls is date, lambda value: value.isoformat())
+    made.register_structure_hook_func(
+        lambda cls: cls is date, lambda value, _: date.fromisoformat(value)
+    )
+    made.register_unstructure_hook(time, lambda value: value.isoformat())
+    made.register_structure_hook(time, lambda value, _: time.fromisoformat(value))
+    made.register_unstructure_hook_factory(is_frozenset, lambda _: _unstructure_frozenset)
+    return made
+
+
+def _instant(value: str) -> datetime:
+    parsed = datetime.fromisoformat(value)
+    if parsed.utcoffset() is None:
+        raise ValueError("a stored instant lacks its UTC offset")
+    return parsed
+
+
+converter = _make_converter()
+
+
+def to_plain(value: Any, as_type: Any = None) -> Any:
+    """``value`` as plain JSON-able data (dicts, lists, strings, numbers)."""
+    return converter.unstructure(value, unstructure_as=as_type)
+
+
+def dumps(value: Any, as_type: Any = None) -> str:
+    """The JSON document of ``value`` (compact, keys in field order)."""
+    return json.dumps(to_plain(value, as_type), separators=(",", ":"), ensure_ascii=False)
+
+
+def loads(document: str, as_type: type[T]) -> T:
+    """The value of type ``as_type`` a document of ``dumps`` describes."""
+    return converter.structure(json.loads(document), as_type)
+
+
+def loads_any(document: str, as_type: Any) -> Any:
+    """``loads`` for types mypy cannot name as ``type[T]`` (unions, tuples of classes)."""
+    return converter.structure(json.loads(document), as_type)

@@ -1,0 +1,184 @@
+"""What the repositories of one unit of work share: its connection, the rows it touched,
+and the few statement shapes every repository uses (conflict-safe insert, keyset page).
+
+Database errors never leave here as driver text: a unique-constraint violation becomes
+``ConflictError``, and so does a deadlock or serialisation failure (a retry may pass).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    CursorResult,
+    Executable,
+    Row,
+    Table,
+    bindparam,
+    select,
+    tuple_,
+)
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from adapters.sql.columns import id_column_type, instant_type
+from booking_core.errors import ConflictError
+from booking_core.paging import Page, PageRequest, Position, page_of
+
+T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    AnyRow: TypeAlias = Row[*tuple[Any, ...]]
+    """A result row of any columns (SQLAlchemy 2.1 types rows by a TypeVarTuple)."""
+    AnyResult: TypeAlias = CursorResult[*tuple[Any, ...]]
+else:
+    AnyRow = Row
+    AnyResult = CursorResult
+
+UNIQUE_VIOLATION = "23505"
+RETRYABLE_STATES = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
+SQLITE_UNIQUE = frozenset({"SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"})
+
+
+def is_unique_violation(error: DBAPIError) -> bool:
+    """True when ``error`` is a unique or primary-key violation, on either backend."""
+    orig = error.orig
+    return (
+        getattr(orig, "sqlstate", None) == UNIQUE_VIOLATION
+        or getattr(orig, "sqlite_errorname", None) in SQLITE_UNIQUE
+    )
+
+
+def is_retryable(error: DBAPIError) -> bool:
+    """True for PostgreSQL's deadlock and serialisation failures."""
+    return getattr(error.orig, "sqlstate", None) in RETRYABLE_STATES
+
+
+@contextmanager
+def translated_errors(conflict_message: str) -> Iterator[None]:
+    """Turn unique violations and retryable failures into ``ConflictError``."""
+    try:
+        yield
+    except IntegrityError as error:
+        if is_unique_violation(error):
+            raise ConflictError(conflict_message) from None
+        raise
+    except DBAPIError as error:
+        if is_retryable(error):
+            raise ConflictError("Another request changed the same data; try again.") from None
+        raise
+
+
+class UnitContext:
+    """The connection of one unit of work and the listed rows it touched."""
+
+    def __init__(self, dialect: str) -> None:
+        self.dialect = dialect
+        self._connection: Connection | None = None
+        self.touched: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(
+            lambda: defaultdict(set)
+        )
+
+    @property
+    def connection(self) -> Connection:
+        """The open connection; using a repository outside ``with uow:`` is a bug."""
+        if self._connection is None:
+            raise RuntimeError("repositories are used inside `with uow:` only")
+        return self._connection
+
+    def attach(self, connection: Connection | None) -> None:
+        """Start (or, with None, end) serving one unit of work."""
+        self._connection = connection
+        self.touched.clear()
+
+    def touch(self, table: Table, company_id: str, row_id: str) -> None:
+        """Note that a listed row changed, so the commit stamps its ``changed_at``."""
+        self.touched[table.name][company_id].add(row_id)
+
+    def execute(
+        self, statement: Executable, conflict_message: str = "That already exists."
+    ) -> AnyResult:
+        """Run a statement, translating constraint and retryable errors."""
+        with translated_errors(conflict_message):
+            return self.connection.execute(statement)
+
+    def execute_guarded(self, statement: Executable, conflict_message: str) -> AnyResult:
+        """Run a write that may break a unique constraint inside a savepoint, so that a
+        ``ConflictError`` leaves the unit of work usable (PostgreSQL aborts the whole
+        transaction on an error otherwise)."""
+        with translated_errors(conflict_message), self.connection.begin_nested():
+            return self.connection.execute(statement)
+
+    def insert_new(self, table: Table, values: Mapping[str, Any], conflict_message: str) -> None:
+        """Insert a row; ``ConflictError`` if it collides with any unique key.
+
+        ``ON CONFLICT DO NOTHING`` reports the collision without an error, so the
+        transaction stays usable and no savepoint is needed.
+        """
+        statement = self.insert(table).values(**values).on_conflict_do_nothing()
+        key = table.primary_key.columns.values()[0]
+        result = self.execute(statement.returning(key), conflict_message)
+        if result.first() is None:
+            raise ConflictError(conflict_message)
+
+    def insert(self, table: Table) -> Any:
+        """The dialect's own INSERT, which knows ``ON CONFLICT``."""
+        if self.dialect == "postgresql":
+            return postgresql.insert(table)
+        return sqlite.insert(table)
+
+    def keyset_page(
+        self,
+        table: Table,
+        company_id: str,
+        request: PageRequest,
+        where: Sequence[ColumnElement[bool]],
+        decode: Callable[[AnyRow], T],
+    ) -> Page[T]:
+        """One page in either list order, straight off the keyset indexes.
+
+        Newest first: ``(created_at, id)`` descending, strictly before the cursor.
+        By change: ``(changed_at, id)`` ascending from ``updated_since``, strictly after it.
+        """
+        by_change = request.updated_since is not None
+        at = table.c.changed_at if by_change else table.c.created_at
+        conditions = [table.c.company_id == company_id, *where]
+        if request.updated_since is not None:
+            conditions.append(at >= _instant(request.updated_since))
+        if request.after is not None:
+            cursor = tuple_(_instant(request.after.at), _id(request.after.id))
+            row_key = tuple_(at, table.c.id)
+            conditions.append(row_key > cursor if by_change else row_key < cursor)
+        order = (at.asc(), table.c.id.asc()) if by_change else (at.desc(), table.c.id.desc())
+        statement = (
+            select(table, at.label("page_position_at"))
+            .where(*conditions)
+            .order_by(*order)
+            .limit(request.limit + 1)
+        )
+        rows = self.execute(statement).all()
+        return page_of(
+            [(Position(row.page_position_at, row.id), decode(row)) for row in rows], request
+        )
+
+
+def without_keys(values: Mapping[str, Any], *keys: str) -> dict[str, Any]:
+    """``values`` for an UPDATE's SET, without the key columns (they never change)."""
+    dropped = set(keys or ("company_id", "id"))
+    return {name: value for name, value in values.items() if name not in dropped}
+
+
+def _instant(value: datetime) -> Any:
+    return bindparam(None, value, type_=instant_type())
+
+
+def _id(value: str) -> Any:
+    return bindparam(None, value, type_=id_column_type())

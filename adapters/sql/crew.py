@@ -1,0 +1,86 @@
+"""Crew members: roster fields as columns, service areas and hours as JSON documents."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select, update
+
+from adapters.sql import codecs
+from adapters.sql.context import AnyRow, UnitContext, without_keys
+from adapters.sql.tables import crew_members
+from booking_core.crew import CrewMember, TimeOff, WorkingHours
+from booking_core.errors import NotFoundError
+from booking_core.paging import Page, PageRequest
+
+Zips = tuple[str, ...]
+ServiceIds = frozenset[str]
+Hours = tuple[WorkingHours, ...]
+Absences = tuple[TimeOff, ...]
+
+
+def _values(member: CrewMember) -> dict[str, Any]:
+    return {
+        "company_id": member.company_id,
+        "id": member.id,
+        "name": member.name,
+        "home_zip": member.home_zip,
+        "service_areas": codecs.dumps(member.service_areas, Zips),
+        "excluded_service_ids": codecs.dumps(member.excluded_service_ids, ServiceIds),
+        "working_hours": codecs.dumps(member.working_hours, Hours),
+        "time_off": codecs.dumps(member.time_off, Absences),
+        "active": member.active,
+        "created_at": member.created_at,
+        "updated_at": member.updated_at,
+    }
+
+
+def _member(row: AnyRow) -> CrewMember:
+    return CrewMember(
+        id=row.id,
+        company_id=row.company_id,
+        name=row.name,
+        home_zip=row.home_zip,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        service_areas=codecs.loads_any(row.service_areas, Zips),
+        excluded_service_ids=codecs.loads_any(row.excluded_service_ids, ServiceIds),
+        working_hours=codecs.loads_any(row.working_hours, Hours),
+        time_off=codecs.loads_any(row.time_off, Absences),
+        active=row.active,
+    )
+
+
+class SqlCrewRepository:
+    """Crew members by company; lists show active members only."""
+
+    def __init__(self, context: UnitContext) -> None:
+        self._cx = context
+
+    def get(self, company_id: str, member_id: str) -> CrewMember:
+        statement = select(crew_members).where(
+            crew_members.c.company_id == company_id, crew_members.c.id == member_id
+        )
+        row = self._cx.execute(statement).first()
+        if row is None:
+            raise NotFoundError("crew member", member_id)
+        return _member(row)
+
+    def add(self, member: CrewMember) -> None:
+        conflict = f"Crew member {member.id} already exists."
+        self._cx.insert_new(crew_members, _values(member), conflict)
+        self._cx.touch(crew_members, member.company_id, member.id)
+
+    def save(self, member: CrewMember) -> None:
+        statement = (
+            update(crew_members)
+            .where(crew_members.c.company_id == member.company_id, crew_members.c.id == member.id)
+            .values(**without_keys(_values(member)))
+        )
+        if self._cx.execute(statement).rowcount == 0:
+            raise NotFoundError("crew member", member.id)
+        self._cx.touch(crew_members, member.company_id, member.id)
+
+    def list_active(self, company_id: str, page: PageRequest) -> Page[CrewMember]:
+        where = [crew_members.c.active.is_(True)]
+        return self._cx.keyset_page(crew_members, company_id, page, where, _member)

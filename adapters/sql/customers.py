@@ -1,0 +1,103 @@
+"""Customers: unique by normalised email within a company; saved addresses as JSON."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import ColumnElement, or_, select, update
+
+from adapters.sql import codecs
+from adapters.sql.context import AnyRow, UnitContext, without_keys
+from adapters.sql.tables import customers
+from booking_core.customers import Customer, SavedAddress, normalize_email
+from booking_core.errors import NotFoundError
+from booking_core.paging import Page, PageRequest
+
+EMAIL_TAKEN = "A customer with this email already exists."
+Addresses = tuple[SavedAddress, ...]
+
+
+def _values(customer: Customer) -> dict[str, Any]:
+    return {
+        "company_id": customer.company_id,
+        "id": customer.id,
+        "name": customer.name,
+        "name_key": customer.name.casefold(),
+        "email": customer.email,
+        "email_key": customer.email_key,
+        "phone": customer.phone,
+        "addresses": codecs.dumps(customer.addresses, Addresses),
+        "default_address_id": customer.default_address_id,
+        "merged_into": customer.merged_into,
+        "notes": customer.notes,
+        "created_at": customer.created_at,
+        "updated_at": customer.updated_at,
+    }
+
+
+def _customer(row: AnyRow) -> Customer:
+    return Customer(
+        id=row.id,
+        company_id=row.company_id,
+        name=row.name,
+        email=row.email,
+        phone=row.phone,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        addresses=codecs.loads_any(row.addresses, Addresses),
+        default_address_id=row.default_address_id,
+        merged_into=row.merged_into,
+        notes=row.notes,
+    )
+
+
+class SqlCustomerRepository:
+    """Customers; merged records are reachable by id and email but left out of lists."""
+
+    def __init__(self, context: UnitContext) -> None:
+        self._cx = context
+
+    def get(self, company_id: str, customer_id: str) -> Customer:
+        statement = select(customers).where(
+            customers.c.company_id == company_id, customers.c.id == customer_id
+        )
+        row = self._cx.execute(statement).first()
+        if row is None:
+            raise NotFoundError("customer", customer_id)
+        return _customer(row)
+
+    def by_email(self, company_id: str, email: str) -> Customer | None:
+        statement = select(customers).where(
+            customers.c.company_id == company_id,
+            customers.c.email_key == normalize_email(email),
+        )
+        row = self._cx.execute(statement).first()
+        return None if row is None else _customer(row)
+
+    def add(self, customer: Customer) -> None:
+        self._cx.insert_new(customers, _values(customer), EMAIL_TAKEN)
+        self._cx.touch(customers, customer.company_id, customer.id)
+
+    def save(self, customer: Customer) -> None:
+        statement = (
+            update(customers)
+            .where(customers.c.company_id == customer.company_id, customers.c.id == customer.id)
+            .values(**without_keys(_values(customer)))
+        )
+        if self._cx.execute_guarded(statement, EMAIL_TAKEN).rowcount == 0:
+            raise NotFoundError("customer", customer.id)
+        self._cx.touch(customers, customer.company_id, customer.id)
+
+    def list(
+        self, company_id: str, page: PageRequest, *, search: str | None = None
+    ) -> Page[Customer]:
+        where: list[ColumnElement[bool]] = [customers.c.merged_into.is_(None)]
+        if search:
+            needle = search.casefold()
+            where.append(
+                or_(
+                    customers.c.name_key.contains(needle, autoescape=True),
+                    customers.c.email_key.contains(needle, autoescape=True),
+                )
+            )
+        return self._cx.keyset_page(customers, company_id, page, where, _customer)

@@ -1,0 +1,1 @@
+"""Alembic migrations of the SQL schema; ``Database.migrate()`` applies them."""

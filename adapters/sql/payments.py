@@ -1,0 +1,116 @@
+"""The append-only payment ledger: rows are inserted, never updated or deleted."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, select
+
+from adapters.sql.context import AnyRow, UnitContext
+from adapters.sql.tables import payments
+from booking_core.errors import NotFoundError
+from booking_core.ledger import Kind, Method, Origin, PaymentEntry
+from booking_core.paging import Page, PageRequest
+
+
+def _values(entry: PaymentEntry) -> dict[str, Any]:
+    return {
+        "company_id": entry.company_id,
+        "id": entry.id,
+        "booking_id": entry.booking_id,
+        "customer_id": entry.customer_id,
+        "kind": entry.kind.value,
+        "method": entry.method.value,
+        "amount_cents": entry.amount_cents,
+        "offline": entry.offline,
+        "note": entry.note,
+        "reverses": entry.reverses,
+        "external_ref": entry.external_ref,
+        "dispute": entry.dispute,
+        "origin": entry.origin.value,
+        "created_at": entry.created_at,
+    }
+
+
+def _entry(row: AnyRow) -> PaymentEntry:
+    return PaymentEntry(
+        id=row.id,
+        company_id=row.company_id,
+        booking_id=row.booking_id,
+        customer_id=row.customer_id,
+        kind=Kind(row.kind),
+        method=Method(row.method),
+        amount_cents=row.amount_cents,
+        offline=row.offline,
+        note=row.note,
+        reverses=row.reverses,
+        external_ref=row.external_ref,
+        dispute=row.dispute,
+        origin=Origin(row.origin),
+        created_at=row.created_at,
+    )
+
+
+class SqlPaymentRepository:
+    """Ledger entries; a booking's entries come oldest first by ``(created_at, id)``."""
+
+    def __init__(self, context: UnitContext) -> None:
+        self._cx = context
+
+    def get(self, company_id: str, entry_id: str) -> PaymentEntry:
+        statement = select(payments).where(
+            payments.c.company_id == company_id, payments.c.id == entry_id
+        )
+        row = self._cx.execute(statement).first()
+        if row is None:
+            raise NotFoundError("payment", entry_id)
+        return _entry(row)
+
+    def add(self, entry: PaymentEntry) -> None:
+        self._cx.insert_new(payments, _values(entry), f"Payment {entry.id} already exists.")
+        self._cx.touch(payments, entry.company_id, entry.id)
+
+    def for_booking(self, company_id: str, booking_id: str) -> Sequence[PaymentEntry]:
+        statement = (
+            select(payments)
+            .where(payments.c.company_id == company_id, payments.c.booking_id == booking_id)
+            .order_by(payments.c.created_at, payments.c.id)
+        )
+        return [_entry(row) for row in self._cx.execute(statement)]
+
+    def reversal_of(self, company_id: str, entry_id: str) -> PaymentEntry | None:
+        statement = (
+            select(payments)
+            .where(
+                payments.c.company_id == company_id,
+                payments.c.reverses == entry_id,
+                payments.c.kind == Kind.REVERSAL.value,
+            )
+            .order_by(payments.c.created_at, payments.c.id)
+            .limit(1)
+        )
+        row = self._cx.execute(statement).first()
+        return None if row is None else _entry(row)
+
+    def list(
+        self,
+        company_id: str,
+        page: PageRequest,
+        *,
+        customer_id: str | None = None,
+        booking_id: str | None = None,
+        created_from: datetime | None = None,
+        created_until: datetime | None = None,
+    ) -> Page[PaymentEntry]:
+        where: list[ColumnElement[bool]] = []
+        if customer_id is not None:
+            where.append(payments.c.customer_id == customer_id)
+        if booking_id is not None:
+            where.append(payments.c.booking_id == booking_id)
+        if created_from is not None:
+            where.append(payments.c.created_at >= created_from)
+        if created_until is not None:
+            where.append(payments.c.created_at < created_until)
+        return self._cx.keyset_page(payments, company_id, page, where, _entry)

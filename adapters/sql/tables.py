@@ -1,0 +1,266 @@
+"""SQLAlchemy Core tables: the schema the Alembic revisions build.
+
+Fields that are looked up, filtered or ordered on are real columns with indexes; value
+trees that are only ever read whole (a catalog, a quote's selection and breakdown, a
+customer's addresses, a lead's timeline, a crew member's hours) are JSON documents in
+text columns, written by ``adapters.sql.codecs``. Listed tables carry ``created_at``
+and ``changed_at`` with the two keyset indexes ``(company_id, created_at, id)`` and
+``(company_id, changed_at, id)``. No table references another: every aggregate is
+reached through its company id and stands alone, as the repository ports do.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Date,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    PrimaryKeyConstraint,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from adapters.sql.columns import id_column_type, instant_type, money_type, text_type
+
+NAMING = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+metadata = MetaData(naming_convention=NAMING)
+
+
+def _id(name: str, *, nullable: bool = False) -> Column[str]:
+    return Column(name, id_column_type(), nullable=nullable)
+
+
+def _text(name: str, *, nullable: bool = False) -> Column[str]:
+    return Column(name, text_type(), nullable=nullable)
+
+
+def _keyset_indexes(table: str) -> tuple[Index, Index]:
+    """The two orders every list pages through."""
+    return (
+        Index(f"ix_{table}_created", "company_id", "created_at", "id"),
+        Index(f"ix_{table}_changed", "company_id", "changed_at", "id"),
+    )
+
+
+companies = Table(
+    "companies",
+    metadata,
+    _id("id"),
+    _text("slug"),
+    _text("name"),
+    _text("timezone"),
+    _text("code_prefix"),
+    Column("created_at", instant_type(), nullable=False),
+    Column("tax_rate_bps", Integer, nullable=False),
+    _text("custom_domain", nullable=True),
+    Column("self_service_cutoff_hours", Integer, nullable=False),
+    Column("min_notice_minutes", Integer, nullable=False),
+    PrimaryKeyConstraint("id"),
+    UniqueConstraint("slug"),
+)
+
+api_keys = Table(
+    "api_keys",
+    metadata,
+    _id("company_id"),
+    _id("id"),
+    _text("name"),
+    Column("scopes", Text, nullable=False),  # JSON: sorted list of scope names
+    Column("rate_limit_per_minute", Integer, nullable=False),
+    _text("lookup_prefix"),
+    _text("secret_hash"),
+    _text("status"),
+    Column("created_at", instant_type(), nullable=False),
+    Column("updated_at", instant_type(), nullable=False),
+    Column("revoked_at", instant_type(), nullable=True),
+    PrimaryKeyConstraint("company_id", "id"),
+    UniqueConstraint("lookup_prefix"),
+    Index("ix_api_keys_created", "company_id", "created_at", "id"),
+)
+
+catalogs = Table(
+    "catalogs",
+    metadata,
+    _id("company_id"),
+    Column("document", Text, nullable=False),  # JSON: the whole Catalog
+    PrimaryKeyConstraint("company_id"),
+)
+
+coupon_redemptions = Table(
+    "coupon_redemptions",
+    metadata,
+    _id("company_id"),
+    _id("booking_id"),
+    _id("coupon_id"),
+    _id("customer_id"),
+    PrimaryKeyConstraint("company_id", "booking_id", "coupon_id"),
+    Index("ix_coupon_redemptions_usage", "company_id", "coupon_id", "customer_id"),
+)
+
+customers = Table(
+    "customers",
+    metadata,
+    _id("company_id"),
+    _id("id"),
+    _text("name"),
+    _text("name_key"),  # casefolded name, for search
+    _text("email"),
+    _text("email_key"),  # normalised email, unique per company
+    _text("phone", nullable=True),
+    Column("addresses", Text, nullable=False),  # JSON: saved addresses
+    _id("default_address_id", nullable=True),
+    _id("merged_into", nullable=True),
+    _text("notes"),
+    Column("created_at", instant_type(), nullable=False),
+    Column("updated_at", instant_type(), nullable=False),
+    Column("changed_at", instant_type(), nullable=True),
+    PrimaryKeyConstraint("company_id", "id"),
+    UniqueConstraint("company_id", "email_key"),
+    *_keyset_indexes("customers"),
+)
+
+leads = Table(
+    "leads",
+    metadata,
+    _id("company_id"),
+    _id("id"),
+    _text("name"),
+    _text("email", nullable=True),
+    _text("email_key", nullable=True),
+    _text("phone_e164", nullable=True),
+    _text("stage"),
+    _text("owner", nullable=True),
+    Column("follow_up_on", Date, nullable=True),
+    _text("source"),
+    _text("message"),
+    _id("service_id", nullable=True),
+    Column("timeline", Text, nullable=False),  # JSON: timeline entries
+    Column("created_at", instant_type(), nullable=False),
+    Column("updated_at", instant_type(), nullable=False),
+    Column("changed_at", instant_type(), nullable=True),
+    PrimaryKeyConstraint("company_id", "id"),
+    Index("ix_leads_email_key", "company_id", "email_key"),
+    Index("ix_leads_phone_e164", "company_id", "phone_e164"),
+    Index("ix_leads_stage", "company_id", "stage", "created_at", "id"),
+    Index("ix_leads_owner", "company_id", "owner", "created_at", "id"),
+    *_keyset_indexes("leads"),
+)
+
+quotes = Table(
+    "quotes",
+    metadata,
+    _id("company_id"),
+    _id("id"),
+    _id("customer_id", nullable=True),
+    _id("lead_id", nullable=True),
+    _text("status"),
+    Column("version", Integer, nullable=False),
+    Column("total_cents", money_type(), nullable=False),
+    Column("selection", Text, nullable=True),  # JSON: Selection, None when hand-priced
+    Column("breakdown", Text, nullable=True),  # JSON: PriceBreakdown
+    Column("manual_lines", Text, nullable=False),  # JSON: hand-priced lines
+    Column("follow_ups", Text, nullable=False),  # JSON: scheduled follow-ups
+    Column("follow_ups_paused", Boolean, nullable=False),
+    _text("public_token"),
+    _id("booking_id", nullable=True),
+    _text("message"),
+    _text("note"),
+    Column("expires_at", instant_type(), nullable=True),
+    Column("sent_at", instant_type(), nullable=True),
+    Column("accepted_at", instant_type(), nullable=True),
+    Column("declined_at", instant_type(), nullable=True),
+    Column("converted_at", instant_type(), nullable=True),
+    Column("created_at", instant_type(), nullable=False),
+    Column("updated_at", instant_type(), nullable=False),
+    Column("changed_at", instant_type(), nullable=True),
+    PrimaryKeyConstraint("company_id", "id"),
+    Index("ix_quotes_status", "company_id", "status", "created_at", "id"),
+    Index("ix_quotes_lead", "company_id", "lead_id", "created_at", "id"),
+    Index("ix_quotes_customer", "company_id", "customer_id", "created_at", "id"),
+    Index("ix_quotes_public_token", "public_token"),
+    *_keyset_indexes("quotes"),
+)
+
+payments = Table(
+    "payments",
+    metadata,
+    _id("company_id"),
+    _id("id"),
+    _id("booking_id", nullable=True),
+    _id("customer_id", nullable=True),
+    _text("kind"),
+    _text("method"),
+    Column("amount_cents", money_type(), nullable=False),
+    Column("offline", Boolean, nullable=False),
+    _text("note"),
+    _id("reverses", nullable=True),
+    _text("external_ref", nullable=True),
+    Column("dispute", Boolean, nullable=False),
+    _text("origin"),
+    Column("created_at", instant_type(), nullable=False),
+    Column("changed_at", instant_type(), nullable=True),
+    PrimaryKeyConstraint("company_id", "id"),
+    Index("ix_payments_booking", "company_id", "booking_id", "created_at", "id"),
+    Index("ix_payments_customer", "company_id", "customer_id", "created_at", "id"),
+    Index("ix_payments_reverses", "company_id", "reverses"),
+    *_keyset_indexes("payments"),
+)
+
+crew_members = Table(
+    "crew_members",
+    metadata,
+    _id("company_id"),
+    _id("id"),
+    _text("name"),
+    _text("home_zip"),
+    Column("service_areas", Text, nullable=False),  # JSON: zips, in the member's order
+    Column("excluded_service_ids", Text, nullable=False),  # JSON: sorted service ids
+    Column("working_hours", Text, nullable=False),  # JSON: weekday stretches
+    Column("time_off", Text, nullable=False),  # JSON: absences
+    Column("active", Boolean, nullable=False),
+    Column("created_at", instant_type(), nullable=False),
+    Column("updated_at", instant_type(), nullable=False),
+    Column("changed_at", instant_type(), nullable=True),
+    PrimaryKeyConstraint("company_id", "id"),
+    *_keyset_indexes("crew_members"),
+)
+
+idempotency_records = Table(
+    "idempotency_records",
+    metadata,
+    _id("company_id"),
+    _text("key"),
+    _text("fingerprint"),
+    _text("state"),
+    Column("created_at", instant_type(), nullable=False),
+    Column("response_status", Integer, nullable=True),
+    Column("response_body", LargeBinary, nullable=True),
+    PrimaryKeyConstraint("company_id", "key"),
+    Index("ix_idempotency_records_created", "created_at"),
+)
+
+change_clock = Table(
+    "change_clock",
+    metadata,
+    _id("company_id"),
+    Column("last_change", instant_type(), nullable=False),
+    PrimaryKeyConstraint("company_id"),
+)
+"""One row per company: the last ``changed_at`` stamped. Locked at commit (see uow.py)."""
+
+STAMPED = {t.name: t for t in (customers, leads, quotes, payments, crew_members)}
+"""Tables listed by change: their touched rows get ``changed_at`` at commit."""
+
+ALL_TABLES = tuple(metadata.sorted_tables)
