@@ -43,9 +43,12 @@ core-check:
 	cd / && $(CURDIR)/.core-venv/bin/python -c "import booking_core.demo as d; b = d.price_demo_selection(); print('core-check: booking_core alone priced the demo selection at', b.total_cents, 'cents')"
 	rm -rf .core-venv
 
+# Migrates the SQLite file (or BOOKING_DATABASE_URL), loads the demo companies, prints
+# their keys and a ready curl line, then serves on 127.0.0.1:8000 until Ctrl-C.
 run: venv
-	@echo "make run: the HTTP API and pages arrive with the HTTP issue (#4)."
-	@echo "Until then this target only prepares the environment; try 'make test' or 'make bench'."
+	@$(BIN)/booking migrate
+	@$(BIN)/booking demo
+	@$(BIN)/booking serve --host 127.0.0.1 --port 8000
 
 clean:
 	rm -rf $(VENV) .core-venv build *.egg-info .pytest_cache .mypy_cache .ruff_cache .benchmarks

@@ -1,0 +1,40 @@
+"""Wiring: one place that builds the adapters the entrypoints hand to use cases."""
+
+from __future__ import annotations
+
+from attrs import define
+
+from adapters.phone import PhonenumbersNormalizer
+from adapters.sql import Database
+from adapters.system import SystemClock
+from booking_core.ports import Clock, PhoneNormalizer, UnitOfWork
+from entrypoints.settings import Settings
+
+
+@define
+class Container:
+    """The wired adapters of one process."""
+
+    settings: Settings
+    database: Database
+    clock: Clock
+    phones: PhoneNormalizer
+
+    def uow(self) -> UnitOfWork:
+        """A fresh unit of work on the configured database."""
+        return self.database.uow()
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self.database.dispose()
+
+
+def bootstrap(settings: Settings | None = None) -> Container:
+    """Build the container from ``settings`` (default: the environment)."""
+    settings = settings or Settings.from_env()
+    return Container(
+        settings=settings,
+        database=Database.from_url(settings.database_url, schema=settings.database_schema),
+        clock=SystemClock(),
+        phones=PhonenumbersNormalizer(),
+    )

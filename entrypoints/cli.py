@@ -1,0 +1,353 @@
+"""The ``booking`` command: migrate, demo data, companies and API keys (serve arrives with
+the HTTP layer).
+
+Bad input is one clear line on stderr and exit status 2, never a traceback; a fault
+outside the caller's control (an unreachable database) is one line and exit status 1.
+Long steps report progress on stderr when it is a terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, TextIO
+
+from booking_core import auth
+from booking_core.auth import ApiKey, IssuedKey
+from booking_core.errors import DomainError, NotFoundError, ValidationFailed
+from booking_core.services import companies as cases
+from entrypoints.bootstrap import Container, bootstrap
+
+EXIT_USAGE = 2
+EXIT_FAULT = 1
+
+
+class UsageError(Exception):
+    """Bad input from the person at the terminal."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message)
+
+
+def _progress(stream: TextIO) -> Callable[[str], None]:
+    if not stream.isatty():
+        return lambda _: None
+    return lambda text: print(f"... {text}", file=stream, flush=True)
+
+
+def _scopes(text: str | None) -> frozenset[str] | None:
+    if text is None:
+        return None
+    if text.strip() == "all":
+        return frozenset(auth.SCOPES)
+    return frozenset(s.strip() for s in text.split(",") if s.strip())
+
+
+def _key_json(key: ApiKey, secret: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": key.id}
+    if secret is not None:
+        out["key"] = secret
+    out.update(
+        name=key.name,
+        scopes=sorted(key.scopes, key=auth.SCOPES.index),
+        rateLimit=key.rate_limit_per_minute,
+        status=key.status.value,
+        prefix=key.lookup_prefix,
+        createdAt=key.created_at.isoformat(),
+        revokedAt=key.revoked_at.isoformat() if key.revoked_at else None,
+    )
+    return out
+
+
+def _print_key(key: ApiKey, out: TextIO, secret: str | None = None) -> None:
+    scopes = ", ".join(sorted(key.scopes, key=auth.SCOPES.index))
+    print(f"{key.id}  {key.name}  [{key.status}]  {key.rate_limit_per_minute}/min", file=out)
+    print(f"  prefix: {key.lookup_prefix}  scopes: {scopes}", file=out)
+    if secret is not None:
+        print(f"  key (shown once, store it now): {secret}", file=out)
+
+
+def _confirm(args: argparse.Namespace, question: str, stdin: TextIO, err: TextIO) -> None:
+    if args.yes:
+        return
+    if not stdin.isatty():
+        raise UsageError(f"{question} Pass --yes to confirm when not at a terminal.")
+    print(f"{question} [y/N] ", end="", file=err, flush=True)
+    if stdin.readline().strip().lower() not in {"y", "yes"}:
+        raise UsageError("cancelled")
+
+
+class Cli:
+    """The commands, over one container; streams are injectable for tests."""
+
+    def __init__(
+        self,
+        container_factory: Callable[[], Container] = bootstrap,
+        out: TextIO = sys.stdout,
+        err: TextIO = sys.stderr,
+        stdin: TextIO = sys.stdin,
+    ) -> None:
+        self._factory = container_factory
+        self.out, self.err, self.stdin = out, err, stdin
+
+    def run(self, argv: Sequence[str]) -> int:
+        """Parse ``argv`` and run the command; return the exit status."""
+        try:
+            args = self.parser().parse_args(argv)
+            container = self._factory()
+            try:
+                handler: Callable[[Container, argparse.Namespace], None] = args.handler
+                handler(container, args)
+            finally:
+                container.close()
+        except UsageError as error:
+            print(f"booking: {error}", file=self.err)
+            return EXIT_USAGE
+        except ValidationFailed as error:
+            detail = "; ".join(f"{field}: {text}" for field, text in error.field_errors.items())
+            print(f"booking: {detail or error.message}", file=self.err)
+            return EXIT_USAGE
+        except DomainError as error:
+            print(f"booking: {error.message}", file=self.err)
+            return EXIT_USAGE
+        except Exception as error:
+            print(
+                f"booking: failed: {type(error).__name__}: {error}".splitlines()[0], file=self.err
+            )
+            return EXIT_FAULT
+        return 0
+
+    def parser(self) -> argparse.ArgumentParser:
+        """The argument parser of every command."""
+        root = _Parser(prog="booking", description="Booking service administration.")
+        commands = root.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+        serve = commands.add_parser("serve", help="serve the API with uvicorn")
+        serve.add_argument("--host", default="127.0.0.1")
+        serve.add_argument("--port", type=int, default=8000)
+        serve.add_argument("--workers", type=int, default=1)
+        serve.set_defaults(handler=self.serve)
+
+        migrate = commands.add_parser("migrate", help="apply database migrations")
+        migrate.set_defaults(handler=self.migrate)
+
+        demo = commands.add_parser("demo", help="load two demo companies and print their keys")
+        demo.add_argument("--json", action="store_true", help="one JSON object on stdout")
+        demo.set_defaults(handler=self.demo)
+
+        company = commands.add_parser("company", help="companies").add_subparsers(
+            dest="action", required=True, parser_class=_Parser
+        )
+        create = company.add_parser("create", help="create a company")
+        create.add_argument("--slug", required=True)
+        create.add_argument("--name", required=True)
+        create.add_argument("--timezone", default="America/New_York")
+        create.add_argument("--tax-rate-bps", type=int, default=0)
+        create.add_argument("--code-prefix")
+        create.add_argument("--json", action="store_true")
+        create.set_defaults(handler=self.company_create)
+
+        key = commands.add_parser("key", help="API keys").add_subparsers(
+            dest="action", required=True, parser_class=_Parser
+        )
+        key_create = key.add_parser("create", help="issue a key (shown once)")
+        key_create.add_argument("--company", required=True, help="company slug")
+        key_create.add_argument("--name", required=True, help="the tool that will use the key")
+        key_create.add_argument("--scopes", help="comma-separated scopes, or 'all'")
+        key_create.add_argument("--rate-limit", type=int, help="requests per minute, 10..6000")
+        key_create.add_argument("--json", action="store_true")
+        key_create.set_defaults(handler=self.key_create)
+        key_list = key.add_parser("list", help="list a company's keys")
+        key_list.add_argument("--company", required=True)
+        key_list.add_argument("--json", action="store_true")
+        key_list.set_defaults(handler=self.key_list)
+        for name, handler, text in (
+            ("revoke", self.key_revoke, "revoke a key for good"),
+            ("rotate", self.key_rotate, "give a key a new secret (shown once)"),
+        ):
+            sub = key.add_parser(name, help=text)
+            sub.add_argument("--company", required=True)
+            sub.add_argument("--id", required=True, dest="key_id")
+            sub.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+            sub.add_argument("--json", action="store_true")
+            sub.set_defaults(handler=handler)
+        return root
+
+    def _json(self, value: object) -> None:
+        print(json.dumps(value, indent=None), file=self.out)
+
+    def serve(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking serve``: uvicorn; one line once it accepts connections; SIGTERM
+        stops it after the requests in flight finish."""
+        import uvicorn
+
+        from entrypoints.web import cursor_secret
+
+        if not 1 <= args.workers <= 64:
+            raise UsageError("--workers takes 1 to 64")
+        cursor_secret()  # one secret in the environment, inherited by every worker
+        address = f"http://{args.host}:{args.port}"
+        ready = threading.Thread(
+            target=_announce_when_listening,
+            args=(args.host, args.port, address, self.err),
+            daemon=True,
+        )
+        ready.start()
+        uvicorn.run(
+            "entrypoints.asgi:app",
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            log_level="warning",
+            timeout_graceful_shutdown=30,
+            access_log=False,
+        )
+
+    def migrate(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking migrate``."""
+        _progress(self.err)("applying migrations")
+        container.database.migrate()
+        print("booking: database is up to date", file=self.err)
+
+    def demo(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking demo``."""
+        from entrypoints.demo_data import load_demo
+
+        progress = _progress(self.err)
+        progress("applying migrations")
+        container.database.migrate()
+        made = load_demo(container, progress)
+        if args.json:
+            self._json(
+                {
+                    "companies": [
+                        {
+                            "id": d.company.id,
+                            "slug": d.company.slug,
+                            "name": d.company.name,
+                            "apiKey": d.api_key,
+                        }
+                        for d in made
+                    ]
+                }
+            )
+            return
+        base = container.settings.base_url
+        for d in made:
+            print(f"{d.company.name} ({d.company.slug}, {d.company.id})", file=self.out)
+            print(f"  API key (full access, shown once): {d.api_key}", file=self.out)
+        print(f"\nAPI:      {base}/api/v1   (OpenAPI: {base}/api/openapi.json)", file=self.out)
+        print(
+            f"Try it:   curl -H 'Authorization: Bearer {made[0].api_key}' {base}/api/v1/services",
+            file=self.out,
+        )
+
+    def company_create(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking company create``."""
+        company = cases.create_company(
+            cases.CreateCompany(
+                slug=args.slug,
+                name=args.name,
+                timezone=args.timezone,
+                tax_rate_bps=args.tax_rate_bps,
+                code_prefix=args.code_prefix,
+            ),
+            uow=container.uow(),
+            clock=container.clock,
+        )
+        if args.json:
+            self._json(
+                {
+                    "id": company.id,
+                    "slug": company.slug,
+                    "name": company.name,
+                    "timezone": company.timezone,
+                    "codePrefix": company.code_prefix,
+                }
+            )
+        else:
+            print(f"created {company.slug} ({company.id})", file=self.out)
+
+    def _company_id(self, container: Container, slug: str) -> str:
+        try:
+            return cases.company_by_slug(slug, uow=container.uow()).id
+        except NotFoundError:
+            raise UsageError(f"no company with slug {slug!r}") from None
+
+    def _show_issued(self, issued: IssuedKey, as_json: bool) -> None:
+        if as_json:
+            out = _key_json(issued.key, issued.secret)
+            self._json({k: out[k] for k in ("id", "key", "name", "scopes", "rateLimit")})
+        else:
+            _print_key(issued.key, self.out, issued.secret)
+
+    def key_create(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking key create``."""
+        issued = cases.create_key(
+            cases.CreateKey(
+                company_id=self._company_id(container, args.company),
+                name=args.name,
+                scopes=_scopes(args.scopes),
+                rate_limit=args.rate_limit,
+            ),
+            uow=container.uow(),
+            clock=container.clock,
+        )
+        self._show_issued(issued, args.json)
+
+    def key_list(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking key list``."""
+        keys = cases.list_keys(self._company_id(container, args.company), uow=container.uow())
+        if args.json:
+            self._json([_key_json(k) for k in keys])
+            return
+        for key in keys:
+            _print_key(key, self.out)
+
+    def key_revoke(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking key revoke``."""
+        company_id = self._company_id(container, args.company)
+        _confirm(args, f"Revoke key {args.key_id}? It stops working at once.", self.stdin, self.err)
+        key = cases.revoke_key(company_id, args.key_id, uow=container.uow(), clock=container.clock)
+        if args.json:
+            self._json(_key_json(key))
+        else:
+            _print_key(key, self.out)
+
+    def key_rotate(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking key rotate``."""
+        company_id = self._company_id(container, args.company)
+        _confirm(
+            args, f"Rotate key {args.key_id}? The old secret stops working.", self.stdin, self.err
+        )
+        issued = cases.rotate_key(
+            company_id, args.key_id, uow=container.uow(), clock=container.clock
+        )
+        self._show_issued(issued, args.json)
+
+
+def _announce_when_listening(host: str, port: int, address: str, err: TextIO) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection((host, port), timeout=0.5):
+                print(f"booking: serving {address} (API {address}/api/v1)", file=err, flush=True)
+                return
+        except OSError:
+            time.sleep(0.1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``booking`` console script."""
+    return Cli().run(sys.argv[1:] if argv is None else argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
