@@ -155,3 +155,31 @@ class LedgerRuleViolation(RuleViolation):
 
 class ConflictError(DomainError):
     """A concurrent write won; retrying with fresh data may succeed."""
+
+
+class UnknownZip(ValidationFailed):
+    """A zip code the drive-time source does not know; ``field`` is where it was given."""
+
+    def __init__(self, field: str, zip_code: str) -> None:
+        self.field = field
+        self.zip_code = zip_code
+        super().__init__({field: f"Unknown US zip code {zip_code!r}."}, "Unknown zip code.")
+
+
+class SlotUnavailable(RuleViolation):
+    """The start asked for is not an open slot (hours, notice, area, service, crew)."""
+
+    def __init__(self, start: str, reason: str) -> None:
+        self.start = start
+        self.reason = reason
+        super().__init__(f"{start} is not an open slot: {reason}")
+
+
+class SlotTaken(ConflictError):
+    """Another job took the slot (or a crew member's time) between listing and booking."""
+
+    def __init__(self, start: str, crew_id: str | None = None) -> None:
+        self.start = start
+        self.crew_id = crew_id
+        who = f" for crew member {crew_id}" if crew_id else ""
+        super().__init__(f"The slot at {start}{who} was just taken; list availability again.")

@@ -24,6 +24,10 @@ class Container:
         """A fresh unit of work on the configured database."""
         return self.database.uow()
 
+    def reader(self) -> UnitOfWork:
+        """A read-only unit of work (no write lock on SQLite)."""
+        return self.database.reader()
+
     def close(self) -> None:
         """Release pooled connections."""
         self.database.dispose()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 from sqlalchemy import ColumnElement, func, literal, select
 
 from adapters.sql import codecs
@@ -10,6 +13,33 @@ from adapters.sql.tables import catalogs, coupon_redemptions
 from booking_core.catalog import Catalog
 from booking_core.coupons import CouponUsage
 from booking_core.errors import NotFoundError
+
+
+class _DecodedCatalogs:
+    """Decoded catalogs keyed by their exact stored document, so a catalog read on every
+    price is decoded once per version. Keyed by content, it can never serve a stale one."""
+
+    def __init__(self, size: int = 256) -> None:
+        self._size = size
+        self._entries: OrderedDict[tuple[str, str], Catalog] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, company_id: str, document: str) -> Catalog:
+        key = (company_id, document)
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None:
+                self._entries.move_to_end(key)
+                return found
+        catalog = codecs.loads(document, Catalog)
+        with self._lock:
+            self._entries[key] = catalog
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return catalog
+
+
+_DECODED = _DecodedCatalogs()
 
 
 class SqlCatalogRepository:
@@ -28,7 +58,7 @@ class SqlCatalogRepository:
         document = self._cx.execute(statement).scalar()
         if document is None:
             raise NotFoundError("catalog", company_id)
-        return codecs.loads(document, Catalog)
+        return _DECODED.get(company_id, document)
 
     def save(self, catalog: Catalog) -> None:
         document = codecs.dumps(catalog)

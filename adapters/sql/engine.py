@@ -63,6 +63,11 @@ class Database:
         """A fresh unit of work (use it in a ``with`` block)."""
         return SqlUnitOfWork(self.engine)
 
+    def reader(self) -> SqlUnitOfWork:
+        """A read-only unit of work: on SQLite it takes no write lock, so reads never queue
+        behind writers; it cannot commit."""
+        return SqlUnitOfWork(self.engine, read_only=True)
+
     def migrate(self) -> None:
         """Apply every Alembic revision not yet applied (``alembic upgrade head``)."""
         config = Config()
@@ -129,7 +134,11 @@ def _sqlite_on_connect(dbapi_connection: Any, _record: Any) -> None:
 def _sqlite_on_begin(connection: Any) -> None:
     # Take the write lock up front: a unit of work never upgrades a read lock
     # mid-way (which SQLite answers with SQLITE_BUSY at once, timeout or not).
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    # A read-only unit reads a WAL snapshot instead and never blocks a writer.
+    if connection.get_execution_options().get("booking_read_only"):
+        connection.exec_driver_sql("BEGIN DEFERRED")
+    else:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def _postgres_engine(url: str, schema: str | None) -> Engine:

@@ -40,9 +40,12 @@ def utc_now() -> datetime:
 class SqlUnitOfWork:
     """A unit of work over one pooled connection; use it in a ``with`` block."""
 
-    def __init__(self, engine: Engine, now: Callable[[], datetime] = utc_now) -> None:
+    def __init__(
+        self, engine: Engine, now: Callable[[], datetime] = utc_now, *, read_only: bool = False
+    ) -> None:
         self._engine = engine
         self._now = now
+        self.read_only = read_only
         self._connection: Connection | None = None
         self._cx = UnitContext(engine.dialect.name)
         self.companies = SqlCompanyRepository(self._cx)
@@ -61,6 +64,9 @@ class SqlUnitOfWork:
             raise RuntimeError("a unit of work is not re-entrant; make another")
         # The transaction begins with the first statement (BEGIN IMMEDIATE on SQLite).
         self._connection = self._engine.connect()
+        if self.read_only:
+            # Read-only units take no write lock on SQLite (see engine._sqlite_on_begin).
+            self._connection.execution_options(booking_read_only=True)
         self._cx.attach(self._connection)
         return self
 
@@ -89,6 +95,8 @@ class SqlUnitOfWork:
         commit is visible, so a unit that commits later stamps a later instant.
         """
         connection = self._require_connection()
+        if self.read_only:
+            raise RuntimeError("a read-only unit of work cannot commit")
         with translated_errors("Another request changed the same data; try again."):
             touched = self._cx.touched
             companies = sorted({company for rows in touched.values() for company in rows})

@@ -1,0 +1,1 @@
+"""The Starlette HTTP layer: routes, auth, rate limits, idempotency, errors, OpenAPI."""

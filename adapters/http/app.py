@@ -1,0 +1,134 @@
+"""The ASGI application: ``/api/v1`` from the endpoint table, the OpenAPI document, and
+one error shape for unknown routes and wrong methods. ``/api/v1`` sends no CORS headers.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import attrs
+from attrs import define
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, Route, Router
+
+from adapters.http.cursors import CursorCodec
+from adapters.http.endpoint import (
+    Endpoint,
+    admit,
+    build_route,
+    credential,
+    json_response,
+    rate_limited,
+    unauthorized,
+)
+from adapters.http.errors import ApiError, not_found_route
+from adapters.http.middleware import RequestContextMiddleware
+from adapters.http.ratelimit import RateLimiter
+from adapters.http.render import Renderer
+from booking_core.auth import ApiKey
+from booking_core.ports import Clock, PhoneNormalizer, UnitOfWork
+
+API_PREFIX = "/api/v1"
+RENDERER_TTL_SECONDS = 10.0
+
+
+@define
+class HttpDeps:
+    """What the HTTP layer needs from the wiring."""
+
+    uow: Callable[[], UnitOfWork]
+    clock: Clock
+    phones: PhoneNormalizer
+    rate_limiter: RateLimiter
+    cursors: CursorCodec
+    authenticate: Callable[[str], ApiKey | None]
+    base_url: str
+    reader: Callable[[], UnitOfWork] | None = None
+    _renderers: dict[str, tuple[float, Renderer]] = attrs.field(factory=dict, init=False)
+
+    def read(self) -> UnitOfWork:
+        """A unit of work for reading only (no write lock on SQLite); ``uow`` if none."""
+        return self.reader() if self.reader is not None else self.uow()
+
+    def renderer_for(self, company_id: str) -> Renderer:
+        """The renderer for a company: its timezone, slug and domain, kept for a few
+        seconds (they only shape how answers are written, never what is stored)."""
+        now = time.monotonic()
+        cached = self._renderers.get(company_id)
+        if cached is not None and now - cached[0] < RENDERER_TTL_SECONDS:
+            return cached[1]
+        with self.read() as uow:
+            company = uow.companies.get(company_id)
+        renderer = Renderer(
+            ZoneInfo(company.timezone),
+            base_url=self.base_url,
+            slug=company.slug,
+            custom_domain=company.custom_domain,
+        )
+        self._renderers[company_id] = (now, renderer)
+        return renderer
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Unknown routes and wrong methods, in the one error shape.
+
+    Under ``/api/v1`` the key is checked first, as on every route: no key is 401, and a
+    known key is counted and gets its rate-limit headers on the 404 or 405 too.
+    """
+    request_id = getattr(request.state, "request_id", "")
+    status = getattr(exc, "status_code", 500)
+    headers: dict[str, str] = {}
+    if request.url.path.startswith(API_PREFIX):
+        deps: HttpDeps = request.app.state.deps
+        admitted = await run_in_threadpool(admit, deps, credential(request))
+        if admitted is None:
+            return json_response(401, unauthorized().body(request_id), {})
+        key, verdict = admitted
+        request.state.key = key
+        headers = verdict.headers()
+        if not verdict.allowed:
+            error = rate_limited(verdict)
+            return json_response(429, error.body(request_id), headers)
+    if status == 405:
+        error = ApiError(405, "method_not_allowed", f"{request.method} is not allowed here.")
+        headers.update(getattr(exc, "headers", None) or {})
+    elif status == 404:
+        error = not_found_route()
+    else:
+        error = ApiError(status, "invalid_request", "The request could not be read.")
+    return json_response(error.status, error.body(request_id), headers)
+
+
+def create_app(
+    deps: HttpDeps, endpoints: Sequence[Endpoint], extra_routes: Sequence[BaseRoute] = ()
+) -> Starlette:
+    """The application serving ``endpoints`` under ``/api/v1`` plus ``extra_routes``."""
+    from adapters.http.openapi import openapi_document
+
+    document: dict[str, Any] = openapi_document(endpoints, server=deps.base_url)
+
+    async def openapi(_: Request) -> Response:
+        return json_response(200, document, {})
+
+    # No trailing-slash redirects: Starlette would answer ``/api/v1/services/`` with a 307
+    # before any key is checked; here it is a 404 (or 401) in the one error shape.
+    api = Mount(
+        API_PREFIX,
+        app=Router(routes=[build_route(e, deps) for e in endpoints], redirect_slashes=False),
+    )
+    app = Starlette(
+        routes=[Route("/api/openapi.json", openapi, methods=["GET"]), api, *extra_routes],
+        middleware=[Middleware(RequestContextMiddleware)],
+        exception_handlers={HTTPException: _http_error},
+    )
+    app.router.redirect_slashes = False
+    app.state.deps = deps
+    return app

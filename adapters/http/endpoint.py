@@ -1,0 +1,305 @@
+"""Endpoints as data: one ``Endpoint`` per route says its method, path, scope, body type,
+idempotency and handler. The same table builds the Starlette routes and the OpenAPI
+description, so the two cannot drift apart.
+
+Every request runs the same steps: authenticate (401 carries no rate-limit headers),
+count against the key's rate limit, check the scope, read and structure the body,
+claim the idempotency key, run the handler in a worker thread, and answer JSON. Every
+authenticated answer, success or refusal, carries the ``x-ratelimit-*`` headers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+import structlog
+from attrs import define, frozen
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from adapters.http import idempotency
+from adapters.http.cursors import CursorCodec
+from adapters.http.errors import ApiError, from_domain, internal_error
+from adapters.http.ratelimit import Verdict
+from adapters.http.render import Renderer
+from adapters.http.structuring import structure
+from booking_core.auth import ApiKey
+from booking_core.errors import DomainError, ValidationFailed
+from booking_core.paging import DEFAULT_LIMIT, MAX_LIMIT, Page, PageRequest
+from booking_core.ports import UnitOfWork
+
+MAX_BODY_BYTES = 1_000_000
+
+log = structlog.get_logger("booking.http")
+
+
+@frozen
+class Reply:
+    """A successful answer."""
+
+    body: Any
+    status: int = 200
+
+
+@frozen(kw_only=True)
+class Endpoint:
+    """One route of ``/api/v1`` and everything the platform needs to know about it."""
+
+    method: str
+    path: str
+    scope: str
+    handler: Callable[[Context], Reply]
+    summary: str
+    body: type | None = None
+    idempotent: bool = False
+    query: tuple[QueryParam, ...] = ()
+    paginated: bool = False
+    response: Mapping[str, Any] = attrs.field(factory=dict)
+    success_status: int = 200
+    tag: str = "api"
+
+
+@frozen
+class QueryParam:
+    """A documented query parameter (strings unless ``schema`` says otherwise)."""
+
+    name: str
+    description: str
+    schema: Mapping[str, Any] = attrs.field(factory=lambda: {"type": "string"})
+
+
+@define
+class Context:
+    """What a handler gets: the caller's key and company, inputs, and the adapters."""
+
+    request_id: str
+    key: ApiKey
+    path_params: Mapping[str, str]
+    query: Mapping[str, str]
+    body: Any
+    deps: Any
+    claim: idempotency.Claim | None = None
+    cursor_scope: str = ""
+    _renderer: Renderer | None = None
+
+    def render(self) -> Renderer:
+        """The renderer for the caller's company (its timezone and public addresses)."""
+        if self._renderer is None:
+            self._renderer = self.deps.renderer_for(self.company_id)
+        return self._renderer
+
+    def now(self) -> datetime:
+        """The current instant from the wired clock."""
+        now: datetime = self.deps.clock.now()
+        return now
+
+    @property
+    def company_id(self) -> str:
+        """The company, taken from the key alone."""
+        return self.key.company_id
+
+    def uow(self) -> UnitOfWork:
+        """A unit of work; on idempotent endpoints its commit also marks the key used."""
+        inner: UnitOfWork = self.deps.uow()
+        if self.claim is None:
+            return inner
+        return idempotency.MarkingUnitOfWork(inner, self.claim.company_id, self.claim.key)  # type: ignore[return-value]
+
+    def require_scope(self, scope: str) -> None:
+        """Refuse with ``insufficient_scope`` unless the key carries ``scope``."""
+        if not self.key.allows(scope):
+            raise insufficient_scope(scope)
+
+    def page_request(self, list_name: str, filters: Mapping[str, object]) -> PageRequest:
+        """``limit``, ``cursor`` and ``updatedSince`` of this request, checked."""
+        errors: dict[str, str] = {}
+        limit = DEFAULT_LIMIT
+        raw_limit = self.query.get("limit")
+        if raw_limit is not None:
+            if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_LIMIT:
+                errors["limit"] = f"A whole number from 1 to {MAX_LIMIT}."
+            else:
+                limit = int(raw_limit)
+        since = None
+        if "updatedSince" in self.query:
+            try:
+                since = structure({"t": self.query["updatedSince"]}, _Since).t
+            except ValidationFailed as failed:
+                errors["updatedSince"] = failed.field_errors["t"]
+        if errors:
+            raise ValidationFailed(errors)
+        codec: CursorCodec = self.deps.cursors
+        # The company is part of the scope: another company's cursor is refused like a
+        # tampered one, never read as a position in this company's list.
+        scope = codec.scope_of(
+            list_name, since is not None, {**filters, "since": since, "company": self.company_id}
+        )
+        cursor = self.query.get("cursor")
+        after = codec.decode(cursor, scope) if cursor else None
+        self.cursor_scope = scope
+        return PageRequest(limit=limit, after=after, updated_since=since)
+
+    def page_reply(self, page: Page[Any], render: Callable[[Any], Any]) -> Reply:
+        """The list shape of SPEC.md: ``data``, ``hasMore``, ``nextCursor``."""
+        codec: CursorCodec = self.deps.cursors
+        next_cursor = codec.encode(page.next_after, self.cursor_scope) if page.next_after else None
+        return Reply(
+            {
+                "data": [render(item) for item in page.items],
+                "hasMore": page.has_more,
+                "nextCursor": next_cursor,
+            }
+        )
+
+
+@frozen
+class _Since:
+    t: datetime
+
+
+def admit(deps: Any, secret: str | None) -> tuple[ApiKey, Verdict] | None:
+    """The caller's key and its rate-limit verdict, or None when no key is identified.
+
+    One trip to a worker thread for both: they are the first two steps of every request.
+    """
+    key = deps.authenticate(secret) if secret else None
+    if key is None:
+        return None
+    return key, deps.rate_limiter.hit(key.id, key.rate_limit_per_minute)
+
+
+def unauthorized() -> ApiError:
+    """The 401 for a request whose key is missing, unknown or revoked."""
+    return ApiError(401, "unauthorized", "Send a valid API key as Authorization: Bearer <key>.")
+
+
+def rate_limited(verdict: Verdict) -> ApiError:
+    """The 429 for a key over its limit."""
+    return ApiError(
+        429,
+        "rate_limited",
+        f"Rate limit of {verdict.limit} requests per minute exceeded; "
+        f"retry after {verdict.reset_seconds} seconds.",
+    )
+
+
+def insufficient_scope(scope: str) -> ApiError:
+    """The 403 naming the missing scope."""
+    return ApiError(
+        403,
+        "insufficient_scope",
+        f"This API key lacks the {scope} scope needed for this request.",
+        requiredScope=scope,
+    )
+
+
+def json_response(status: int, body: Any, headers: Mapping[str, str]) -> Response:
+    """A JSON answer with compact encoding."""
+    payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    return Response(payload, status, headers=dict(headers), media_type="application/json")
+
+
+def credential(request: Request) -> str | None:
+    """The key a request presents: ``Authorization: Bearer`` first, else ``x-api-key``."""
+    authorization = request.headers.get("authorization")
+    if authorization:
+        scheme, _, value = authorization.partition(" ")
+        if scheme.lower() == "bearer" and value.strip():
+            return value.strip()
+    api_key = request.headers.get("x-api-key")
+    return api_key.strip() if api_key and api_key.strip() else None
+
+
+async def _read_json(request: Request) -> Any:
+    raw = await request.body()
+    if len(raw) > MAX_BODY_BYTES:
+        raise ApiError(413, "payload_too_large", f"The body is over {MAX_BODY_BYTES} bytes.")
+    if not raw.strip():
+        return {}
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ApiError(
+            400,
+            "invalid_request",
+            "The body is not valid JSON.",
+            field_errors={"body": "Not valid JSON."},
+        ) from None
+
+
+def build_route(endpoint: Endpoint, deps: Any) -> Route:
+    """The Starlette route running ``endpoint`` through the platform's steps."""
+
+    async def run(request: Request) -> Response:
+        request_id: str = request.state.request_id
+        admitted = await run_in_threadpool(admit, deps, credential(request))
+        if admitted is None:
+            return json_response(401, unauthorized().body(request_id), {})
+        key, verdict = admitted
+        request.state.key = key
+        limit_headers = verdict.headers()
+        claimed: idempotency.Claim | None = None
+        try:
+            if not verdict.allowed:
+                raise rate_limited(verdict)
+            if not key.allows(endpoint.scope):
+                raise insufficient_scope(endpoint.scope)
+            raw = await _read_json(request) if endpoint.body is not None else None
+            body = structure(raw, endpoint.body) if endpoint.body is not None else None
+            if endpoint.idempotent:
+                idem_key = idempotency.key_from(request.headers)
+                claimed = await run_in_threadpool(
+                    idempotency.claim,
+                    deps.uow,
+                    key.company_id,
+                    idem_key,
+                    request.method,
+                    request.url.path,
+                    raw,
+                    deps.clock.now(),
+                )
+                if claimed.replay is not None:
+                    stored = claimed.replay
+                    return Response(
+                        stored.response_body or b"",
+                        stored.response_status or 200,
+                        headers={**limit_headers, "idempotent-replayed": "true"},
+                        media_type="application/json",
+                    )
+            context = Context(
+                request_id=request_id,
+                key=key,
+                path_params=request.path_params,
+                query=request.query_params,
+                body=body,
+                deps=deps,
+                claim=claimed,
+            )
+            reply: Reply = await run_in_threadpool(endpoint.handler, context)
+            status, payload = reply.status, reply.body
+        except ApiError as error:
+            status, payload = error.status, error.body(request_id)
+            limit_headers = {**limit_headers, **error.headers}
+        except DomainError as domain_error:
+            error = from_domain(domain_error)
+            status, payload = error.status, error.body(request_id)
+        except Exception:
+            log.exception("unexpected_error", request_id=request_id, route=endpoint.path)
+            error = internal_error()
+            status, payload = error.status, error.body(request_id)
+        response = json_response(status, payload, limit_headers)
+        if claimed is not None:
+            await run_in_threadpool(
+                idempotency.store_answer, deps.uow, claimed, status, response.body
+            )
+        return response
+
+    return Route(
+        endpoint.path, run, methods=[endpoint.method], name=f"{endpoint.method} {endpoint.path}"
+    )

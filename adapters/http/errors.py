@@ -1,0 +1,84 @@
+"""One error shape for every failure of ``/api/v1``, and the one table mapping domain
+errors to codes.
+
+``{"error": {"code", "message", "fieldErrors"?, "requiredScope"?, "requestId"}}``. The
+table is walked along the exception's class hierarchy; anything unmapped is a bug and
+answers ``internal_error`` with a generic message: no SQL, ORM, path or stack text ever.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from booking_core.errors import (
+    ConflictError,
+    DomainError,
+    NotFoundError,
+    RuleViolation,
+    ValidationFailed,
+)
+
+INTERNAL_MESSAGE = "Something went wrong on our side. It is safe to retry this request."
+
+
+class ApiError(Exception):
+    """An answer other than success, already decided at the HTTP edge."""
+
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        field_errors: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+        **extra: Any,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.field_errors = field_errors
+        self.headers = headers or {}
+        self.extra = extra
+
+    def body(self, request_id: str) -> dict[str, Any]:
+        """The JSON body of this error."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.field_errors:
+            error["fieldErrors"] = self.field_errors
+        error.update(self.extra)
+        error["requestId"] = request_id
+        return {"error": error}
+
+
+# Walked along the MRO: the most specific class that is listed wins.
+STATUS_BY_ERROR: dict[type[DomainError], tuple[int, str]] = {
+    ValidationFailed: (400, "invalid_request"),
+    NotFoundError: (404, "not_found"),
+    RuleViolation: (422, "unprocessable"),
+    ConflictError: (409, "conflict"),
+}
+
+
+def from_domain(error: DomainError) -> ApiError:
+    """The API error for a domain error; unmapped classes are internal errors."""
+    for cls in type(error).__mro__:
+        if cls in STATUS_BY_ERROR:
+            status, code = STATUS_BY_ERROR[cls]  # type: ignore[index]
+            if isinstance(error, NotFoundError):
+                # One text whether the id is a typo, stale, or another company's.
+                return ApiError(status, code, f"No such {error.kind}: {error.id!r}.")
+            field_errors = error.field_errors if isinstance(error, ValidationFailed) else None
+            return ApiError(status, code, error.message, field_errors=field_errors)
+    return internal_error()
+
+
+def internal_error() -> ApiError:
+    """The one answer for a genuine fault."""
+    return ApiError(500, "internal_error", INTERNAL_MESSAGE)
+
+
+def not_found_route() -> ApiError:
+    """An address that names no route."""
+    return ApiError(404, "not_found", "No such route. See /api/openapi.json.")

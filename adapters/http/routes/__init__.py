@@ -1,0 +1,19 @@
+"""The ``/api/v1`` endpoints, one module per resource."""
+
+from __future__ import annotations
+
+from adapters.http.endpoint import Endpoint
+
+
+def all_endpoints() -> list[Endpoint]:
+    """Every endpoint of ``/api/v1``, in the order of SPEC.md's table."""
+    from adapters.http.routes import catalog, crew, customers, leads, payments, quotes
+
+    return [
+        *catalog.ENDPOINTS,
+        *customers.ENDPOINTS,
+        *leads.ENDPOINTS,
+        *quotes.ENDPOINTS,
+        *payments.ENDPOINTS,
+        *crew.ENDPOINTS,
+    ]

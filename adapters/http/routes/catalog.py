@@ -1,0 +1,91 @@
+"""``GET /services`` and ``POST /quote``: the catalog and server-authoritative prices."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from attrs import field, frozen
+
+from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.structuring import Code, Id, Zip
+from booking_core.pricing import SelectedItem, Selection
+from booking_core.services.pricing import price_selection
+
+
+@frozen
+class Item:
+    """A chosen parameter or extra and how many."""
+
+    id: Id
+    quantity: int = 1
+
+
+@frozen(kw_only=True)
+class PriceRequest:
+    """A selection to price."""
+
+    service_id: Id
+    frequency_slug: Id = "one_time"
+    parameters: tuple[Item, ...] = ()
+    extras: tuple[Item, ...] = ()
+    coupon_code: Code | None = None
+    zip: Zip | None = field(default=None, metadata={"description": "decides zip fees"})
+    start_iso: datetime | None = field(default=None, metadata={"description": "decides date fees"})
+    manual_fee_ids: tuple[Id, ...] = ()
+    customer_id: Id | None = field(
+        default=None, metadata={"description": "whose per-customer coupon limit applies"}
+    )
+
+    def selection(self) -> Selection:
+        """The domain selection."""
+        return Selection(
+            service_id=self.service_id,
+            frequency_slug=self.frequency_slug,
+            parameters=tuple(SelectedItem(i.id, i.quantity) for i in self.parameters),
+            extras=tuple(SelectedItem(i.id, i.quantity) for i in self.extras),
+            coupon_code=self.coupon_code,
+            zip_code=self.zip,
+            start=self.start_iso,
+            manual_fee_ids=self.manual_fee_ids,
+        )
+
+
+def get_services(ctx: Context) -> Reply:
+    """The company's catalog."""
+    with ctx.deps.read() as uow:
+        catalog = uow.catalogs.get(ctx.company_id)
+    return Reply(ctx.render().catalog(catalog))
+
+
+def post_quote(ctx: Context) -> Reply:
+    """Price a selection now, first visit and (for a plan) later visits."""
+    body: PriceRequest = ctx.body
+    plan = price_selection(
+        ctx.company_id,
+        body.selection(),
+        customer_id=body.customer_id,
+        uow=ctx.deps.read(),
+        clock=ctx.deps.clock,
+    )
+    return Reply(ctx.render().plan_price(plan))
+
+
+ENDPOINTS = [
+    Endpoint(
+        method="GET",
+        path="/services",
+        scope="catalog:read",
+        handler=get_services,
+        tag="catalog",
+        summary="The catalog: industries, services, parameters, extras, frequencies, fees",
+    ),
+    Endpoint(
+        method="POST",
+        path="/quote",
+        scope="catalog:read",
+        handler=post_quote,
+        body=PriceRequest,
+        tag="catalog",
+        summary="Price a selection: server-authoritative, with coupons and fee rules",
+    ),
+]

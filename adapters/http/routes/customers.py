@@ -1,0 +1,95 @@
+"""``GET /customers`` and ``POST /customers``."""
+
+from __future__ import annotations
+
+from attrs import frozen
+
+from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
+from adapters.http.structuring import AccessNotes, City, Email, Name, Phone, ShortText, Street, Zip
+from booking_core.customers import Address, Customer, Visit, churn_risk, lifetime
+from booking_core.services.customers import CreateCustomer, create_customer, list_customers
+
+
+@frozen(kw_only=True)
+class AddressBody:
+    """A US street address."""
+
+    line1: Street
+    line2: Street = ""
+    city: City
+    state: ShortText
+    zip: Zip
+    access_notes: AccessNotes = ""
+
+    def address(self) -> Address:
+        """The domain address."""
+        return Address(self.line1, self.city, self.state, self.zip, self.line2, self.access_notes)
+
+
+@frozen(kw_only=True)
+class CustomerBody:
+    """A new customer; an email that exists already returns that customer."""
+
+    name: Name
+    email: Email
+    phone: Phone | None = None
+    address: AddressBody | None = None
+
+
+def render_customer(ctx: Context, customer: Customer) -> dict[str, object]:
+    """A customer with churn risk and lifetime statistics."""
+    visits: tuple[Visit, ...] = ()  # bookings arrive with scheduling
+    now = ctx.now()
+    return ctx.render().customer(
+        customer, lifetime(visits, paid_cents=0, at=now), churn_risk(visits, at=now)
+    )
+
+
+def get_customers(ctx: Context) -> Reply:
+    """List and search customers."""
+    search = ctx.query.get("search") or None
+    page = ctx.page_request("customers", {"search": search})
+    result = list_customers(ctx.company_id, page, search=search, uow=ctx.deps.read())
+    return ctx.page_reply(result, lambda c: render_customer(ctx, c))
+
+
+def post_customer(ctx: Context) -> Reply:
+    """Create a customer, or return the existing one for that email (200, not 201)."""
+    body: CustomerBody = ctx.body
+    customer, created = create_customer(
+        CreateCustomer(
+            company_id=ctx.company_id,
+            name=body.name,
+            email=body.email,
+            phone=body.phone,
+            address=body.address.address() if body.address else None,
+        ),
+        uow=ctx.deps.uow(),
+        clock=ctx.deps.clock,
+        phones=ctx.deps.phones,
+    )
+    return Reply(render_customer(ctx, customer), 201 if created else 200)
+
+
+ENDPOINTS = [
+    Endpoint(
+        method="GET",
+        path="/customers",
+        scope="customers:read",
+        handler=get_customers,
+        paginated=True,
+        query=(QueryParam("search", "matches name or email, case-insensitive"),),
+        tag="customers",
+        summary="List or search customers with churn risk and lifetime statistics",
+    ),
+    Endpoint(
+        method="POST",
+        path="/customers",
+        scope="customers:write",
+        handler=post_customer,
+        body=CustomerBody,
+        success_status=201,
+        tag="customers",
+        summary="Create a customer, or return the existing one for that email (200)",
+    ),
+]

@@ -1,0 +1,144 @@
+"""``/leads``: capture enquiries (folding into open leads), list, fetch, move."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import attrs
+from attrs import frozen
+
+from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
+from adapters.http.structuring import Email, Id, Name, Note, Phone, ShortText
+from booking_core.errors import ValidationFailed
+from booking_core.leads import LeadStage
+from booking_core.services import leads as cases
+
+
+@frozen(kw_only=True)
+class LeadBody:
+    """An enquiry; one whose email or phone matches an open lead folds into it."""
+
+    name: Name
+    email: Email | None = None
+    phone: Phone | None = None
+    message: Note = ""
+    source: ShortText = "api"
+    service_id: Id | None = None
+
+
+@frozen(kw_only=True)
+class LeadPatch:
+    """Move stage, reassign (null to unassign), or set a follow-up date (null to clear)."""
+
+    stage: LeadStage | None = None
+    owner: ShortText | None = attrs.field(default=cases.UNSET)  # type: ignore[assignment]
+    follow_up_on: date | None = attrs.field(default=cases.UNSET)  # type: ignore[assignment]
+
+
+def _stage(ctx: Context) -> LeadStage | None:
+    raw = ctx.query.get("stage")
+    if raw is None:
+        return None
+    try:
+        return LeadStage(raw)
+    except ValueError:
+        options = ", ".join(s.value for s in LeadStage)
+        raise ValidationFailed({"stage": f"One of {options}."}) from None
+
+
+def get_leads(ctx: Context) -> Reply:
+    """List enquiries by stage, owner, or recent change."""
+    stage, owner = _stage(ctx), ctx.query.get("owner") or None
+    page = ctx.page_request("leads", {"stage": stage, "owner": owner})
+    result = cases.list_leads(ctx.company_id, page, stage=stage, owner=owner, uow=ctx.deps.read())
+    return ctx.page_reply(result, ctx.render().lead)
+
+
+def post_lead(ctx: Context) -> Reply:
+    """Capture an enquiry: 201 with a new lead, or 200 with the open lead it folded into."""
+    body: LeadBody = ctx.body
+    lead, folded = cases.capture_lead(
+        cases.CaptureLead(
+            company_id=ctx.company_id,
+            name=body.name,
+            email=body.email,
+            phone=body.phone,
+            message=body.message,
+            source=body.source,
+            service_id=body.service_id,
+        ),
+        uow=ctx.deps.uow(),
+        clock=ctx.deps.clock,
+        phones=ctx.deps.phones,
+    )
+    return Reply(
+        {**ctx.render().lead(lead, timeline=True), "folded": folded}, 200 if folded else 201
+    )
+
+
+def get_lead(ctx: Context) -> Reply:
+    """One lead with its full timeline."""
+    lead = cases.get_lead(ctx.company_id, ctx.path_params["id"], uow=ctx.deps.read())
+    return Reply(ctx.render().lead(lead, timeline=True))
+
+
+def patch_lead(ctx: Context) -> Reply:
+    """Change stage, owner or follow-up date; each change lands on the timeline."""
+    body: LeadPatch = ctx.body
+    lead = cases.update_lead(
+        cases.UpdateLead(
+            company_id=ctx.company_id,
+            lead_id=ctx.path_params["id"],
+            stage=body.stage,
+            owner=body.owner,
+            follow_up_on=body.follow_up_on,
+            actor=f"key:{ctx.key.id}",
+        ),
+        uow=ctx.deps.uow(),
+        clock=ctx.deps.clock,
+    )
+    return Reply(ctx.render().lead(lead, timeline=True))
+
+
+ENDPOINTS = [
+    Endpoint(
+        method="GET",
+        path="/leads",
+        scope="leads:read",
+        handler=get_leads,
+        paginated=True,
+        query=(
+            QueryParam("stage", "new, contacted, quoted, won or lost"),
+            QueryParam("owner", "who works the lead"),
+        ),
+        tag="leads",
+        summary="List enquiries by stage, owner, or recent change",
+    ),
+    Endpoint(
+        method="POST",
+        path="/leads",
+        scope="leads:write",
+        handler=post_lead,
+        body=LeadBody,
+        success_status=201,
+        tag="leads",
+        summary="Capture an enquiry; folds into an open lead with matching contact (200)",
+    ),
+    Endpoint(
+        method="GET",
+        path="/leads/{id}",
+        scope="leads:read",
+        handler=get_lead,
+        tag="leads",
+        summary="One lead with its full timeline",
+    ),
+    Endpoint(
+        method="PATCH",
+        path="/leads/{id}",
+        scope="leads:write",
+        handler=patch_lead,
+        body=LeadPatch,
+        tag="leads",
+        summary="Move stage, reassign, or set a follow-up date",
+    ),
+]

@@ -1,0 +1,227 @@
+"""``/quotes``: create (optionally sending at once), list, fetch, and act on a quote."""
+
+from __future__ import annotations
+
+import enum
+from datetime import datetime
+
+from attrs import frozen
+
+from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
+from adapters.http.routes.catalog import Item
+from adapters.http.structuring import Code, Id, Note, ShortText, Zip
+from booking_core import conversion
+from booking_core.errors import RuleViolation, ValidationFailed
+from booking_core.pricing import SelectedItem, Selection
+from booking_core.quotes import ManualLine, QuoteStatus
+from booking_core.services import quotes as cases
+
+
+@frozen(kw_only=True)
+class ManualLineBody:
+    """A hand-priced line."""
+
+    description: ShortText
+    amount_cents: int
+
+
+@frozen(kw_only=True)
+class QuoteBody:
+    """A quote priced from the catalog (``serviceId`` and selection) or by hand
+    (``manualLines``), for a customer or a lead; ``send`` sends it at once."""
+
+    customer_id: Id | None = None
+    lead_id: Id | None = None
+    service_id: Id | None = None
+    frequency_slug: Id = "one_time"
+    parameters: tuple[Item, ...] = ()
+    extras: tuple[Item, ...] = ()
+    coupon_code: Code | None = None
+    zip: Zip | None = None
+    start_iso: datetime | None = None
+    manual_fee_ids: tuple[Id, ...] = ()
+    manual_lines: tuple[ManualLineBody, ...] = ()
+    expires_at: datetime | None = None
+    message: Note = ""
+    note: Note = ""
+    send: bool = False
+
+    def selection(self) -> Selection | None:
+        """The catalog selection, if the quote is priced from the catalog."""
+        if self.service_id is None:
+            return None
+        return Selection(
+            service_id=self.service_id,
+            frequency_slug=self.frequency_slug,
+            parameters=tuple(SelectedItem(i.id, i.quantity) for i in self.parameters),
+            extras=tuple(SelectedItem(i.id, i.quantity) for i in self.extras),
+            coupon_code=self.coupon_code,
+            zip_code=self.zip,
+            start=self.start_iso,
+            manual_fee_ids=self.manual_fee_ids,
+        )
+
+
+class Action(enum.StrEnum):
+    """What to do to a quote."""
+
+    SEND = "send"
+    ACCEPT = "accept"
+    REJECT = "reject"
+    CONVERT = "convert"
+    PAUSE = "pause"
+    RESUME = "resume"
+
+
+@frozen(kw_only=True)
+class ActionBody:
+    """An action; ``convert`` takes ``startIso`` (and ``serviceId`` for a hand-priced
+    quote, optional ``manualFeeIds``), or the deprecated ``bookingId``."""
+
+    action: Action
+    start_iso: datetime | None = None
+    service_id: Id | None = None
+    manual_fee_ids: tuple[Id, ...] = ()
+    booking_id: Id | None = None
+
+
+def _status(ctx: Context) -> QuoteStatus | None:
+    raw = ctx.query.get("status")
+    if raw is None:
+        return None
+    try:
+        return QuoteStatus(raw)
+    except ValueError:
+        options = ", ".join(s.value for s in QuoteStatus)
+        raise ValidationFailed({"status": f"One of {options}."}) from None
+
+
+def get_quotes(ctx: Context) -> Reply:
+    """List quotes by status, lead or customer."""
+    filters = {
+        "status": _status(ctx),
+        "lead_id": ctx.query.get("leadId") or None,
+        "customer_id": ctx.query.get("customerId") or None,
+    }
+    page = ctx.page_request("quotes", filters)
+    with ctx.deps.read() as uow:
+        result = uow.quotes.list(ctx.company_id, page, **filters)  # type: ignore[arg-type]
+    now, render = ctx.now(), ctx.render()
+    return ctx.page_reply(result, lambda q: render.quote(q, now))
+
+
+def post_quote(ctx: Context) -> Reply:
+    """Create a quote, optionally sending it immediately."""
+    body: QuoteBody = ctx.body
+    quote = cases.create_quote(
+        cases.CreateQuote(
+            company_id=ctx.company_id,
+            customer_id=body.customer_id,
+            lead_id=body.lead_id,
+            selection=body.selection(),
+            manual_lines=tuple(
+                ManualLine(x.description, x.amount_cents) for x in body.manual_lines
+            ),
+            expires_at=body.expires_at,
+            message=body.message,
+            note=body.note,
+            send_now=body.send,
+        ),
+        uow=ctx.uow(),
+        clock=ctx.deps.clock,
+    )
+    return Reply(ctx.render().quote(quote, ctx.now(), follow_ups=True), 201)
+
+
+def get_quote(ctx: Context) -> Reply:
+    """One quote and its scheduled follow-ups."""
+    with ctx.deps.read() as uow:
+        quote = uow.quotes.get(ctx.company_id, ctx.path_params["id"])
+    return Reply(ctx.render().quote(quote, ctx.now(), follow_ups=True))
+
+
+def post_quote_action(ctx: Context) -> Reply:
+    """Send, accept, reject, pause, resume, or convert a quote."""
+    body: ActionBody = ctx.body
+    quote_id = ctx.path_params["id"]
+    if body.action is Action.CONVERT:
+        ctx.require_scope("bookings:write")
+        with ctx.deps.read() as uow:
+            quote = uow.quotes.get(ctx.company_id, quote_id)
+            catalog = uow.catalogs.get(ctx.company_id)
+        request = conversion.ConvertRequest(
+            start=body.start_iso,
+            service_id=body.service_id,
+            manual_fee_ids=body.manual_fee_ids,
+            booking_id=body.booking_id,
+        )
+        # Every refusal of SPEC.md section 3 is decided here, before anything is written.
+        conversion.convert_quote(quote, request, catalog=catalog, at=ctx.now())
+        raise RuleViolation(
+            "Converting a quote into a booking arrives with scheduling; nothing was changed."
+        )
+    unused = {
+        "startIso": body.start_iso is not None,
+        "serviceId": body.service_id is not None,
+        "manualFeeIds": bool(body.manual_fee_ids),
+        "bookingId": body.booking_id is not None,
+    }
+    errors = {name: "Only used with action convert." for name, given in unused.items() if given}
+    if errors:
+        raise ValidationFailed(errors)
+    quote = cases.act_on_quote(
+        cases.ActOnQuote(
+            company_id=ctx.company_id, quote_id=quote_id, action=cases.QuoteAction(body.action)
+        ),
+        uow=ctx.uow(),
+        clock=ctx.deps.clock,
+    )
+    return Reply(ctx.render().quote(quote, ctx.now(), follow_ups=True))
+
+
+ENDPOINTS = [
+    Endpoint(
+        method="GET",
+        path="/quotes",
+        scope="quotes:read",
+        handler=get_quotes,
+        paginated=True,
+        query=(
+            QueryParam("status", "draft, sent, accepted, declined, expired or converted"),
+            QueryParam("leadId", "quotes of one lead"),
+            QueryParam("customerId", "quotes of one customer"),
+        ),
+        tag="quotes",
+        summary="List quotes by status, lead, or customer",
+    ),
+    Endpoint(
+        method="POST",
+        path="/quotes",
+        scope="quotes:write",
+        handler=post_quote,
+        body=QuoteBody,
+        idempotent=True,
+        success_status=201,
+        tag="quotes",
+        summary="Create a quote, optionally sending it immediately",
+    ),
+    Endpoint(
+        method="GET",
+        path="/quotes/{id}",
+        scope="quotes:read",
+        handler=get_quote,
+        tag="quotes",
+        summary="One quote and its scheduled follow-ups",
+    ),
+    Endpoint(
+        method="POST",
+        path="/quotes/{id}",
+        scope="quotes:write",
+        handler=post_quote_action,
+        body=ActionBody,
+        idempotent=True,
+        tag="quotes",
+        summary="Act on a quote: send, accept, reject, convert (also bookings:write), "
+        "pause, resume",
+    ),
+]

@@ -1,0 +1,27 @@
+"""structlog configured for JSON lines on stderr (one per request, with its request id)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import structlog
+
+
+def configure_logging(level: str | None = None) -> None:
+    """JSON logs at ``BOOKING_LOG_LEVEL`` (default INFO)."""
+    name = (level or os.environ.get("BOOKING_LOG_LEVEL") or "INFO").upper()
+    numeric = logging.getLevelNamesMapping().get(name, logging.INFO)
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(),
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=True,
+    )

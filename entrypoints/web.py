@@ -1,0 +1,55 @@
+"""The web application wired from settings: the HTTP adapter over the configured stores."""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+from starlette.applications import Starlette
+
+from adapters.http.app import HttpDeps, create_app
+from adapters.http.cursors import CursorCodec
+from adapters.http.ratelimit import RateLimiter
+from adapters.http.routes import all_endpoints
+from booking_core.services.companies import authenticate
+from entrypoints.bootstrap import Container, bootstrap
+from entrypoints.logs import configure_logging
+from entrypoints.settings import Settings
+
+SECRET_ENV = "BOOKING_SECRET_KEY"
+
+
+def cursor_secret() -> bytes:
+    """The secret signing pagination cursors, shared by every worker through the environment.
+
+    ``booking serve`` sets one for its workers when none is configured; a process started
+    another way without one gets a random secret of its own.
+    """
+    configured = os.environ.get(SECRET_ENV)
+    if configured:
+        return configured.encode()
+    generated = secrets.token_hex(32)
+    os.environ[SECRET_ENV] = generated
+    return generated.encode()
+
+
+def http_deps(container: Container, rate_limiter: RateLimiter | None = None) -> HttpDeps:
+    """The HTTP layer's dependencies from a container."""
+    settings = container.settings
+    return HttpDeps(
+        uow=container.uow,
+        clock=container.clock,
+        phones=container.phones,
+        rate_limiter=rate_limiter or RateLimiter(settings.redis_url or "memory://"),
+        cursors=CursorCodec(cursor_secret()),
+        authenticate=lambda secret: authenticate(secret, uow=container.reader()),
+        base_url=settings.base_url,
+        reader=container.reader,
+    )
+
+
+def build_app(settings: Settings | None = None) -> Starlette:
+    """The ASGI application for ``settings`` (default: the environment)."""
+    configure_logging()
+    container = bootstrap(settings)
+    return create_app(http_deps(container), all_endpoints())

@@ -1,0 +1,177 @@
+"""``GET /api/openapi.json``: a valid OpenAPI 3.1 document describing every route the app
+serves, generated from the same endpoint table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from openapi_schema_validator import OAS31Validator
+from openapi_spec_validator import validate
+from starlette.routing import Mount, Route
+
+from adapters.http.routes import all_endpoints
+from tests.e2e.support import API, Stack, idem
+
+METHODS = {"get", "post", "put", "patch", "delete"}
+
+
+@pytest.fixture(scope="module")
+def document(stack: Stack) -> dict[str, Any]:
+    with stack.client() as c:  # no key needed
+        response = c.get("/api/openapi.json")
+    assert response.status_code == 200
+    assert response.headers["content-type"].startswith("application/json")
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method in METHODS:
+                yield method.upper(), path, operation
+
+
+def served_routes(stack: Stack) -> set[tuple[str, str]]:
+    """(method, path) of every route of a freshly built app, HEAD aside."""
+    app = stack.app(stack.base_url)
+    found: set[tuple[str, str]] = set()
+
+    def visit(routes: Any, prefix: str) -> None:
+        for route in routes:
+            if isinstance(route, Mount):
+                visit(route.routes, prefix + route.path)
+            elif isinstance(route, Route):
+                for method in route.methods or ():
+                    if method != "HEAD":
+                        found.add((method, prefix + route.path))
+
+    visit(app.routes, "")
+    return found
+
+
+def test_the_document_is_valid_openapi_3_1(document: dict[str, Any]):
+    assert document["openapi"].startswith("3.1")
+    validate(document)
+
+
+def test_the_document_lists_every_route_the_app_serves(stack: Stack, document: dict[str, Any]):
+    served = served_routes(stack)
+    described = {(method, path) for method, path, _ in operations(document)}
+    assert served - {("GET", "/api/openapi.json")} == described
+    assert all(path.startswith(API) for _, path in described)
+    assert ("GET", f"{API}/providers") not in described
+
+
+def test_the_document_names_this_server(stack: Stack, document: dict[str, Any]):
+    assert document["servers"] == [{"url": stack.base_url}]
+
+
+def test_each_operation_states_its_scope_security_and_errors(document: dict[str, Any]):
+    scopes = {(e.method, API + e.path): e.scope for e in all_endpoints()}
+    error_ref = {"$ref": "#/components/schemas/Error"}
+    for method, path, operation in operations(document):
+        assert operation["x-required-scope"] == scopes[(method, path)]
+        assert scopes[(method, path)] in operation["description"]
+        assert {"bearerAuth": []} in operation["security"]
+        assert {"apiKeyHeader": []} in operation["security"]
+        for status in ("400", "401", "403", "404", "429", "500"):
+            schema = operation["responses"][status]["content"]["application/json"]["schema"]
+            assert schema == error_ref, (method, path, status)
+        success = next(s for s in operation["responses"] if s.startswith("2"))
+        headers = operation["responses"][success]["headers"]
+        assert set(headers) == {"x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"}
+
+
+def test_idempotent_writes_require_the_idempotency_key_header(document: dict[str, Any]):
+    idempotent = {(e.method, API + e.path) for e in all_endpoints() if e.idempotent}
+    assert idempotent == {
+        ("POST", f"{API}/quotes"),
+        ("POST", f"{API}/quotes/{{id}}"),
+        ("POST", f"{API}/payments"),
+        ("PATCH", f"{API}/payments"),
+    }
+    for method, path, operation in operations(document):
+        headers = [p for p in operation["parameters"] if p["in"] == "header"]
+        if (method, path) in idempotent:
+            assert headers[0]["name"] == "Idempotency-Key"
+            assert headers[0]["required"] is True
+            assert headers[0]["schema"]["maxLength"] == 255
+        else:
+            assert headers == []
+
+
+def test_lists_describe_limit_cursor_and_updated_since(document: dict[str, Any]):
+    lists = {API + e.path for e in all_endpoints() if e.paginated}
+    assert lists >= {f"{API}/{name}" for name in ("customers", "leads", "quotes", "payments")}
+    for method, path, operation in operations(document):
+        if method != "GET" or path not in lists:
+            continue
+        params = {p["name"]: p for p in operation["parameters"] if p["in"] == "query"}
+        assert params["limit"]["schema"] == {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 200,
+            "default": 50,
+        }
+        assert {"cursor", "updatedSince"} <= set(params), path
+        schema = operation["responses"]["200"]["content"]["application/json"]["schema"]
+        assert schema["required"] == ["data", "hasMore", "nextCursor"]
+
+
+def test_request_bodies_carry_their_ceilings_enums_and_refuse_unknown_fields(
+    document: dict[str, Any],
+):
+    def body(method: str, path: str) -> dict[str, Any]:
+        operation = document["paths"][API + path][method]
+        schema: dict[str, Any] = operation["requestBody"]["content"]["application/json"]["schema"]
+        return schema
+
+    customer = body("post", "/customers")
+    assert customer["additionalProperties"] is False
+    assert set(customer["required"]) == {"name", "email"}
+    assert customer["properties"]["name"]["maxLength"] == 200
+    assert customer["properties"]["email"]["maxLength"] == 254
+    address = customer["properties"]["address"]["anyOf"][0]
+    assert address["properties"]["city"]["maxLength"] == 120
+    assert address["properties"]["line1"]["maxLength"] == 200
+    assert address["properties"]["accessNotes"]["maxLength"] == 2000
+    assert address["properties"]["zip"]["pattern"] == "^[0-9]{5}$"
+
+    payment = body("post", "/payments")
+    assert set(payment["properties"]["kind"]["enum"]) >= {"PAYMENT", "TIP", "REFUND"}
+    action = body("post", "/quotes/{id}")
+    assert set(action["properties"]["action"]["enum"]) == {
+        "send",
+        "accept",
+        "reject",
+        "convert",
+        "pause",
+        "resume",
+    }
+    price = body("post", "/quote")
+    assert price["properties"]["couponCode"]["anyOf"][0]["maxLength"] == 100
+    assert price["properties"]["startIso"]["anyOf"][0]["format"] == "date-time"
+
+
+def test_live_errors_match_the_documented_error_schema(
+    stack: Stack, api: httpx.Client, document: dict[str, Any]
+):
+    schema = {**document["components"]["schemas"]["Error"], "components": document["components"]}
+    validator = OAS31Validator(schema)
+    with stack.client() as anon:
+        answers = [
+            anon.get(f"{API}/services"),
+            api.get(f"{API}/nope"),
+            api.delete(f"{API}/services"),
+            api.post(f"{API}/customers", json={"name": 1}),
+            api.post(f"{API}/quotes", json={}),
+            api.post(f"{API}/quotes", json={}, headers=idem()),
+            api.get(f"{API}/leads/lead_missing"),
+        ]
+    for response in answers:
+        assert response.status_code >= 400
+        validator.validate(response.json())

@@ -1,0 +1,211 @@
+"""``/payments``: money recorded by hand, hand refunds, reversals of hand entries, and the
+422s for card money and wallet-credit replacements (written straight to the ledger, as
+the card processor and the credit migration would)."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import httpx
+import pytest
+
+from booking_core.card_money import replace_credit_entry
+from booking_core.ledger import Kind
+from booking_core.services.payments import (
+    CardMoneyReceived,
+    CardMoneyRefunded,
+    apply_processor_event,
+)
+from tests.e2e.support import API, Stack, error_of, idem
+
+
+@pytest.fixture
+def booking() -> str:
+    """A booking id of its own (bookings arrive with scheduling; the ledger takes any id)."""
+    return f"bkg_e2e_{secrets.token_hex(5)}"
+
+
+def record(api: httpx.Client, booking_id: str, **fields: Any) -> httpx.Response:
+    return api.post(f"{API}/payments", json={"bookingId": booking_id, **fields}, headers=idem())
+
+
+def reverse(api: httpx.Client, entry_id: str, note: str = "Recorded by mistake.") -> httpx.Response:
+    return api.patch(f"{API}/payments", json={"id": entry_id, "note": note}, headers=idem())
+
+
+def ledger(api: httpx.Client, booking_id: str) -> list[dict[str, Any]]:
+    page = api.get(f"{API}/payments", params={"bookingId": booking_id, "limit": 200}).json()
+    rows: list[dict[str, Any]] = page["data"]
+    return rows
+
+
+def test_a_payment_recorded_by_hand_is_an_offline_entry(api: httpx.Client, booking: str):
+    response = record(
+        api, booking, kind="PAYMENT", amountCents=15000, method="CHECK", note="Check #88"
+    )
+    assert response.status_code == 201, response.text
+    entry = response.json()
+    assert entry["id"].startswith("pay_")
+    assert (entry["kind"], entry["method"], entry["offline"]) == ("PAYMENT", "CHECK", True)
+    assert (entry["amountCents"], entry["note"], entry["bookingId"]) == (
+        15000,
+        "Check #88",
+        booking,
+    )
+    assert [e["id"] for e in ledger(api, booking)] == [entry["id"]]
+
+
+def test_a_hand_refund_is_stored_negative_with_method_offline(api: httpx.Client, booking: str):
+    paid = record(api, booking, kind="PAYMENT", amountCents=10000, method="CASH").json()
+    refund = record(api, booking, kind="REFUND", amountCents=2500, reverses=paid["id"])
+    assert refund.status_code == 201, refund.text
+    entry = refund.json()
+    assert (entry["kind"], entry["method"], entry["offline"]) == ("REFUND", "OFFLINE", True)
+    assert (entry["amountCents"], entry["reverses"]) == (-2500, paid["id"])
+
+
+def test_a_refund_over_the_paid_total_is_422(api: httpx.Client, booking: str):
+    record(api, booking, kind="PAYMENT", amountCents=4000, method="CASH")
+    record(api, booking, kind="TIP", amountCents=2000, method="CASH")  # tips are not paid total
+    error = error_of(record(api, booking, kind="REFUND", amountCents=4500), 422, "unprocessable")
+    assert "4000" in error["message"]
+    assert len(ledger(api, booking)) == 2
+
+
+@pytest.mark.parametrize(
+    ("fields", "field"),
+    [
+        ({"kind": "PAYMENT", "amountCents": 100, "method": "CARD"}, "method"),
+        ({"kind": "PAYMENT", "amountCents": 100}, "method"),
+        ({"kind": "REFUND", "amountCents": 100, "method": "CASH"}, "method"),
+        ({"kind": "DISPUTE", "amountCents": 100, "method": "CASH"}, "kind"),
+        ({"kind": "PAYMENT", "amountCents": -100, "method": "CASH"}, "amountCents"),
+        ({"kind": "PAYMENT", "amountCents": 0, "method": "CASH"}, "amountCents"),
+        ({"kind": "TIP", "amountCents": 100, "method": "CASH", "reverses": "pay_x"}, "reverses"),
+    ],
+)
+def test_entries_a_person_cannot_record_are_field_errors(
+    api: httpx.Client, booking: str, fields: dict[str, Any], field: str
+):
+    response = record(api, booking, **fields)
+    assert field in error_of(response, 400, "invalid_request")["fieldErrors"]
+    assert ledger(api, booking) == []
+
+
+def test_reversing_a_hand_entry_writes_a_reversal(api: httpx.Client, booking: str):
+    paid = record(api, booking, kind="PAYMENT", amountCents=7000, method="BANK_TRANSFER").json()
+    response = reverse(api, paid["id"], "Entered on the wrong booking.")
+    assert response.status_code == 201, response.text
+    reversal = response.json()
+    assert (reversal["kind"], reversal["amountCents"], reversal["reverses"]) == (
+        "REVERSAL",
+        -7000,
+        paid["id"],
+    )
+    assert reversal["offline"] is True
+    kinds = sorted(e["kind"] for e in ledger(api, booking))
+    assert kinds == ["PAYMENT", "REVERSAL"]
+
+
+def test_an_entry_is_never_reversed_twice_nor_a_reversal_reversed(api: httpx.Client, booking: str):
+    paid = record(api, booking, kind="TIP", amountCents=500, method="CASH").json()
+    reversal = reverse(api, paid["id"]).json()
+    error_of(reverse(api, paid["id"]), 422, "unprocessable")
+    error_of(reverse(api, reversal["id"]), 422, "unprocessable")
+
+
+def test_a_payment_with_open_refunds_cannot_be_reversed(api: httpx.Client, booking: str):
+    paid = record(api, booking, kind="PAYMENT", amountCents=9000, method="CASH").json()
+    refund = record(api, booking, kind="REFUND", amountCents=1000, reverses=paid["id"]).json()
+    error = error_of(reverse(api, paid["id"]), 422, "unprocessable")
+    assert refund["id"] in error["message"]
+    assert reverse(api, refund["id"]).status_code == 201
+    assert reverse(api, paid["id"]).status_code == 201
+
+
+def test_a_reversal_needs_a_note_and_an_existing_entry(api: httpx.Client, booking: str):
+    paid = record(api, booking, kind="PAYMENT", amountCents=100, method="CASH").json()
+    assert "note" in error_of(reverse(api, paid["id"], " "), 400, "invalid_request")["fieldErrors"]
+    error_of(reverse(api, "pay_missing"), 404, "not_found")
+
+
+def _card_payment(stack: Stack, booking_id: str, amount: int = 20000) -> dict[str, Any]:
+    entry = apply_processor_event(
+        CardMoneyReceived(
+            company_id=stack.company.id,
+            booking_id=booking_id,
+            customer_id=None,
+            payment_ref=f"pi_{secrets.token_hex(6)}",
+            amount_cents=amount,
+        ),
+        uow=stack.container.uow(),
+        clock=stack.container.clock,
+    )
+    return {"id": entry.id, "ref": entry.external_ref}
+
+
+def test_card_money_cannot_be_reversed_it_is_refunded(
+    stack: Stack, api: httpx.Client, booking: str
+):
+    card = _card_payment(stack, booking)
+    listed = ledger(api, booking)
+    assert [(e["method"], e["offline"]) for e in listed] == [("CARD", False)]
+
+    error = error_of(reverse(api, card["id"]), 422, "unprocessable")
+    assert "card" in error["message"]
+    hand_refund = record(api, booking, kind="REFUND", amountCents=100, reverses=card["id"])
+    assert "card" in error_of(hand_refund, 422, "unprocessable")["message"]
+
+    # A refund the processor reports lands, and is card money too.
+    refunded = apply_processor_event(
+        CardMoneyRefunded(
+            company_id=stack.company.id,
+            booking_id=booking,
+            payment_ref=card["ref"],
+            amount_cents=5000,
+            from_dashboard=True,
+        ),
+        uow=stack.container.uow(),
+        clock=stack.container.clock,
+    )
+    assert refunded.kind is Kind.REFUND
+    error_of(reverse(api, refunded.id), 422, "unprocessable")
+    assert len(ledger(api, booking)) == 2
+
+
+def test_entries_that_replaced_wallet_credit_cannot_be_reversed(
+    stack: Stack, api: httpx.Client, booking: str
+):
+    replacement = replace_credit_entry(
+        entry_id=f"pay_credit_{secrets.token_hex(4)}",
+        company_id=stack.company.id,
+        booking_id=booking,
+        customer_id=None,
+        kind=Kind.PAYMENT,
+        amount_cents=3000,
+        created_at=stack.container.clock.now(),
+    )
+    with stack.container.uow() as uow:
+        uow.payments.add(replacement)
+        uow.commit()
+    (listed,) = ledger(api, booking)
+    assert (listed["method"], listed["offline"]) == ("OTHER", True)
+    assert "credit" in listed["note"].lower()
+    assert "credit" in error_of(reverse(api, replacement.id), 422, "unprocessable")["message"]
+
+
+def test_the_ledger_filters_by_booking_and_stays_within_the_company(
+    stack: Stack, api: httpx.Client, booking: str
+):
+    mine = record(api, booking, kind="PAYMENT", amountCents=1234, method="CASH").json()
+    with stack.client(stack.other_key) as other:
+        assert other.get(f"{API}/payments", params={"bookingId": booking}).json()["data"] == []
+        error_of(
+            other.patch(
+                f"{API}/payments", json={"id": mine["id"], "note": "not yours"}, headers=idem()
+            ),
+            404,
+            "not_found",
+        )
+    assert [e["id"] for e in ledger(api, booking)] == [mine["id"]]
