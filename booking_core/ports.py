@@ -8,13 +8,15 @@ that never existed. One contract test module per port runs against every adapter
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Protocol, Self
+from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 
 if TYPE_CHECKING:
     from booking_core.auth import ApiKey
+    from booking_core.availability import Block
+    from booking_core.bookings import Booking, BookingStatus
     from booking_core.catalog import Catalog
     from booking_core.companies import Company
     from booking_core.coupons import CouponUsage
@@ -32,6 +34,29 @@ class Clock(Protocol):
 
     def now(self) -> datetime:
         """The current instant, timezone-aware."""
+        ...
+
+
+class DriveTime(Protocol):
+    """Estimated driving time between two US zip codes (``ZipCentroidDriveTime``,
+    ``OsrmDriveTime``, ``TableDriveTime``)."""
+
+    def minutes(self, from_zip: str, to_zip: str) -> int:
+        """Whole minutes, rounded up, to drive from one zip to the other (a small fixed
+        minimum within one zip). Raises ``UnknownZip`` for a zip the source does not know;
+        its ``field`` is ``zip``, and callers re-raise it naming their own field."""
+        ...
+
+
+@runtime_checkable
+class DriveTimeMatrix(DriveTime, Protocol):
+    """A drive-time source that also answers many pairs in one lookup."""
+
+    def matrix(
+        self, origins: Sequence[str], destinations: Sequence[str]
+    ) -> dict[tuple[str, str], int]:
+        """Minutes for every ``(origin, destination)`` pair, as ``minutes`` would answer
+        them; a pair with an unknown zip (or no route) is left out rather than raised."""
         ...
 
 
@@ -171,6 +196,97 @@ class CrewRepository(Protocol):
         ...
 
 
+class BookingRepository(Protocol):
+    """Bookings, and the guarantee that no crew member is booked twice for one minute.
+
+    Every open booking (scheduled or in progress) occupies each of its crew members for
+    each of its ``day_blocks()``, half-open: two such blocks of one member in one company
+    never overlap (a block ending at 11:00 and one starting at 11:00 do not). Writes that
+    would break that raise ``SlotTaken`` naming the member, and write nothing; storage
+    enforces it against concurrent writers too (PostgreSQL: an exclusion constraint;
+    SQLite: one writer at a time), so a lost race is ``SlotTaken``, never a double booking.
+    ``SlotTaken`` is a ``ConflictError``: catch it first where the two differ.
+    """
+
+    def get(self, company_id: str, booking_id: str) -> Booking:
+        """The booking; ``NotFoundError`` for an unknown id or another company's."""
+        ...
+
+    def by_code(self, company_id: str, code: str) -> Booking | None:
+        """The booking with exactly this human code in the company (normalise it first)."""
+        ...
+
+    def by_tracking_token(self, token: str) -> Booking | None:
+        """The booking with this tracking token, in any company (the token is its own
+        authority); whether tracking still works is the caller's check."""
+        ...
+
+    def add_all(self, bookings: Sequence[Booking]) -> None:
+        """Store new bookings, all or nothing, in the caller's unit of work.
+
+        Raises ``SlotTaken(start, crew_id)`` (``start``: the colliding block's start, ISO
+        in the booking's zone) when an open booking's day block overlaps another open one
+        of the same crew member, stored or in this batch; ``ConflictError`` when an id,
+        a human code (per company), a tracking token or a plan's ``visit_index`` is taken,
+        so that the caller can redraw codes and try again. Either way nothing of the batch
+        is written and the unit of work stays usable.
+        """
+        ...
+
+    def save_all(self, bookings: Sequence[Booking]) -> None:
+        """Replace stored bookings, all or nothing, each against ``version - 1``.
+
+        Raises ``NotFoundError`` for a booking not stored, ``ConflictError`` when a stored
+        version moved on (another request changed it), ``SlotTaken`` as ``add_all`` does
+        for the new blocks (a booking never collides with itself; cancelled and completed
+        bookings never collide).
+        """
+        ...
+
+    def of_plan(self, company_id: str, plan_id: str) -> list[Booking]:
+        """Every visit of a plan, by ``visit_index``."""
+        ...
+
+    def of_group(self, company_id: str, group_id: str) -> list[Booking]:
+        """Every booking of one multi-date request, by ``visit_index``."""
+        ...
+
+    def for_customer(self, company_id: str, customer_id: str) -> list[Booking]:
+        """Every booking of a customer, any status, by (start, id): for lifetime statistics."""
+        ...
+
+    def busy(
+        self,
+        company_id: str,
+        start: datetime,
+        end: datetime,
+        crew_ids: Collection[str] | None = None,
+    ) -> dict[str, list[Block]]:
+        """Each crew member's open day blocks that overlap ``[start, end)``, as
+        ``Block(start, end, booking.address.zip, booking.id)`` sorted by (start, booking id).
+
+        With ``crew_ids`` every member named is a key (an empty list when free); without,
+        every member with a block in the window is.
+        """
+        ...
+
+    def list(
+        self,
+        company_id: str,
+        page: PageRequest,
+        *,
+        status: BookingStatus | None = None,
+        customer_id: str | None = None,
+        crew_id: str | None = None,
+        starts_from: datetime | None = None,
+        starts_until: datetime | None = None,
+    ) -> Page[Booking]:
+        """A page of bookings, optionally filtered: ``crew_id`` matches any member of a
+        booking's crew (a team's job is each member's job); the window on ``start`` is
+        half-open."""
+        ...
+
+
 class IdempotencyRepository(Protocol):
     """Stored answers of writes sent with an ``Idempotency-Key``, per company."""
 
@@ -248,8 +364,10 @@ class QuoteRepository(Protocol):
         status: QuoteStatus | None = None,
         lead_id: str | None = None,
         customer_id: str | None = None,
+        as_of: datetime | None = None,
     ) -> Page[Quote]:
-        """A page of quotes, optionally filtered (stored status)."""
+        """A page of quotes, optionally filtered. With ``as_of`` the status filter uses the
+        status in effect then (a sent quote past its expiry is expired); else the stored one."""
         ...
 
 
@@ -318,6 +436,9 @@ class UnitOfWork(Protocol):
 
     @property
     def crew(self) -> CrewRepository: ...
+
+    @property
+    def bookings(self) -> BookingRepository: ...
 
     def __enter__(self) -> Self: ...
 

@@ -23,7 +23,7 @@ from booking_core.idempotency import IdempotencyRecord, RecordState
 from booking_core.leads import Lead, LeadStage
 from booking_core.ledger import Kind, PaymentEntry
 from booking_core.paging import Page, PageRequest, Position, page_of
-from booking_core.quotes import Quote, QuoteStatus
+from booking_core.quotes import Quote, QuoteStatus, effective_status
 
 T = TypeVar("T")
 EPOCH_SENTINEL: datetime | None = None
@@ -296,10 +296,12 @@ class MemoryQuoteRepository:
         status: QuoteStatus | None = None,
         lead_id: str | None = None,
         customer_id: str | None = None,
+        as_of: datetime | None = None,
     ) -> Page[Quote]:
         def keep(q: Quote) -> bool:
+            shown = q.status if as_of is None else effective_status(q, as_of)
             return (
-                status in (None, q.status)
+                status in (None, shown)
                 and lead_id in (None, q.lead_id)
                 and customer_id in (None, q.customer_id)
             )

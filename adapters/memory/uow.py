@@ -13,6 +13,7 @@ from typing import Any, Self
 
 import attrs
 
+from adapters.memory.bookings import MemoryBookingRepository
 from adapters.memory.repositories import (
     MemoryApiKeyRepository,
     MemoryCatalogRepository,
@@ -39,6 +40,7 @@ TABLES = (
     "payments",
     "idempotency",
     "crew",
+    "bookings",
 )
 
 
@@ -96,6 +98,7 @@ class MemoryUnitOfWork:
         self.payments = MemoryPaymentRepository(table("payments"))
         self.idempotency = MemoryIdempotencyRepository(table("idempotency"))
         self.crew = MemoryCrewRepository(table("crew"))
+        self.bookings = MemoryBookingRepository(table("bookings"))
         self._snapshot: dict[str, dict[tuple[str, str], Row[Any]]] | None = None
         self.commits = 0
 

@@ -2,7 +2,8 @@
 
 Instants are ISO-8601 strings with their offset, dates and wall times ISO dates and
 times, enums their values, tuples lists, and frozensets sorted lists (so one value
-always makes one document).
+always makes one document). A ``str | int | bool`` (a booking activity's detail) is
+JSON's own string, number or boolean, read back as exactly that type.
 ``loads(dumps(value, T), T) == value`` for every stored type; the contract tests hold
 the round trips to that.
 """
@@ -35,7 +36,18 @@ def _make_converter() -> Converter:
     made.register_unstructure_hook(time, lambda value: value.isoformat())
     made.register_structure_hook(time, lambda value, _: time.fromisoformat(value))
     made.register_unstructure_hook_factory(is_frozenset, lambda _: _unstructure_frozenset)
+    made.register_structure_hook_func(lambda cls: cls == _SCALAR, _scalar)
     return made
+
+
+_SCALAR = str | int | bool
+
+
+def _scalar(value: Any, _: Any) -> str | int | bool:
+    # JSON already tells a string, a number and a boolean apart: keep the type it gives.
+    if type(value) not in (str, int, bool):
+        raise ValueError(f"expected a string, integer or boolean, got {type(value).__name__}")
+    return value  # type: ignore[no-any-return]
 
 
 def _instant(value: str) -> datetime:
@@ -51,6 +63,11 @@ converter = _make_converter()
 def to_plain(value: Any, as_type: Any = None) -> Any:
     """``value`` as plain JSON-able data (dicts, lists, strings, numbers)."""
     return converter.unstructure(value, unstructure_as=as_type)
+
+
+def from_plain(plain: Any, as_type: type[T]) -> T:
+    """The value of type ``as_type`` that plain data of ``to_plain`` describes."""
+    return converter.structure(plain, as_type)
 
 
 def dumps(value: Any, as_type: Any = None) -> str:

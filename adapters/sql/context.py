@@ -44,6 +44,7 @@ else:
     AnyResult = CursorResult
 
 UNIQUE_VIOLATION = "23505"
+EXCLUSION_VIOLATION = "23P01"
 RETRYABLE_STATES = frozenset({"40001", "40P01"})  # serialization_failure, deadlock_detected
 SQLITE_UNIQUE = frozenset({"SQLITE_CONSTRAINT_UNIQUE", "SQLITE_CONSTRAINT_PRIMARYKEY"})
 
@@ -55,6 +56,11 @@ def is_unique_violation(error: DBAPIError) -> bool:
         getattr(orig, "sqlstate", None) == UNIQUE_VIOLATION
         or getattr(orig, "sqlite_errorname", None) in SQLITE_UNIQUE
     )
+
+
+def is_exclusion_violation(error: DBAPIError) -> bool:
+    """True when ``error`` is a PostgreSQL exclusion-constraint violation."""
+    return getattr(error.orig, "sqlstate", None) == EXCLUSION_VIOLATION
 
 
 def is_retryable(error: DBAPIError) -> bool:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, select, update
+from sqlalchemy import ColumnElement, and_, not_, or_, select, update
 
 from adapters.sql import codecs
 from adapters.sql.context import AnyRow, UnitContext, without_keys
@@ -76,6 +77,24 @@ def _quote(row: AnyRow) -> Quote:
     )
 
 
+def _status_is(status: QuoteStatus, as_of: datetime | None) -> ColumnElement[bool]:
+    """Quotes whose status (effective at ``as_of``: a sent quote past expiry is expired)
+    is ``status``."""
+    stored = quotes.c.status == status.value
+    if as_of is None:
+        return stored
+    lapsed = and_(
+        quotes.c.status == QuoteStatus.SENT.value,
+        quotes.c.expires_at.is_not(None),
+        quotes.c.expires_at <= as_of,
+    )
+    if status is QuoteStatus.SENT:
+        return and_(stored, not_(lapsed))
+    if status is QuoteStatus.EXPIRED:
+        return or_(stored, lapsed)
+    return stored
+
+
 class SqlQuoteRepository:
     """Quotes of every company, each reached only through its own company."""
 
@@ -119,10 +138,11 @@ class SqlQuoteRepository:
         status: QuoteStatus | None = None,
         lead_id: str | None = None,
         customer_id: str | None = None,
+        as_of: datetime | None = None,
     ) -> Page[Quote]:
         where: list[ColumnElement[bool]] = []
         if status is not None:
-            where.append(quotes.c.status == status.value)
+            where.append(_status_is(status, as_of))
         if lead_id is not None:
             where.append(quotes.c.lead_id == lead_id)
         if customer_id is not None:

@@ -23,7 +23,11 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
+    literal,
+    text,
 )
+from sqlalchemy.dialects.postgresql import ExcludeConstraint
 
 from adapters.sql.columns import id_column_type, instant_type, money_type, text_type
 
@@ -251,6 +255,78 @@ idempotency_records = Table(
     Index("ix_idempotency_records_created", "created_at"),
 )
 
+bookings = Table(
+    "bookings",
+    metadata,
+    _id("company_id"),
+    _id("id"),
+    _text("code"),  # human code, unique per company
+    _id("customer_id"),
+    _text("status"),
+    _id("plan_id", nullable=True),
+    Column("visit_index", Integer, nullable=False),
+    _id("group_id", nullable=True),
+    Column("starts_at", instant_type(), nullable=False),  # the first day's start and end
+    Column("ends_at", instant_type(), nullable=False),
+    _text("tracking_token"),
+    Column("version", Integer, nullable=False),
+    Column("document", Text, nullable=False),  # JSON: every other field of the Booking
+    Column("created_at", instant_type(), nullable=False),
+    Column("changed_at", instant_type(), nullable=True),
+    PrimaryKeyConstraint("company_id", "id"),
+    UniqueConstraint("company_id", "code"),
+    UniqueConstraint("tracking_token"),
+    Index(
+        "uq_bookings_plan_visit",
+        "company_id",
+        "plan_id",
+        "visit_index",
+        unique=True,
+        sqlite_where=text("plan_id IS NOT NULL"),
+        postgresql_where=text("plan_id IS NOT NULL"),
+    ),
+    Index("ix_bookings_group", "company_id", "group_id", "visit_index"),
+    Index("ix_bookings_customer", "company_id", "customer_id", "created_at", "id"),
+    Index("ix_bookings_status", "company_id", "status", "created_at", "id"),
+    Index("ix_bookings_starts", "company_id", "starts_at"),
+    *_keyset_indexes("bookings"),
+)
+
+booking_assignments = Table(
+    "booking_assignments",
+    metadata,
+    _id("company_id"),
+    _id("booking_id"),
+    _id("crew_id"),
+    Column("starts_at", instant_type(), nullable=False),  # one day block, half-open
+    Column("ends_at", instant_type(), nullable=False),
+    _text("zip_code"),  # where the job is: what availability's drive times start from
+    Column("open", Boolean, nullable=False),  # the booking is scheduled or in progress
+    PrimaryKeyConstraint("company_id", "booking_id", "crew_id", "starts_at"),
+    Index("ix_booking_assignments_busy", "company_id", "crew_id", "starts_at"),
+)
+"""One row per (booking, crew member, day block): a team's job is each member's job."""
+
+OVERLAP_CONSTRAINT = "ex_booking_assignments_overlap"
+booking_assignments.append_constraint(
+    # PostgreSQL only (on SQLite the repository checks with a query under the write
+    # lock): no two open blocks of one crew member overlap, half-open. The btree_gist
+    # extension gives GiST its `=` on text.
+    ExcludeConstraint(
+        (booking_assignments.c.company_id, "="),
+        (booking_assignments.c.crew_id, "="),
+        (
+            func.tstzrange(
+                booking_assignments.c.starts_at, booking_assignments.c.ends_at, literal("[)")
+            ),
+            "&&",
+        ),
+        name=OVERLAP_CONSTRAINT,
+        using="gist",
+        where=booking_assignments.c.open,
+    ).ddl_if(dialect="postgresql")
+)
+
 change_clock = Table(
     "change_clock",
     metadata,
@@ -260,7 +336,7 @@ change_clock = Table(
 )
 """One row per company: the last ``changed_at`` stamped. Locked at commit (see uow.py)."""
 
-STAMPED = {t.name: t for t in (customers, leads, quotes, payments, crew_members)}
+STAMPED = {t.name: t for t in (customers, leads, quotes, payments, crew_members, bookings)}
 """Tables listed by change: their touched rows get ``changed_at`` at commit."""
 
 ALL_TABLES = tuple(metadata.sorted_tables)

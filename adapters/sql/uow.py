@@ -14,6 +14,7 @@ from typing import Self
 
 from sqlalchemy import Connection, Engine, select, update
 
+from adapters.sql.bookings import SqlBookingRepository
 from adapters.sql.catalogs import SqlCatalogRepository, SqlCouponRedemptionRepository
 from adapters.sql.context import UnitContext, translated_errors
 from adapters.sql.crew import SqlCrewRepository
@@ -58,6 +59,7 @@ class SqlUnitOfWork:
         self.payments = SqlPaymentRepository(self._cx)
         self.idempotency = SqlIdempotencyRepository(self._cx)
         self.crew = SqlCrewRepository(self._cx)
+        self.bookings = SqlBookingRepository(self._cx)
 
     def __enter__(self) -> Self:
         if self._connection is not None:

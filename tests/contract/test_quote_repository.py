@@ -87,3 +87,33 @@ def test_list_filters_by_status_lead_and_customer(uow_factory):
         assert ids(status=QuoteStatus.SENT) == [b.id]
         assert ids(customer_id="cus_1") == [a.id]
         assert ids(lead_id="lead_1") == [c.id]
+
+
+def test_status_filter_as_of_an_instant_treats_a_lapsed_sent_quote_as_expired(uow_factory):
+    lapsing = quotes.send(
+        quotes.create_quote(
+            company_id="cmp_a",
+            at=f.T0,
+            customer_id="cus_1",
+            manual_lines=(quotes.ManualLine("Gutters", 9_000),),
+            expires_at=f.at(60),
+        ),
+        f.at(1),
+    )
+    open_ended = quotes.send(f.quote("cmp_a", minutes=2), f.at(3))
+    with uow_factory() as uow:
+        uow.quotes.add(lapsing)
+        uow.quotes.add(open_ended)
+        uow.commit()
+    with uow_factory() as uow:
+
+        def ids(status, as_of):
+            page = uow.quotes.list("cmp_a", PageRequest(), status=status, as_of=as_of)
+            return {q.id for q in page.items}
+
+        before, after = f.at(30), f.at(60)
+        assert ids(QuoteStatus.SENT, before) == {lapsing.id, open_ended.id}
+        assert ids(QuoteStatus.EXPIRED, before) == set()
+        assert ids(QuoteStatus.SENT, after) == {open_ended.id}
+        assert ids(QuoteStatus.EXPIRED, after) == {lapsing.id}
+        assert ids(QuoteStatus.SENT, None) == {lapsing.id, open_ended.id}

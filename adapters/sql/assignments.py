@@ -1,0 +1,164 @@
+"""Crew assignments: one row per (booking, crew member, day block), and the overlap guard.
+
+A row is ``open`` while its booking is scheduled or in progress. No two open rows of one
+member in one company overlap (half-open):
+
+- PostgreSQL enforces it with the exclusion constraint ``ex_booking_assignments_overlap``
+  (``EXCLUDE USING gist (company_id WITH =, crew_id WITH =, tstzrange(starts_at, ends_at,
+  '[)') WITH &&) WHERE (open)``). An insert that meets an uncommitted overlapping row
+  waits for its transaction and fails with SQLSTATE 23P01 if it commits; the repository
+  then looks the overlap up to name the member.
+- SQLite runs one writing unit of work at a time (``BEGIN IMMEDIATE``), so the rows are
+  checked with a query just before they are written, inside the same transaction.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Collection, Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, Table, delete, select
+
+from adapters.sql.tables import booking_assignments
+from booking_core.availability import Block
+from booking_core.bookings import MAX_DURATION_MINUTES, Booking
+from booking_core.errors import SlotTaken
+
+LONGEST_BLOCK = timedelta(minutes=MAX_DURATION_MINUTES)
+"""No day block is longer, so a block overlapping ``[start, ...)`` starts after
+``start - LONGEST_BLOCK``: a lower bound that lets the busy index seek a narrow range."""
+
+INSERT_CHUNK = 200
+"""Rows per INSERT statement (well inside SQLite's limit of bound parameters)."""
+
+Spans = dict[tuple[str, str], list[tuple[datetime, datetime]]]
+"""Blocks held, by (company id, crew id)."""
+
+_a = booking_assignments
+
+
+def rows_of(booking: Booking) -> list[dict[str, Any]]:
+    """The assignment rows of a booking: every member, every day."""
+    return [
+        {
+            "company_id": booking.company_id,
+            "booking_id": booking.id,
+            "crew_id": crew_id,
+            "starts_at": start,
+            "ends_at": end,
+            "zip_code": booking.address.zip,
+            "open": booking.is_open,
+        }
+        for crew_id in dict.fromkeys(booking.crew_ids)
+        for start, end in booking.day_blocks()
+    ]
+
+
+def open_blocks(booking: Booking) -> list[tuple[str, datetime, datetime]]:
+    """(crew id, start, end) of every block the booking holds; none once it is closed."""
+    if not booking.is_open:
+        return []
+    days = booking.day_blocks()
+    return [(crew_id, s, e) for crew_id in dict.fromkeys(booking.crew_ids) for s, e in days]
+
+
+def first_collision(bookings: Sequence[Booking], held: Spans) -> SlotTaken | None:
+    """``SlotTaken`` for the first block of ``bookings`` that overlaps a block in ``held``
+    or one of an earlier booking of the batch; None when they all fit."""
+    taken: Spans = defaultdict(list, {key: list(spans) for key, spans in held.items()})
+    for booking in bookings:
+        mine = open_blocks(booking)
+        for crew_id, start, end in mine:
+            spans = taken[(booking.company_id, crew_id)]
+            if any(start < other_end and other_start < end for other_start, other_end in spans):
+                local = start.astimezone(booking.zone).isoformat()
+                return SlotTaken(local, crew_id)
+        for crew_id, start, end in mine:
+            taken[(booking.company_id, crew_id)].append((start, end))
+    return None
+
+
+def held_elsewhere(connection: Connection, bookings: Sequence[Booking], *, saving: bool) -> Spans:
+    """The stored open blocks of the batch's crew members around the batch's blocks;
+    when ``saving``, except the batch's own (a booking never collides with itself)."""
+    held: Spans = defaultdict(list)
+    wanted: dict[str, list[tuple[str, datetime, datetime]]] = defaultdict(list)
+    for booking in bookings:
+        wanted[booking.company_id].extend(open_blocks(booking))
+    for company_id, blocks in wanted.items():
+        if not blocks:
+            continue
+        low = min(start for _, start, _ in blocks)
+        high = max(end for _, _, end in blocks)
+        conditions = [
+            _a.c.company_id == company_id,
+            _a.c.crew_id.in_(sorted({crew_id for crew_id, _, _ in blocks})),
+            _a.c.open.is_(True),
+            _a.c.starts_at < high,
+            _a.c.starts_at > low - LONGEST_BLOCK,
+            _a.c.ends_at > low,
+        ]
+        if saving:
+            ids = [b.id for b in bookings if b.company_id == company_id]
+            conditions.append(_a.c.booking_id.not_in(ids))
+        statement = select(_a.c.crew_id, _a.c.starts_at, _a.c.ends_at).where(*conditions)
+        for row in connection.execute(statement):
+            held[(company_id, row.crew_id)].append((row.starts_at, row.ends_at))
+    return held
+
+
+def replace_rows(connection: Connection, bookings: Iterable[Booking], *, new: bool) -> None:
+    """Write the assignment rows of ``bookings`` (dropping their old rows unless ``new``),
+    ordered by member and start so that concurrent writers lock in one order."""
+    bookings = list(bookings)
+    if not new:
+        for company_id in sorted({b.company_id for b in bookings}):
+            ids = [b.id for b in bookings if b.company_id == company_id]
+            connection.execute(
+                delete(_a).where(_a.c.company_id == company_id, _a.c.booking_id.in_(ids))
+            )
+    rows = [row for booking in bookings for row in rows_of(booking)]
+    rows.sort(key=lambda r: (r["company_id"], r["crew_id"], r["starts_at"], r["booking_id"]))
+    insert_rows(connection, _a, rows)
+
+
+def insert_rows(connection: Connection, table: Table, rows: Sequence[dict[str, Any]]) -> None:
+    """Multi-row INSERTs of at most ``INSERT_CHUNK`` rows: one statement each rather than
+    a driver ``executemany`` (psycopg's pipeline would outlive a refused row noisily)."""
+    for start in range(0, len(rows), INSERT_CHUNK):
+        connection.execute(table.insert().values(list(rows[start : start + INSERT_CHUNK])))
+
+
+def busy(
+    connection: Connection,
+    company_id: str,
+    start: datetime,
+    end: datetime,
+    crew_ids: Collection[str] | None,
+) -> dict[str, list[Block]]:
+    """Each member's open blocks overlapping ``[start, end)``, sorted by (start, booking)."""
+    conditions = [
+        _a.c.company_id == company_id,
+        _a.c.open.is_(True),
+        _a.c.starts_at < end,
+        _a.c.starts_at > start - LONGEST_BLOCK,
+        _a.c.ends_at > start,
+    ]
+    found: dict[str, list[Block]] = {}
+    if crew_ids is not None:
+        wanted = sorted(set(crew_ids))
+        if not wanted:
+            return {}
+        conditions.append(_a.c.crew_id.in_(wanted))
+        found = {crew_id: [] for crew_id in wanted}
+    statement = (
+        select(_a.c.crew_id, _a.c.starts_at, _a.c.ends_at, _a.c.zip_code, _a.c.booking_id)
+        .where(*conditions)
+        .order_by(_a.c.crew_id, _a.c.starts_at, _a.c.booking_id)
+    )
+    for row in connection.execute(statement):
+        block = Block(row.starts_at, row.ends_at, row.zip_code, row.booking_id)
+        found.setdefault(row.crew_id, []).append(block)
+    return found

@@ -1,0 +1,235 @@
+"""Bookings: the fields queries look at as columns, the rest of the record one JSON
+document; crew assignments beside them (``adapters.sql.assignments``).
+
+Every write of ``add_all`` and ``save_all`` runs inside a savepoint: a refused batch
+(``SlotTaken``, ``ConflictError``, ``NotFoundError``) leaves nothing behind and the unit
+of work usable, so a use case can redraw codes and try again in the same transaction.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, exists, select, update
+from sqlalchemy.exc import DBAPIError, IntegrityError
+
+from adapters.sql import assignments, codecs
+from adapters.sql.context import (
+    AnyRow,
+    UnitContext,
+    is_exclusion_violation,
+    is_retryable,
+    is_unique_violation,
+    without_keys,
+)
+from adapters.sql.tables import booking_assignments, bookings
+from booking_core.availability import Block
+from booking_core.bookings import Booking, BookingStatus
+from booking_core.errors import ConflictError, NotFoundError, SlotTaken
+from booking_core.paging import Page, PageRequest
+
+COLUMN_OF_FIELD = {
+    "id": "id",
+    "company_id": "company_id",
+    "code": "code",
+    "customer_id": "customer_id",
+    "status": "status",
+    "plan_id": "plan_id",
+    "visit_index": "visit_index",
+    "group_id": "group_id",
+    "start": "starts_at",
+    "end": "ends_at",
+    "tracking_token": "tracking_token",
+    "version": "version",
+    "created_at": "created_at",
+}
+"""Booking fields kept as columns (and not in the document), by column name."""
+
+_KEYS_TAKEN = "A booking with that id, code, tracking token or plan visit already exists."
+_RETRY = "Another request changed the same data; try again."
+
+
+def _values(booking: Booking) -> dict[str, Any]:
+    plain = codecs.to_plain(booking)
+    document = {name: value for name, value in plain.items() if name not in COLUMN_OF_FIELD}
+    values = {column: getattr(booking, field) for field, column in COLUMN_OF_FIELD.items()}
+    values["status"] = booking.status.value
+    values["document"] = codecs.dumps(document)
+    return values
+
+
+def _booking(row: AnyRow) -> Booking:
+    plain = json.loads(row.document)
+    for field, column in COLUMN_OF_FIELD.items():
+        plain[field] = codecs.to_plain(getattr(row, column))
+    return codecs.from_plain(plain, Booking)
+
+
+class SqlBookingRepository:
+    """Bookings of every company, each reached only through its own company."""
+
+    def __init__(self, context: UnitContext) -> None:
+        self._cx = context
+
+    def get(self, company_id: str, booking_id: str) -> Booking:
+        found = self._one(bookings.c.company_id == company_id, bookings.c.id == booking_id)
+        if found is None:
+            raise NotFoundError("booking", booking_id)
+        return found
+
+    def by_code(self, company_id: str, code: str) -> Booking | None:
+        return self._one(bookings.c.company_id == company_id, bookings.c.code == code)
+
+    def by_tracking_token(self, token: str) -> Booking | None:
+        return self._one(bookings.c.tracking_token == token)
+
+    def add_all(self, batch: Sequence[Booking]) -> None:
+        if not batch:
+            return
+        taken = assignments.first_collision(batch, {})
+        if taken is not None:
+            raise taken
+        with self._guarded(batch, saving=False):
+            self._check_free(batch, saving=False)
+            assignments.replace_rows(self._cx.connection, batch, new=True)
+            assignments.insert_rows(self._cx.connection, bookings, [_values(b) for b in batch])
+        for booking in batch:
+            self._cx.touch(bookings, booking.company_id, booking.id)
+
+    def save_all(self, batch: Sequence[Booking]) -> None:
+        if not batch:
+            return
+        keys = [(b.company_id, b.id) for b in batch]
+        if len(set(keys)) != len(keys):
+            raise ValueError("save_all was given one booking twice")
+        taken = assignments.first_collision(batch, {})
+        if taken is not None:
+            raise taken
+        with self._guarded(batch, saving=True):
+            for booking in batch:
+                self._update(booking)
+            self._check_free(batch, saving=True)
+            assignments.replace_rows(self._cx.connection, batch, new=False)
+        for booking in batch:
+            self._cx.touch(bookings, booking.company_id, booking.id)
+
+    def of_plan(self, company_id: str, plan_id: str) -> list[Booking]:
+        where = (bookings.c.company_id == company_id, bookings.c.plan_id == plan_id)
+        return self._all(where, (bookings.c.visit_index, bookings.c.id))
+
+    def of_group(self, company_id: str, group_id: str) -> list[Booking]:
+        where = (bookings.c.company_id == company_id, bookings.c.group_id == group_id)
+        return self._all(where, (bookings.c.visit_index, bookings.c.id))
+
+    def for_customer(self, company_id: str, customer_id: str) -> list[Booking]:
+        where = (bookings.c.company_id == company_id, bookings.c.customer_id == customer_id)
+        return self._all(where, (bookings.c.starts_at, bookings.c.id))
+
+    def busy(
+        self,
+        company_id: str,
+        start: datetime,
+        end: datetime,
+        crew_ids: Collection[str] | None = None,
+    ) -> dict[str, list[Block]]:
+        return assignments.busy(self._cx.connection, company_id, start, end, crew_ids)
+
+    # --- helpers --------------------------------------------------------------------
+
+    def _one(self, *where: ColumnElement[bool]) -> Booking | None:
+        row = self._cx.execute(select(bookings).where(*where)).first()
+        return None if row is None else _booking(row)
+
+    def _all(self, where: Sequence[ColumnElement[bool]], order: Sequence[Any]) -> list[Booking]:
+        rows = self._cx.execute(select(bookings).where(*where).order_by(*order)).all()
+        return [_booking(row) for row in rows]
+
+    def _update(self, booking: Booking) -> None:
+        """``UPDATE ... WHERE version = booking.version - 1``: of two writers that read one
+        version, the second updates nothing (PostgreSQL re-checks once the first commits)."""
+        statement = (
+            update(bookings)
+            .where(
+                bookings.c.company_id == booking.company_id,
+                bookings.c.id == booking.id,
+                bookings.c.version == booking.version - 1,
+            )
+            .values(**without_keys(_values(booking)))
+        )
+        if self._cx.connection.execute(statement).rowcount == 0:
+            self.get(booking.company_id, booking.id)  # NotFoundError when there is none
+            raise ConflictError(f"Booking {booking.id} was changed by another request.")
+
+    def _check_free(self, batch: Sequence[Booking], *, saving: bool) -> None:
+        """On SQLite, where this unit holds the write lock, look for overlaps first;
+        PostgreSQL's exclusion constraint decides there (see ``_guarded``)."""
+        if self._cx.dialect == "postgresql":
+            return
+        held = assignments.held_elsewhere(self._cx.connection, batch, saving=saving)
+        taken = assignments.first_collision(batch, held)
+        if taken is not None:
+            raise taken
+
+    @contextmanager
+    def _guarded(self, batch: Sequence[Booking], *, saving: bool) -> Iterator[None]:
+        """Run the batch's writes in a savepoint; translate what the database refused
+        once it is rolled back (no SQL or driver text leaves here)."""
+        try:
+            with self._cx.connection.begin_nested():
+                yield
+        except IntegrityError as error:
+            if is_exclusion_violation(error):
+                raise self._taken_after_violation(batch, saving=saving) from None
+            if is_unique_violation(error):
+                raise ConflictError(_KEYS_TAKEN) from None
+            raise
+        except DBAPIError as error:
+            if is_retryable(error):
+                raise ConflictError(_RETRY) from None
+            raise
+
+    def _taken_after_violation(self, batch: Sequence[Booking], *, saving: bool) -> SlotTaken:
+        """Which member the exclusion constraint refused: the overlapping row committed
+        before the violation was raised, so a fresh statement (READ COMMITTED) sees it."""
+        held = assignments.held_elsewhere(self._cx.connection, batch, saving=saving)
+        taken = assignments.first_collision(batch, held)
+        if taken is not None:
+            return taken
+        # The other job was closed again in the meantime: still a lost race.
+        first = next(b for b in batch if b.is_open)
+        return SlotTaken(first.local_start.isoformat())
+
+    def list(
+        self,
+        company_id: str,
+        page: PageRequest,
+        *,
+        status: BookingStatus | None = None,
+        customer_id: str | None = None,
+        crew_id: str | None = None,
+        starts_from: datetime | None = None,
+        starts_until: datetime | None = None,
+    ) -> Page[Booking]:
+        where: list[ColumnElement[bool]] = []
+        if status is not None:
+            where.append(bookings.c.status == status.value)
+        if customer_id is not None:
+            where.append(bookings.c.customer_id == customer_id)
+        if crew_id is not None:
+            a = booking_assignments
+            where.append(
+                exists().where(
+                    a.c.company_id == bookings.c.company_id,
+                    a.c.booking_id == bookings.c.id,
+                    a.c.crew_id == crew_id,
+                )
+            )
+        if starts_from is not None:
+            where.append(bookings.c.starts_at >= starts_from)
+        if starts_until is not None:
+            where.append(bookings.c.starts_at < starts_until)
+        return self._cx.keyset_page(bookings, company_id, page, where, _booking)

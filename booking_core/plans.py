@@ -1,0 +1,421 @@
+"""Recurring plans, and the scoped changes of cancel and reschedule.
+
+A plan is the visits of one recurring frequency: they share ``plan_id`` and are numbered
+by ``visit_index`` (0 is the first, priced ``Visit.FIRST``; the rest ``Visit.LATER``).
+Visits fall every ``interval_days`` local dates at the same wall-clock time in the
+company's zone, so a DST change never moves the visit hour. They are materialised up to
+a rolling horizon (``PLAN_HORIZON_DAYS``) and ``extend_plan`` adds the missing ones.
+
+``cancel_visits`` and ``reschedule`` take the visits of the target's plan (or the single
+booking) and return only the bookings they changed, in ``visit_index`` order, for the
+caller to store in one transaction. Availability is the caller's check.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Iterator, Sequence
+from datetime import UTC, date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+import attrs
+
+from booking_core.booking_orders import (
+    BookingOrder,
+    PriceVisit,
+    crew_errors,
+    distinct_codes,
+    job_minutes,
+    make_visit,
+    new_booking,
+    new_multi_date,
+    order_errors,
+    order_of,
+    start_problem,
+)
+from booking_core.bookings import (
+    ActivityKind,
+    Booking,
+    BookingStatus,
+    DetailValue,
+    cancel,
+    local_wall,
+    reason_errors,
+    record,
+    refusal,
+    require_scheduled,
+    wall_clock_instant,
+)
+from booking_core.clock import require_aware
+from booking_core.errors import NotFoundError, ValidationFailed
+from booking_core.ids import new_id
+from booking_core.pricing import Visit
+
+PLAN_HORIZON_DAYS = 56
+"""Visits are materialised up to eight weeks ahead (of now, or of a later first visit)."""
+
+
+class CancelScope(enum.StrEnum):
+    """Which visits a cancel reaches."""
+
+    THIS = "this"
+    THIS_AND_FUTURE = "this_and_future"
+    PLAN_AFTER = "plan_after"
+
+
+class RescheduleScope(enum.StrEnum):
+    """Which visits a reschedule moves."""
+
+    THIS = "this"
+    THIS_AND_FUTURE = "this_and_future"
+
+
+# --- The rhythm ------------------------------------------------------------------------
+
+
+def plan_horizon_end(first_start: datetime, at: datetime) -> datetime:
+    """Where a new plan's materialised visits stop: ``PLAN_HORIZON_DAYS`` after the later
+    of now and the first visit (exclusive)."""
+    return max(first_start, at) + timedelta(days=PLAN_HORIZON_DAYS)
+
+
+def _rhythm(anchor: datetime, interval_days: int, zone: ZoneInfo, steps: int) -> Iterator[datetime]:
+    """Instants ``steps``, ``steps + 1``, ... intervals after ``anchor``, on its wall clock."""
+    local = anchor.astimezone(zone)
+    wall: time = local.time()
+    day: date = local.date()
+    while True:
+        yield wall_clock_instant(
+            day + timedelta(days=steps * interval_days), wall, zone, fold=local.fold
+        )
+        steps += 1
+
+
+def plan_visits(
+    first_start: datetime, interval_days: int, horizon_end: datetime, zone: ZoneInfo
+) -> list[datetime]:
+    """The visit starts of a plan (UTC): ``first_start`` (always), then every
+    ``interval_days`` local dates at its wall-clock time, while before ``horizon_end``.
+
+    A wall-clock time a DST gap skips on some date moves forward by the gap that day.
+    """
+    if interval_days < 1:
+        raise ValueError("interval_days must be >= 1")
+    starts = [next(_rhythm(first_start, interval_days, zone, 0))]
+    for start in _rhythm(first_start, interval_days, zone, 1):
+        if start >= horizon_end:
+            break
+        starts.append(start)
+    return starts
+
+
+# --- Creating and extending ------------------------------------------------------------
+
+
+def new_plan(
+    order: BookingOrder,
+    *,
+    start: datetime,
+    interval_days: int,
+    price_visit: PriceVisit,
+    at: datetime,
+    horizon_end: datetime | None = None,
+    rng: random.Random | None = None,
+) -> list[Booking]:
+    """The materialised visits of a new recurring plan, first visit at ``start``.
+
+    Raises ``ValidationFailed`` like ``new_booking``, and on ``days`` when a multi-day
+    job would not end before the next visit (``days`` > ``interval_days``).
+    """
+    require_aware(at, "at")
+    if not order.recurring:
+        raise ValueError("a one-time frequency is booked with new_booking")
+    errors = order_errors(order)
+    problem = start_problem(start, order.zone, at)
+    if problem:
+        errors["startIso"] = problem
+    if order.days > interval_days and "days" not in errors:
+        errors["days"] = f"A job of {order.days} days cannot repeat every {interval_days} days."
+    if errors:
+        raise ValidationFailed(errors)
+    horizon = horizon_end or plan_horizon_end(start, at)
+    plan_id = new_id("pln")
+    visits = [
+        make_visit(
+            order,
+            start=when,
+            price=price_visit(when, Visit.FIRST if index == 0 else Visit.LATER),
+            at=at,
+            rng=rng,
+            plan_id=plan_id,
+            visit_index=index,
+        )
+        for index, when in enumerate(plan_visits(start, interval_days, horizon, order.zone))
+    ]
+    return distinct_codes(visits, rng=rng)
+
+
+def plan_ends_on(visits: Sequence[Booking]) -> date | None:
+    """The last local date a plan may visit on, once it was ended; None while it runs."""
+    ends = [v.plan_ends_on for v in visits if v.plan_ends_on is not None]
+    return min(ends) if ends else None
+
+
+def extend_plan(
+    visits: Sequence[Booking],
+    until: datetime,
+    *,
+    interval_days: int,
+    price_visit: PriceVisit,
+    at: datetime,
+    rng: random.Random | None = None,
+) -> list[Booking]:
+    """The visits missing after the plan's last one and before ``until`` (none when the
+    plan has ended, or when they already exist: calling it again adds nothing).
+
+    The rhythm continues from the last visit that is not cancelled (its ``planned_start``,
+    so a visit moved alone does not move the plan); the crew, address, selection and notes
+    are the last visit's; each new visit is priced ``Visit.LATER``.
+    """
+    require_aware(at, "at")
+    if not visits or visits[0].plan_id is None:
+        raise ValueError("extend_plan takes the visits of one plan")
+    if any(v.plan_id != visits[0].plan_id for v in visits):
+        raise ValueError("extend_plan takes the visits of one plan")
+    last = max(visits, key=lambda v: v.visit_index)
+    kept = [v for v in visits if v.status is not BookingStatus.CANCELLED] or [last]
+    anchor = max(kept, key=lambda v: v.visit_index)
+    ends_on = plan_ends_on(visits)
+    order = order_of(last)
+    added: list[Booking] = []
+    steps = last.visit_index - anchor.visit_index + 1
+    rhythm = _rhythm(anchor.planned_start or anchor.start, interval_days, anchor.zone, steps)
+    for index, when in enumerate(rhythm, start=last.visit_index + 1):
+        if when >= until or (ends_on and when.astimezone(anchor.zone).date() > ends_on):
+            break
+        visit = make_visit(
+            order,
+            start=when,
+            price=price_visit(when, Visit.LATER),
+            at=at,
+            rng=rng,
+            plan_id=last.plan_id,
+            visit_index=index,
+            details={"planExtension": True},
+        )
+        added.append(attrs.evolve(visit, plan_ends_on=ends_on))
+    return distinct_codes(added, rng=rng)
+
+
+def book(
+    order: BookingOrder,
+    *,
+    start: datetime,
+    price_visit: PriceVisit,
+    at: datetime,
+    interval_days: int | None = None,
+    additional_starts: Sequence[datetime] = (),
+    horizon_end: datetime | None = None,
+    rng: random.Random | None = None,
+) -> list[Booking]:
+    """A create request of any shape: a plan (``interval_days`` of a recurring frequency),
+    several dates (``additional_starts``), or one booking; ``days`` applies to each."""
+    if order.recurring != (interval_days is not None):
+        raise ValueError("interval_days is given exactly for a recurring frequency")
+    if interval_days is not None:
+        if additional_starts:
+            raise ValidationFailed(
+                {"additionalStartIsos": "Only for one-time bookings: a plan books its own dates."}
+            )
+        return new_plan(
+            order,
+            start=start,
+            interval_days=interval_days,
+            price_visit=price_visit,
+            at=at,
+            horizon_end=horizon_end,
+            rng=rng,
+        )
+    if additional_starts:
+        return new_multi_date(
+            order,
+            start=start,
+            additional_starts=additional_starts,
+            price_visit=price_visit,
+            at=at,
+            rng=rng,
+        )
+    return [new_booking(order, start=start, price=price_visit(start, Visit.FIRST), at=at, rng=rng)]
+
+
+# --- Scoped changes --------------------------------------------------------------------
+
+
+def _target(visits: Sequence[Booking], target_id: str) -> tuple[Booking, list[Booking]]:
+    """The target and the later visits of its plan (by ``visit_index``; none outside one)."""
+    target = next((v for v in visits if v.id == target_id), None)
+    if target is None:
+        raise NotFoundError("booking", target_id)
+    later = sorted(
+        (
+            v
+            for v in visits
+            if target.plan_id is not None
+            and v.plan_id == target.plan_id
+            and v.visit_index > target.visit_index
+        ),
+        key=lambda v: v.visit_index,
+    )
+    return target, later
+
+
+def _not_begun(visit: Booking, at: datetime) -> bool:
+    return visit.status is BookingStatus.SCHEDULED and visit.start > at
+
+
+def cancel_visits(
+    visits: Sequence[Booking],
+    target_id: str,
+    scope: CancelScope,
+    *,
+    at: datetime,
+    reason: str | None = None,
+    after: date | None = None,
+) -> list[Booking]:
+    """Cancel with a scope; returns the changed bookings in ``visit_index`` order.
+
+    ``this``: the target. ``this_and_future``: the target and every later visit of its
+    plan that is scheduled and not yet begun; the plan ends. ``plan_after``: every visit
+    of the target's plan that is scheduled, not yet begun and on a local date after
+    ``after``; the plan ends on ``after``. Started, completed, cancelled and past visits are
+    never touched. ``InvalidTransition`` when the target cannot be cancelled (or, for
+    ``plan_after``, belongs to no plan).
+    """
+    require_aware(at, "at")
+    errors = reason_errors(reason)
+    if scope is CancelScope.PLAN_AFTER and after is None:
+        errors["after"] = "Required with scope plan_after."
+    elif scope is not CancelScope.PLAN_AFTER and after is not None:
+        errors["after"] = "Only used with scope plan_after."
+    if errors:
+        raise ValidationFailed(errors)
+    target, later = _target(visits, target_id)
+    details: dict[str, DetailValue] = {"scope": scope.value}
+    if scope is CancelScope.THIS or (
+        target.plan_id is None and scope is CancelScope.THIS_AND_FUTURE
+    ):
+        return [cancel(target, at, reason, details=details)]
+    mates = [v for v in visits if v.plan_id == target.plan_id]
+    if scope is CancelScope.THIS_AND_FUTURE:
+        require_scheduled(target, "cancel")
+        doomed = [target, *(v for v in later if _not_begun(v, at))]
+        ends = (target.planned_start or target.start).astimezone(target.zone).date()
+        ends -= timedelta(days=1)
+    else:
+        if target.plan_id is None or after is None:
+            raise refusal(target, "end the plan of", "it is not part of a recurring plan")
+        zone = target.zone
+        doomed = [v for v in mates if _not_begun(v, at) and v.start.astimezone(zone).date() > after]
+        ends = after
+    ends = min(ends, plan_ends_on(mates) or ends)
+    by_target: dict[str, DetailValue] = {"targetId": target.id}
+    changed = {
+        v.id: attrs.evolve(
+            cancel(v, at, reason, details=details if v is target else details | by_target),
+            plan_ends_on=ends,
+        )
+        for v in doomed
+    }
+    last = max(mates, key=lambda v: v.visit_index)
+    if last.id not in changed and last.plan_ends_on != ends:
+        changed[last.id] = record(
+            last,
+            at,
+            ActivityKind.PLAN_ENDED,
+            {"scope": scope.value, "endsOn": ends.isoformat(), "targetId": target.id},
+            plan_ends_on=ends,
+        )
+    return sorted(changed.values(), key=lambda v: v.visit_index)
+
+
+def reschedule(
+    visits: Sequence[Booking],
+    target_id: str,
+    new_start: datetime,
+    scope: RescheduleScope,
+    *,
+    at: datetime,
+    cutoff_hours: int,
+    crew_ids: Sequence[str] | None = None,
+    price_visit: PriceVisit | None = None,
+) -> list[Booking]:
+    """Move the target to ``new_start`` (and, for ``this_and_future``, every later visit of
+    its plan that is scheduled and not yet begun by the same wall-clock shift, so each keeps
+    its spacing and local time of day across DST). Returns the changed bookings.
+
+    Admin-grade: never refused for the self-service cutoff; each moved visit's activity
+    entry carries ``insideCutoff: true`` when its old or new start is less than
+    ``cutoff_hours`` after ``at``. ``crew_ids`` reassigns every moved visit;
+    ``price_visit`` re-prices them (date fees), else prices and durations are kept.
+    """
+    require_aware(at, "at")
+    target, later = _target(visits, target_id)
+    zone = target.zone
+    errors = crew_errors(crew_ids) if crew_ids is not None else {}
+    problem = start_problem(new_start, zone, at)
+    if problem:
+        errors["startIso"] = problem
+    if errors:
+        raise ValidationFailed(errors)
+    require_scheduled(target, "reschedule")
+    shift = local_wall(new_start, zone) - local_wall(target.start, zone)
+    moving = [target]
+    if scope is RescheduleScope.THIS_AND_FUTURE:
+        moving += [v for v in later if _not_begun(v, at)]
+    changed = []
+    for visit in moving:
+        start = new_start.astimezone(UTC) if visit is target else _shifted(visit.start, shift, zone)
+        planned = visit.planned_start
+        if planned is not None and scope is RescheduleScope.THIS_AND_FUTURE:
+            planned = _shifted(planned, shift, zone)
+        crew = tuple(crew_ids) if crew_ids is not None else visit.crew_ids
+        if start == visit.start and crew == visit.crew_ids and planned == visit.planned_start:
+            continue
+        breakdown = visit.price
+        if price_visit is not None:
+            breakdown = price_visit(start, Visit.FIRST if visit.visit_index == 0 else Visit.LATER)
+        minutes = job_minutes(breakdown, visit.service_id)
+        cutoff = at + timedelta(hours=cutoff_hours)
+        details: dict[str, DetailValue] = {
+            "scope": scope.value,
+            "from": visit.local_start.isoformat(),
+            "to": start.astimezone(zone).isoformat(),
+            "insideCutoff": min(visit.start, start) < cutoff,
+        }
+        if visit is not target:
+            details["targetId"] = target.id
+        if crew != visit.crew_ids:
+            details["crewIds"] = ",".join(crew)
+        changed.append(
+            record(
+                visit,
+                at,
+                ActivityKind.RESCHEDULED,
+                details,
+                start=start,
+                end=start + timedelta(minutes=minutes),
+                duration_minutes=minutes,
+                price=breakdown,
+                selection=attrs.evolve(visit.selection, start=start),
+                crew_ids=crew,
+                planned_start=planned,
+            )
+        )
+    return changed
+
+
+def _shifted(instant: datetime, shift: timedelta, zone: ZoneInfo) -> datetime:
+    """``instant`` moved by ``shift`` of wall-clock time in ``zone``."""
+    moved = local_wall(instant, zone) + shift
+    return wall_clock_instant(moved.date(), moved.time(), zone)

@@ -1,0 +1,237 @@
+"""Races for crew time on both SQL backends: however many writers race for one member's
+slot, exactly one wins and the others get ``SlotTaken`` (or ``ConflictError``), never a
+double booking and never another error; concurrent saves of one booking lose no update.
+Each race is checked afterwards by a self-join over ``booking_assignments``."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
+
+from adapters.sql import Database
+from booking_core.bookings import ActivityKind, Booking, record
+from booking_core.errors import ConflictError, SlotTaken
+from tests.unit.bookings_support import AT, booked, local, order
+
+CO = "cmp_acme"
+RACERS = 50
+
+OVERLAPPING_OPEN_PAIRS = """
+SELECT count(*) FROM booking_assignments a
+JOIN booking_assignments b
+  ON a.company_id = b.company_id AND a.crew_id = b.crew_id AND a.booking_id < b.booking_id
+WHERE a.open AND b.open AND a.starts_at < b.ends_at AND b.starts_at < a.ends_at
+"""
+
+
+def _postgres_url() -> str:
+    url = os.environ.get("BOOKING_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("BOOKING_REQUIRE_SERVICES") == "1":
+            pytest.fail("BOOKING_TEST_POSTGRES_URL is not set but services are required")
+        pytest.skip("BOOKING_TEST_POSTGRES_URL is not set")
+    return url
+
+
+@pytest.fixture
+def postgres() -> Iterator[Database]:
+    db = Database.from_url(_postgres_url(), schema=f"race_{os.getpid()}")
+    db.drop_schema()
+    try:
+        db.migrate()
+        yield db
+    finally:
+        db.drop_schema()
+        db.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
+    """A freshly migrated database of each backend."""
+    if request.param == "sqlite":
+        db = Database.from_url(f"sqlite:///{tmp_path / 'races.sqlite3'}")
+    else:
+        db = Database.from_url(_postgres_url(), schema=f"race_{os.getpid()}")
+        db.drop_schema()
+    try:
+        db.migrate()
+        yield db
+    finally:
+        db.drop_schema()
+        db.dispose()
+
+
+def job(start_minutes: int, crew: tuple[str, ...] = ("crew_a",)) -> Booking:
+    """A 150-minute clean on 3 March 2026, ``start_minutes`` after 09:00 New York time."""
+    start = local(2026, 3, 3, 9) + timedelta(minutes=start_minutes)
+    return booked(order(crew_ids=crew), start=start)[0]
+
+
+def overlapping_open_pairs(db: Database) -> int:
+    with db.engine.connect() as connection:
+        return int(connection.execute(text(OVERLAPPING_OPEN_PAIRS)).scalar_one())
+
+
+def race(count: int, attempt: Callable[[int], None]) -> list[BaseException | None]:
+    """Run ``attempt(i)`` on ``count`` threads released together; each one's outcome."""
+    outcomes: list[BaseException | None] = [None] * count
+    barrier = threading.Barrier(count)
+
+    def run(index: int) -> None:
+        barrier.wait()
+        try:
+            attempt(index)
+        except BaseException as error:
+            outcomes[index] = error
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads), "a racer hung"
+    return outcomes
+
+
+def test_fifty_writers_racing_for_one_members_slot_make_exactly_one_booking(database):
+    # Starts 09:00..11:15: any two of these 150-minute jobs overlap; every third one is a
+    # team job in which the contested member is listed second.
+    contenders = [
+        job(15 * (i % 10), (f"crew_t{i}", "crew_a") if i % 3 == 0 else ("crew_a",))
+        for i in range(RACERS)
+    ]
+
+    def attempt(index: int) -> None:
+        with database.uow() as uow:
+            uow.bookings.add_all([contenders[index]])
+            uow.commit()
+
+    outcomes = race(RACERS, attempt)
+    unexpected = [o for o in outcomes if o is not None and not isinstance(o, ConflictError)]
+    assert unexpected == []
+    assert outcomes.count(None) == 1
+    refusals = [o for o in outcomes if isinstance(o, SlotTaken)]
+    assert all(o.crew_id in ("crew_a", None) for o in refusals)
+    winner = contenders[outcomes.index(None)]
+    with database.uow() as uow:
+        held = uow.bookings.busy(CO, AT, AT + timedelta(days=9), ["crew_a"])
+    assert [block.booking_id for block in held["crew_a"]] == [winner.id]
+    with database.engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM bookings")).scalar_one() == 1
+    assert overlapping_open_pairs(database) == 0
+
+
+def test_racing_writers_for_different_members_all_win(database):
+    contenders = [job(0, (f"crew_{i}",)) for i in range(20)]
+
+    def attempt(index: int) -> None:
+        for _ in range(20):  # a PostgreSQL deadlock or serialisation failure may be retried
+            try:
+                with database.uow() as uow:
+                    uow.bookings.add_all([contenders[index]])
+                    uow.commit()
+                return
+            except SlotTaken:
+                raise
+            except ConflictError:
+                continue
+
+    assert race(len(contenders), attempt) == [None] * len(contenders)
+    with database.engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM bookings")).scalar_one() == 20
+    assert overlapping_open_pairs(database) == 0
+
+
+def test_a_writer_waiting_on_an_uncommitted_overlap_loses_once_it_commits(database):
+    """The second writer cannot see the first one's row when it starts (PostgreSQL) or
+    cannot start at all (SQLite); either way it waits, then loses cleanly."""
+    first, second = job(0), job(60, ("crew_b", "crew_a"))
+    outcome: list[BaseException | None] = []
+
+    def late_writer() -> None:
+        try:
+            with database.uow() as uow:
+                uow.bookings.add_all([second])
+                uow.commit()
+            outcome.append(None)
+        except BaseException as error:
+            outcome.append(error)
+
+    with database.uow() as uow:
+        uow.bookings.add_all([first])
+        thread = threading.Thread(target=late_writer)
+        thread.start()
+        time.sleep(0.5)
+        assert thread.is_alive(), "the second writer should be waiting for the first"
+        uow.commit()
+    thread.join(timeout=30)
+    assert len(outcome) == 1
+    assert isinstance(outcome[0], SlotTaken)
+    assert outcome[0].crew_id == "crew_a"
+    assert overlapping_open_pairs(database) == 0
+
+
+def test_concurrent_saves_of_one_booking_never_lose_an_update(database):
+    """Eight threads each note five changes on one booking, retrying when they lose."""
+    booking = job(0)
+    with database.uow() as uow:
+        uow.bookings.add_all([booking])
+        uow.commit()
+
+    def attempt(index: int) -> None:
+        for _ in range(5):
+            while True:
+                try:
+                    with database.uow() as uow:
+                        current = uow.bookings.get(CO, booking.id)
+                        changed = record(
+                            current,
+                            AT,
+                            ActivityKind.RESCHEDULED,
+                            {"writer": index},
+                            notes=current.notes + "x",
+                        )
+                        uow.bookings.save_all([changed])
+                        uow.commit()
+                    break
+                except ConflictError:
+                    continue
+
+    assert race(8, attempt) == [None] * 8
+    with database.uow() as uow:
+        final = uow.bookings.get(CO, booking.id)
+    assert final.version == booking.version + 40
+    assert final.notes == "x" * 40
+    assert len(final.activity) == 41
+    assert overlapping_open_pairs(database) == 0
+
+
+def test_postgres_itself_refuses_overlapping_open_assignments(postgres):
+    """The exclusion constraint holds even for rows written without the repository."""
+    row = (
+        "INSERT INTO booking_assignments "
+        "(company_id, booking_id, crew_id, starts_at, ends_at, zip_code, open) "
+        "VALUES ('c', :booking, 'm', :start, :end, '10001', :open)"
+    )
+    nine = local(2026, 3, 3, 9)
+    with postgres.engine.begin() as connection:
+        connection.execute(
+            text(row),
+            {"booking": "b1", "start": nine, "end": nine + timedelta(hours=2), "open": True},
+        )
+        after = {"start": nine + timedelta(hours=2), "end": nine + timedelta(hours=3)}
+        connection.execute(text(row), {"booking": "b2", "open": True, **after})  # adjacent
+        closed = {"start": nine, "end": nine + timedelta(hours=1), "open": False}
+        connection.execute(text(row), {"booking": "b3", **closed})  # closed: not held
+    overlap = {"start": nine + timedelta(hours=1), "end": nine + timedelta(hours=2)}
+    with pytest.raises(IntegrityError) as caught, postgres.engine.begin() as connection:
+        connection.execute(text(row), {"booking": "b4", "open": True, **overlap})
+    assert getattr(caught.value.orig, "sqlstate", None) == "23P01"
