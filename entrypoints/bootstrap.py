@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from attrs import define
 
+from adapters.drivetime import OsrmDriveTime, ZipCentroidDriveTime
 from adapters.phone import PhonenumbersNormalizer
 from adapters.sql import Database
 from adapters.system import SystemClock
-from booking_core.ports import Clock, PhoneNormalizer, UnitOfWork
+from booking_core.ports import Clock, DriveTime, PhoneNormalizer, UnitOfWork
 from entrypoints.settings import Settings
 
 
@@ -19,6 +20,7 @@ class Container:
     database: Database
     clock: Clock
     phones: PhoneNormalizer
+    drive: DriveTime
 
     def uow(self) -> UnitOfWork:
         """A fresh unit of work on the configured database."""
@@ -33,6 +35,13 @@ class Container:
         self.database.dispose()
 
 
+def drive_time(settings: Settings) -> DriveTime:
+    """OSRM's table service when ``BOOKING_OSRM_URL`` is set, else zip-centroid estimates."""
+    if settings.osrm_url:
+        return OsrmDriveTime(settings.osrm_url)
+    return ZipCentroidDriveTime()
+
+
 def bootstrap(settings: Settings | None = None) -> Container:
     """Build the container from ``settings`` (default: the environment)."""
     settings = settings or Settings.from_env()
@@ -41,4 +50,5 @@ def bootstrap(settings: Settings | None = None) -> Container:
         database=Database.from_url(settings.database_url, schema=settings.database_schema),
         clock=SystemClock(),
         phones=PhonenumbersNormalizer(),
+        drive=drive_time(settings),
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import socket
 import sys
 import threading
@@ -21,6 +22,7 @@ from booking_core import auth
 from booking_core.auth import ApiKey, IssuedKey
 from booking_core.errors import DomainError, NotFoundError, ValidationFailed
 from booking_core.services import companies as cases
+from booking_core.services.plan_upkeep import extend_plans
 from entrypoints.bootstrap import Container, bootstrap
 
 EXIT_USAGE = 2
@@ -154,6 +156,14 @@ class Cli:
         create.add_argument("--json", action="store_true")
         create.set_defaults(handler=self.company_create)
 
+        plan = commands.add_parser("plans", help="recurring plans").add_subparsers(
+            dest="action", required=True, parser_class=_Parser
+        )
+        extend = plan.add_parser("extend", help="materialise plan visits up to the horizon")
+        extend.add_argument("--company", help="company slug (default: every company)")
+        extend.add_argument("--json", action="store_true")
+        extend.set_defaults(handler=self.plans_extend)
+
         key = commands.add_parser("key", help="API keys").add_subparsers(
             dest="action", required=True, parser_class=_Parser
         )
@@ -200,6 +210,9 @@ class Cli:
             daemon=True,
         )
         ready.start()
+        # uvicorn finishes the requests in flight on SIGTERM, then raises the signal again
+        # once its own handler is gone: end with status 0 then, as a clean stop.
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         uvicorn.run(
             "entrypoints.asgi:app",
             host=args.host,
@@ -274,6 +287,35 @@ class Cli:
             )
         else:
             print(f"created {company.slug} ({company.id})", file=self.out)
+
+    def plans_extend(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking plans extend``: add the visits of every plan up to the horizon."""
+        if args.company:
+            company_ids = [self._company_id(container, args.company)]
+        else:
+            with container.reader() as uow:
+                company_ids = [c.id for c in uow.companies.list_all()]
+        report = []
+        for company_id in company_ids:
+            for result in extend_plans(
+                company_id, uow_factory=container.uow, clock=container.clock
+            ):
+                report.append(
+                    {
+                        "companyId": company_id,
+                        "planId": result.plan_id,
+                        "added": result.added,
+                        "problem": result.problem,
+                    }
+                )
+        if args.json:
+            self._json({"plans": report})
+            return
+        added = sum(int(r["added"] or 0) for r in report)
+        print(f"booking: {len(report)} plans checked, {added} visits added", file=self.out)
+        for row in report:
+            if row["problem"]:
+                print(f"  {row['planId']}: {row['problem']}", file=self.err)
 
     def _company_id(self, container: Container, slug: str) -> str:
         try:

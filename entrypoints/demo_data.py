@@ -7,6 +7,9 @@ fresh key per company, since a key's secret is only ever shown when it is made.
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
 
 import attrs
 from attrs import frozen
@@ -14,9 +17,12 @@ from attrs import frozen
 from booking_core import auth
 from booking_core.catalog import Catalog
 from booking_core.companies import Company
+from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.customers import Address
 from booking_core.demo import demo_catalog
+from booking_core.ids import new_id
 from booking_core.services import companies as company_cases
+from booking_core.services import scheduling
 from booking_core.services.customers import CreateCustomer, create_customer
 from booking_core.services.leads import CaptureLead, capture_lead
 from entrypoints.bootstrap import Container
@@ -41,6 +47,37 @@ DEMO = (
     ("sparkle-cleaning", "Sparkle Cleaning Co.", "America/New_York", 887, "SC", demo_catalog()),
     ("handy-helpers", "Handy Helpers", "America/Chicago", 1_025, "HH", _handy_catalog()),
 )
+
+NYC_AREAS = ("10001", "10003", "10025", "11201", "11215", "02554")
+CHICAGO_AREAS = ("60601", "60614", "60657")
+CREW = {
+    "sparkle-cleaning": (
+        ("Rosa Diaz", "10003", NYC_AREAS, (), range(1, 7)),
+        ("Sam Lee", "11201", NYC_AREAS, ("svc_deep_clean",), range(1, 6)),
+        ("Ana Kim", "10025", NYC_AREAS[:5], (), range(2, 7)),
+    ),
+    "handy-helpers": (
+        ("Bo Novak", "60614", CHICAGO_AREAS, (), range(1, 6)),
+        ("Cy Ortiz", "60657", CHICAGO_AREAS, (), range(1, 6)),
+    ),
+}
+"""Name, home zip, service areas, excluded services, working weekdays (08:00-18:00)."""
+
+DEMO_JOBS = {
+    "sparkle-cleaning": (
+        "svc_standard_clean",
+        ("Ada Lovelace", "ada@example.com"),
+        Address("12 Analytical Way", "New York", "NY", "10001"),
+        2,
+    ),
+    "handy-helpers": (
+        "svc_handyman_hour",
+        ("Jane Addams", "jane@example.com"),
+        Address("2100 N Lincoln Ave", "Chicago", "IL", "60614"),
+        3,
+    ),
+}
+"""A job booked for a demo customer some weekdays ahead, at the first open start from 10:00."""
 
 CUSTOMERS = (
     (
@@ -67,6 +104,67 @@ LEADS = (
     ("Katherine Johnson", "katherine@example.com", None, "Deep clean before we move in?"),
     ("Dorothy Vaughan", None, "(312) 555-0104", "Weekly cleaning for a 3-bed house"),
 )
+
+
+def _add_crew(container: Container, company: Company, crew: tuple[Any, ...]) -> None:
+    at = container.clock.now()
+    with container.uow() as uow:
+        for name, home, areas, excluded, weekdays in crew:
+            hours = tuple(WorkingHours(day, time(8), time(18)) for day in weekdays)
+            uow.crew.add(
+                new_crew_member(
+                    member_id=new_id("crew"),
+                    company_id=company.id,
+                    name=name,
+                    home_zip=home,
+                    at=at,
+                    service_areas=areas,
+                    excluded_service_ids=excluded,
+                    working_hours=hours,
+                )
+            )
+        uow.commit()
+
+
+def _book_demo_job(
+    container: Container,
+    company: Company,
+    service_id: str,
+    who: tuple[str, str],
+    address: Address,
+    days_ahead: int,
+) -> None:
+    """Book the first open start from 10:00 some weekdays ahead for a demo customer."""
+    zone = ZoneInfo(company.timezone)
+    day = container.clock.now().astimezone(zone).date() + timedelta(days=days_ahead)
+    while day.isoweekday() > 5:
+        day += timedelta(days=1)
+    slots = scheduling.list_availability(
+        scheduling.AvailabilityRequest(
+            company_id=company.id, service_id=service_id, local_date=day, zip_code=address.zip
+        ),
+        uow=container.reader(),
+        clock=container.clock,
+        drive=container.drive,
+    )
+    later = [s for s in slots if s.start.astimezone(zone).hour >= 10]
+    if not later:
+        return
+    scheduling.create_booking(
+        scheduling.CreateBooking(
+            company_id=company.id,
+            service_id=service_id,
+            frequency_slug="one_time",
+            start=min(later, key=lambda s: s.start).start,
+            address=address,
+            customer=scheduling.CustomerDetails(name=who[0], email=who[1]),
+            notes="Booked by the demo loader.",
+        ),
+        uow=container.uow(),
+        clock=container.clock,
+        drive=container.drive,
+        phones=container.phones,
+    )
 
 
 def load_demo(
@@ -104,6 +202,7 @@ def load_demo(
                     clock=container.clock,
                     phones=container.phones,
                 )
+            _add_crew(container, company, CREW[slug])
             for person, email, phone, message in LEADS:
                 capture_lead(
                     CaptureLead(
@@ -118,6 +217,7 @@ def load_demo(
                     clock=container.clock,
                     phones=container.phones,
                 )
+            _book_demo_job(container, company, *DEMO_JOBS[slug])
         issued = company_cases.create_key(
             company_cases.CreateKey(
                 company_id=company.id,

@@ -19,6 +19,7 @@ class Settings:
     redis_url: str | None
     base_url: str
     database_schema: str | None = None
+    osrm_url: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -31,4 +32,5 @@ class Settings:
             redis_url=env.get("BOOKING_REDIS_URL") or None,
             base_url=(env.get("BOOKING_BASE_URL") or "http://127.0.0.1:8000").rstrip("/"),
             database_schema=env.get("BOOKING_DATABASE_SCHEMA") or None,
+            osrm_url=env.get("BOOKING_OSRM_URL") or None,
         )

@@ -45,6 +45,7 @@ def http_deps(container: Container, rate_limiter: RateLimiter | None = None) -> 
         authenticate=lambda secret: authenticate(secret, uow=container.reader()),
         base_url=settings.base_url,
         reader=container.reader,
+        drive=container.drive,
     )
 
 

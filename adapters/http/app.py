@@ -34,7 +34,7 @@ from adapters.http.middleware import RequestContextMiddleware
 from adapters.http.ratelimit import RateLimiter
 from adapters.http.render import Renderer
 from booking_core.auth import ApiKey
-from booking_core.ports import Clock, PhoneNormalizer, UnitOfWork
+from booking_core.ports import Clock, DriveTime, PhoneNormalizer, UnitOfWork
 
 API_PREFIX = "/api/v1"
 RENDERER_TTL_SECONDS = 10.0
@@ -52,6 +52,7 @@ class HttpDeps:
     authenticate: Callable[[str], ApiKey | None]
     base_url: str
     reader: Callable[[], UnitOfWork] | None = None
+    drive: DriveTime | None = None
     _renderers: dict[str, tuple[float, Renderer]] = attrs.field(factory=dict, init=False)
 
     def read(self) -> UnitOfWork:

@@ -11,7 +11,7 @@ authenticated answer, success or refusal, carries the ``x-ratelimit-*`` headers.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -63,6 +63,10 @@ class Endpoint:
     response: Mapping[str, Any] = attrs.field(factory=dict)
     success_status: int = 200
     tag: str = "api"
+    body_scopes: Callable[[Any], Sequence[str]] | None = None
+    """Further scopes a particular body needs (checked before any idempotency claim)."""
+    also: Mapping[int, str] = attrs.field(factory=dict)
+    """Other success statuses answering the same body, with what each means."""
 
 
 @frozen
@@ -216,10 +220,13 @@ def credential(request: Request) -> str | None:
     return api_key.strip() if api_key and api_key.strip() else None
 
 
-async def _read_json(request: Request) -> Any:
-    raw = await request.body()
+def _too_large() -> ApiError:
+    return ApiError(413, "payload_too_large", f"The body is over {MAX_BODY_BYTES} bytes.")
+
+
+def _parse_json(raw: bytes) -> Any:
     if len(raw) > MAX_BODY_BYTES:
-        raise ApiError(413, "payload_too_large", f"The body is over {MAX_BODY_BYTES} bytes.")
+        raise _too_large()
     if not raw.strip():
         return {}
     try:
@@ -233,72 +240,130 @@ async def _read_json(request: Request) -> Any:
         ) from None
 
 
+@frozen
+class _Incoming:
+    """What the worker thread needs of a request (read on the event loop)."""
+
+    request_id: str
+    secret: str | None
+    method: str
+    path: str
+    headers: Mapping[str, str]
+    path_params: Mapping[str, str]
+    query: Mapping[str, str]
+    raw_body: bytes
+    too_large: bool = False
+
+
+@frozen
+class _Outcome:
+    status: int
+    body: bytes
+    headers: Mapping[str, str]
+    key: ApiKey | None
+
+
+def _process(endpoint: Endpoint, deps: Any, incoming: _Incoming) -> _Outcome:
+    """Every step of a request after its bytes are read, in one worker thread."""
+    request_id = incoming.request_id
+    admitted = admit(deps, incoming.secret)
+    if admitted is None:
+        return _Outcome(401, _encode(unauthorized().body(request_id)), {}, None)
+    key, verdict = admitted
+    headers = verdict.headers()
+    claimed: idempotency.Claim | None = None
+    try:
+        if not verdict.allowed:
+            raise rate_limited(verdict)
+        if not key.allows(endpoint.scope):
+            raise insufficient_scope(endpoint.scope)
+        if incoming.too_large:
+            raise _too_large()
+        raw = _parse_json(incoming.raw_body) if endpoint.body is not None else None
+        body = structure(raw, endpoint.body) if endpoint.body is not None else None
+        for scope in endpoint.body_scopes(body) if endpoint.body_scopes else ():
+            if not key.allows(scope):
+                raise insufficient_scope(scope)
+        if endpoint.idempotent:
+            claimed = idempotency.claim(
+                deps.uow,
+                key.company_id,
+                idempotency.key_from(incoming.headers),
+                incoming.method,
+                incoming.path,
+                raw,
+                deps.clock.now(),
+            )
+            if claimed.replay is not None:
+                stored = claimed.replay
+                replayed = {**headers, "idempotent-replayed": "true"}
+                return _Outcome(
+                    stored.response_status or 200, stored.response_body or b"", replayed, key
+                )
+        context = Context(
+            request_id=request_id,
+            key=key,
+            path_params=incoming.path_params,
+            query=incoming.query,
+            body=body,
+            deps=deps,
+            claim=claimed,
+        )
+        reply = endpoint.handler(context)
+        status, payload = reply.status, reply.body
+    except ApiError as error:
+        status, payload = error.status, error.body(request_id)
+        headers = {**headers, **error.headers}
+    except DomainError as domain_error:
+        error = from_domain(domain_error)
+        status, payload = error.status, error.body(request_id)
+    except Exception:
+        log.exception("unexpected_error", request_id=request_id, route=endpoint.path)
+        error = internal_error()
+        status, payload = error.status, error.body(request_id)
+    encoded = _encode(payload)
+    if claimed is not None:
+        try:
+            idempotency.store_answer(deps.uow, claimed, status, encoded)
+        except Exception:
+            # The effect stands; only the replay copy is lost, so the answer still goes out.
+            log.exception("idempotency_store_failed", request_id=request_id)
+    return _Outcome(status, encoded, headers, key)
+
+
+def _encode(payload: Any) -> bytes:
+    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 def build_route(endpoint: Endpoint, deps: Any) -> Route:
-    """The Starlette route running ``endpoint`` through the platform's steps."""
+    """The Starlette route running ``endpoint`` through the platform's steps: the body is
+    read on the event loop, everything else happens in one trip to a worker thread."""
 
     async def run(request: Request) -> Response:
-        request_id: str = request.state.request_id
-        admitted = await run_in_threadpool(admit, deps, credential(request))
-        if admitted is None:
-            return json_response(401, unauthorized().body(request_id), {})
-        key, verdict = admitted
-        request.state.key = key
-        limit_headers = verdict.headers()
-        claimed: idempotency.Claim | None = None
-        try:
-            if not verdict.allowed:
-                raise rate_limited(verdict)
-            if not key.allows(endpoint.scope):
-                raise insufficient_scope(endpoint.scope)
-            raw = await _read_json(request) if endpoint.body is not None else None
-            body = structure(raw, endpoint.body) if endpoint.body is not None else None
-            if endpoint.idempotent:
-                idem_key = idempotency.key_from(request.headers)
-                claimed = await run_in_threadpool(
-                    idempotency.claim,
-                    deps.uow,
-                    key.company_id,
-                    idem_key,
-                    request.method,
-                    request.url.path,
-                    raw,
-                    deps.clock.now(),
-                )
-                if claimed.replay is not None:
-                    stored = claimed.replay
-                    return Response(
-                        stored.response_body or b"",
-                        stored.response_status or 200,
-                        headers={**limit_headers, "idempotent-replayed": "true"},
-                        media_type="application/json",
-                    )
-            context = Context(
-                request_id=request_id,
-                key=key,
-                path_params=request.path_params,
-                query=request.query_params,
-                body=body,
-                deps=deps,
-                claim=claimed,
-            )
-            reply: Reply = await run_in_threadpool(endpoint.handler, context)
-            status, payload = reply.status, reply.body
-        except ApiError as error:
-            status, payload = error.status, error.body(request_id)
-            limit_headers = {**limit_headers, **error.headers}
-        except DomainError as domain_error:
-            error = from_domain(domain_error)
-            status, payload = error.status, error.body(request_id)
-        except Exception:
-            log.exception("unexpected_error", request_id=request_id, route=endpoint.path)
-            error = internal_error()
-            status, payload = error.status, error.body(request_id)
-        response = json_response(status, payload, limit_headers)
-        if claimed is not None:
-            await run_in_threadpool(
-                idempotency.store_answer, deps.uow, claimed, status, response.body
-            )
-        return response
+        declared = request.headers.get("content-length", "")
+        too_large = declared.isdigit() and int(declared) > MAX_BODY_BYTES
+        read = endpoint.body is not None and not too_large
+        raw_body = await request.body() if read else b""
+        incoming = _Incoming(
+            request_id=request.state.request_id,
+            secret=credential(request),
+            method=request.method,
+            path=request.url.path,
+            headers=request.headers,
+            path_params=request.path_params,
+            query=request.query_params,
+            raw_body=raw_body,
+            too_large=too_large,
+        )
+        outcome = await run_in_threadpool(_process, endpoint, deps, incoming)
+        if outcome.key is not None:
+            request.state.key = outcome.key
+        return Response(
+            outcome.body,
+            outcome.status,
+            headers=dict(outcome.headers),
+            media_type="application/json",
+        )
 
     return Route(
         endpoint.path, run, methods=[endpoint.method], name=f"{endpoint.method} {endpoint.path}"

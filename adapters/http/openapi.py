@@ -1,5 +1,10 @@
-"""The OpenAPI 3.1 description, generated from the endpoint table and the request body
-classes the code structures with (never a hand-kept copy)."""
+"""The OpenAPI 3.1 description, generated from the endpoint table, the request body
+classes the code structures with, and the response schemas of ``adapters.http.schemas``
+(never a hand-kept copy).
+
+Every response schema that carries a ``title`` becomes ``components/schemas/<title>`` and
+is referred to by ``$ref`` wherever it appears, so a shared piece (a price breakdown, a
+saved address) is described once."""
 
 from __future__ import annotations
 
@@ -115,7 +120,23 @@ def object_schema(cls: type) -> dict[str, Any]:
     return schema
 
 
-def _operation(endpoint: Endpoint) -> dict[str, Any]:
+def hoist(node: Any, components: dict[str, Any]) -> Any:
+    """``node`` with every titled schema replaced by a ``$ref`` into ``components``."""
+    if isinstance(node, list):
+        return [hoist(item, components) for item in node]
+    if not isinstance(node, dict):
+        return node
+    out = {key: hoist(value, components) for key, value in node.items()}
+    title = node.get("title")
+    # A property named "title" maps to a schema (a dict); only a string is a schema's name.
+    if not isinstance(title, str):
+        return out
+    if components.setdefault(title, out) != out:
+        raise ValueError(f"two different response schemas are both named {title!r}")
+    return {"$ref": f"#/components/schemas/{title}"}
+
+
+def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]:
     parameters: list[dict[str, Any]] = [
         {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
         for name in re.findall(r"{(\w+)}", endpoint.path)
@@ -154,7 +175,7 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
                 "description": "Same key and body replays the first answer; kept 24 hours.",
             }
         )
-    success = dict(endpoint.response) or {"type": "object"}
+    success = hoist(dict(endpoint.response) or {"type": "object"}, components)
     if endpoint.paginated:
         success = {
             "type": "object",
@@ -162,15 +183,20 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
             "properties": {
                 "data": {"type": "array", "items": success},
                 "hasMore": {"type": "boolean"},
-                "nextCursor": {"type": ["string", "null"]},
+                "nextCursor": {
+                    "type": ["string", "null"],
+                    "description": "Pass as cursor for the next page; null on the last.",
+                },
             },
+            "additionalProperties": False,
         }
     responses: dict[str, Any] = {
-        str(endpoint.success_status): {
-            "description": "Success",
+        str(status): {
+            "description": text,
             "headers": RATE_HEADERS,
             "content": {"application/json": {"schema": success}},
         }
+        for status, text in {endpoint.success_status: "Success", **endpoint.also}.items()
     }
     for status, text in ERRORS.items():
         responses[status] = {
@@ -198,9 +224,10 @@ def _operation(endpoint: Endpoint) -> dict[str, Any]:
 def openapi_document(endpoints: Sequence[Endpoint], *, server: str) -> dict[str, Any]:
     """The whole OpenAPI 3.1 document for ``endpoints``."""
     paths: dict[str, dict[str, Any]] = {}
+    schemas: dict[str, Any] = {"Error": ERROR_SCHEMA}
     for endpoint in endpoints:
         paths.setdefault(f"/api/v1{endpoint.path}", {})[endpoint.method.lower()] = _operation(
-            endpoint
+            endpoint, schemas
         )
     return {
         "openapi": "3.1.0",
@@ -213,7 +240,7 @@ def openapi_document(endpoints: Sequence[Endpoint], *, server: str) -> dict[str,
         "servers": [{"url": server}],
         "paths": paths,
         "components": {
-            "schemas": {"Error": ERROR_SCHEMA},
+            "schemas": schemas,
             "securitySchemes": {
                 "bearerAuth": {"type": "http", "scheme": "bearer"},
                 "apiKeyHeader": {"type": "apiKey", "in": "header", "name": "x-api-key"},

@@ -1,5 +1,10 @@
 """Domain values as API JSON: camelCase, money in integer cents, times in the company's
-timezone with their offset."""
+timezone with their offset.
+
+The JSON Schema of what each method returns is in ``adapters.http.schemas`` under the
+method's name (``catalog`` -> ``CATALOG_SCHEMA``); change the two together. The e2e suite
+validates live answers against the served OpenAPI document built from those schemas.
+"""
 
 from __future__ import annotations
 
@@ -36,7 +41,7 @@ class Renderer:
     # -- catalog and prices ------------------------------------------------------------
 
     def catalog(self, catalog: Catalog) -> dict[str, Any]:
-        """``GET /services``."""
+        """``GET /services``; ``CATALOG_SCHEMA``."""
         return {
             "industries": [
                 {
@@ -61,7 +66,7 @@ class Renderer:
         }
 
     def service(self, s: Service) -> dict[str, Any]:
-        """One catalog service with its parameters and extras."""
+        """One catalog service with its parameters and extras; ``SERVICE_SCHEMA``."""
         return {
             "id": s.id,
             "name": s.name,
@@ -75,7 +80,7 @@ class Renderer:
 
     @staticmethod
     def parameter(p: Parameter) -> dict[str, Any]:
-        """One parameter."""
+        """One parameter; ``PARAMETER_SCHEMA``."""
         return {
             "id": p.id,
             "name": p.name,
@@ -87,7 +92,7 @@ class Renderer:
 
     @staticmethod
     def extra(e: Extra) -> dict[str, Any]:
-        """One extra, with the three fields SPEC.md names."""
+        """One extra, with the three fields SPEC.md names; ``EXTRA_SCHEMA``."""
         return {
             "id": e.id,
             "name": e.name,
@@ -101,7 +106,7 @@ class Renderer:
 
     @staticmethod
     def fee(f: FeeDefinition) -> dict[str, Any]:
-        """One fee definition."""
+        """One fee definition; ``FEE_SCHEMA``."""
         return {
             "id": f.id,
             "name": f.name,
@@ -117,7 +122,7 @@ class Renderer:
 
     @staticmethod
     def breakdown(b: PriceBreakdown) -> dict[str, Any]:
-        """A priced visit; its parts sum to ``totalCents`` exactly."""
+        """A priced visit; its parts sum to ``totalCents`` exactly; ``BREAKDOWN_SCHEMA``."""
         return {
             "visit": b.visit.value,
             "lines": [
@@ -165,7 +170,7 @@ class Renderer:
         }
 
     def plan_price(self, plan: PlanPrice) -> dict[str, Any]:
-        """``POST /quote``."""
+        """``POST /quote``; ``PLAN_PRICE_SCHEMA``."""
         return {
             "currency": "usd",
             "firstVisit": self.breakdown(plan.first_visit),
@@ -176,7 +181,7 @@ class Renderer:
 
     @staticmethod
     def address(a: Address) -> dict[str, Any]:
-        """A street address."""
+        """A street address; ``ADDRESS_SCHEMA``."""
         return {
             "line1": a.line1,
             "line2": a.line2,
@@ -186,11 +191,9 @@ class Renderer:
             "accessNotes": a.access_notes,
         }
 
-    def customer(
-        self, c: Customer, lifetime: Lifetime | None = None, churn: ChurnRisk | None = None
-    ) -> dict[str, Any]:
-        """A customer with churn risk and lifetime statistics."""
-        out: dict[str, Any] = {
+    def customer(self, c: Customer, lifetime: Lifetime, churn: ChurnRisk) -> dict[str, Any]:
+        """A customer with churn risk and lifetime statistics; ``CUSTOMER_SCHEMA``."""
+        return {
             "id": c.id,
             "name": c.name,
             "email": c.email,
@@ -202,11 +205,8 @@ class Renderer:
             "defaultAddressId": c.default_address_id,
             "createdAt": self.time(c.created_at),
             "updatedAt": self.time(c.updated_at),
-        }
-        if churn is not None:
-            out["churnRisk"] = {"level": churn.level.value, "score": churn.score}
-        if lifetime is not None:
-            out["lifetime"] = {
+            "churnRisk": {"level": churn.level.value, "score": churn.score},
+            "lifetime": {
                 "bookings": lifetime.bookings,
                 "completed": lifetime.completed,
                 "cancelled": lifetime.cancelled,
@@ -214,11 +214,14 @@ class Renderer:
                 "firstVisitAt": self.time(lifetime.first_visit_at),
                 "lastVisitAt": self.time(lifetime.last_visit_at),
                 "nextVisitAt": self.time(lifetime.next_visit_at),
-            }
-        return out
+            },
+        }
 
     def lead(self, lead: Lead, *, timeline: bool = False) -> dict[str, Any]:
-        """A lead; with its full timeline when fetched alone."""
+        """A lead; with its full timeline when fetched alone.
+
+        ``LEAD_SCHEMA``, or ``LEAD_WITH_TIMELINE_SCHEMA`` with ``timeline``.
+        """
         out: dict[str, Any] = {
             "id": lead.id,
             "name": lead.name,
@@ -244,7 +247,10 @@ class Renderer:
     # -- quotes, payments ---------------------------------------------------------------
 
     def quote(self, q: Quote, at: datetime, *, follow_ups: bool = False) -> dict[str, Any]:
-        """A quote as of ``at`` (a sent quote past expiry reads as expired)."""
+        """A quote as of ``at`` (a sent quote past expiry reads as expired).
+
+        ``QUOTE_SCHEMA``, or ``QUOTE_WITH_FOLLOW_UPS_SCHEMA`` with ``follow_ups``.
+        """
         out: dict[str, Any] = {
             "id": q.id,
             "status": effective_status(q, at).value,
@@ -283,7 +289,7 @@ class Renderer:
         return out
 
     def payment(self, e: PaymentEntry) -> dict[str, Any]:
-        """One ledger entry."""
+        """One ledger entry; ``PAYMENT_SCHEMA``."""
         return {
             "id": e.id,
             "kind": e.kind.value,

@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from attrs import frozen
 
-from booking_core.customers import Address, Customer, SavedAddress, merge, new_customer
+from booking_core.bookings import customer_visits
+from booking_core.customers import (
+    Address,
+    ChurnRisk,
+    Customer,
+    Lifetime,
+    SavedAddress,
+    churn_risk,
+    lifetime,
+    merge,
+    new_customer,
+)
 from booking_core.errors import ConflictError, ValidationFailed
 from booking_core.ids import new_id
+from booking_core.ledger import BookingLedger
 from booking_core.paging import Page, PageRequest
 from booking_core.ports import Clock, PhoneNormalizer, UnitOfWork
 
@@ -42,21 +56,31 @@ def create_customer(
     An existing email returns the existing customer; the email of a merged record returns
     the surviving record. Two requests racing with one new email make one customer.
     """
-    phone = normalized_phone(cmd.phone, phones)
+    try:
+        phone = normalized_phone(cmd.phone, phones)
+        phone_errors: dict[str, str] = {}
+    except ValidationFailed as failed:
+        phone, phone_errors = None, failed.field_errors
     for _ in range(2):
         with uow:
             existing = uow.customers.by_email(cmd.company_id, cmd.email)
             if existing is not None:
                 return _survivor(uow, existing), False
-            customer = new_customer(
-                customer_id=new_id("cus"),
-                company_id=cmd.company_id,
-                name=cmd.name,
-                email=cmd.email,
-                phone=phone,
-                at=clock.now(),
-                address=SavedAddress(new_id("adr"), cmd.address) if cmd.address else None,
-            )
+            try:
+                customer = new_customer(
+                    customer_id=new_id("cus"),
+                    company_id=cmd.company_id,
+                    name=cmd.name,
+                    email=cmd.email,
+                    phone=phone,
+                    at=clock.now(),
+                    address=SavedAddress(new_id("adr"), cmd.address) if cmd.address else None,
+                )
+            except ValidationFailed as failed:
+                raise ValidationFailed({**phone_errors, **failed.field_errors}) from None
+            if phone_errors:
+                # Every field problem at once: the phone with whatever else is wrong.
+                raise ValidationFailed(phone_errors)
             try:
                 uow.customers.add(customer)
                 uow.commit()
@@ -97,3 +121,20 @@ def list_customers(
     """A page of the company's customers (merged records omitted)."""
     with uow:
         return uow.customers.list(company_id, page, search=search)
+
+
+def customer_standing(
+    customer: Customer, *, uow: UnitOfWork, at: datetime
+) -> tuple[Lifetime, ChurnRisk]:
+    """Lifetime statistics and churn risk from the customer's real visits and ledger.
+
+    Call inside an open unit of work. ``paidCents`` sums each of the customer's bookings'
+    paid totals (tips excluded, disputes counted against, per the ledger's rules).
+    """
+    visits = uow.bookings.for_customer(customer.company_id, customer.id)
+    paid = 0
+    for booking in visits:
+        entries = uow.payments.for_booking(customer.company_id, booking.id)
+        paid += BookingLedger(customer.company_id, booking.id, tuple(entries)).paid_cents
+    facts = customer_visits(visits)
+    return lifetime(facts, paid_cents=paid, at=at), churn_risk(facts, at=at)

@@ -7,6 +7,7 @@ from datetime import date
 from attrs import frozen
 
 from booking_core import leads
+from booking_core.errors import UnknownCatalogItem
 from booking_core.ids import new_id
 from booking_core.leads import Enquiry, Lead, LeadStage
 from booking_core.paging import Page, PageRequest
@@ -43,6 +44,10 @@ def capture_lead(
         service_id=cmd.service_id,
     )
     with uow:
+        if cmd.service_id is not None:
+            service = uow.catalogs.get(cmd.company_id).services_by_id.get(cmd.service_id)
+            if service is None or not service.active:
+                raise UnknownCatalogItem("serviceId", "service", cmd.service_id)
         candidates = uow.leads.open_matching(cmd.company_id, enquiry.email, enquiry.phone_e164)
         lead, folded = leads.capture(
             enquiry,

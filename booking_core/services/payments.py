@@ -108,9 +108,14 @@ def _ledger(uow: UnitOfWork, company_id: str, booking_id: str) -> BookingLedger:
 def record_payment(cmd: RecordPayment, *, uow: UnitOfWork, clock: Clock) -> PaymentEntry:
     """Record money received (or refunded) outside the service; returns the new entry."""
     with uow:
+        customer_id = cmd.customer_id
+        if customer_id is not None:
+            uow.customers.get(cmd.company_id, customer_id)  # another company's: not found
         if cmd.booking_id is None:
             ledger = BookingLedger(cmd.company_id, None)  # record_by_hand names the missing field
         else:
+            booking = uow.bookings.get(cmd.company_id, cmd.booking_id)
+            customer_id = customer_id or booking.customer_id
             ledger = _ledger(uow, cmd.company_id, cmd.booking_id)
         entry = record_by_hand(
             ledger,
@@ -120,7 +125,7 @@ def record_payment(cmd: RecordPayment, *, uow: UnitOfWork, clock: Clock) -> Paym
             method=cmd.method,
             note=cmd.note,
             reverses=cmd.reverses,
-            customer_id=cmd.customer_id,
+            customer_id=customer_id,
             at=clock.now(),
         )
         uow.payments.add(entry)

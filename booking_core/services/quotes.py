@@ -12,11 +12,7 @@ from datetime import datetime
 
 from attrs import frozen
 
-from booking_core import conversion, quotes
-from booking_core.conversion import (
-    BookingRequest,
-    ConvertRequest,
-)
+from booking_core import quotes
 from booking_core.ports import Clock, UnitOfWork
 from booking_core.pricing import Selection, price
 from booking_core.quotes import ManualLine, Quote
@@ -57,15 +53,6 @@ class ActOnQuote:
     action: QuoteAction
 
 
-@frozen(kw_only=True)
-class ConvertQuote:
-    """Convert one quote of a company, in the current or the deprecated form."""
-
-    company_id: str
-    quote_id: str
-    request: ConvertRequest
-
-
 _TRANSITIONS: dict[QuoteAction, Callable[[Quote, datetime], Quote]] = {
     QuoteAction.SEND: quotes.send,
     QuoteAction.ACCEPT: quotes.accept,
@@ -79,6 +66,11 @@ def create_quote(cmd: CreateQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
     """Price and store a new draft; with ``send_now`` it is sent in the same transaction."""
     with uow:
         at = clock.now()
+        # Referenced records must be the company's own: another company's id is not found.
+        if cmd.customer_id is not None:
+            uow.customers.get(cmd.company_id, cmd.customer_id)
+        if cmd.lead_id is not None:
+            uow.leads.get(cmd.company_id, cmd.lead_id)
         breakdown = None
         if cmd.selection is not None:
             catalog = uow.catalogs.get(cmd.company_id)
@@ -114,24 +106,3 @@ def act_on_quote(cmd: ActOnQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
             uow.quotes.save(changed, expected_version=current.version)
             uow.commit()
     return changed
-
-
-def claim_conversion(
-    cmd: ConvertQuote, *, uow: UnitOfWork, clock: Clock
-) -> tuple[Quote, BookingRequest | None]:
-    """Check a convert and store the claimed quote before any booking exists.
-
-    Returns the claimed quote and what to book; for the deprecated ``bookingId`` form
-    the quote is already linked and nothing is left to book (``None``). A refusal
-    writes nothing; of two claims racing, the second gets ``InvalidTransition`` (the
-    quote is converted) or ``ConflictError`` (its version moved on).
-    """
-    with uow:
-        at = clock.now()
-        current = uow.quotes.get(cmd.company_id, cmd.quote_id)
-        # The deprecated form books nothing, so it needs no catalog.
-        catalog = None if cmd.request.deprecated_form else uow.catalogs.get(cmd.company_id)
-        claimed, booking = conversion.convert_quote(current, cmd.request, catalog=catalog, at=at)
-        uow.quotes.save(claimed, expected_version=current.version)
-        uow.commit()
-    return claimed, booking

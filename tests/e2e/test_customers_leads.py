@@ -135,6 +135,23 @@ def test_an_enquiry_needs_a_way_to_reach_the_person(api: httpx.Client):
     error_of(response, 400, "invalid_request")
 
 
+def test_an_enquiry_names_an_active_service_of_the_companys_catalog(
+    stack: Stack, api: httpx.Client
+):
+    email = unique_email("svc")
+    for service_id in ("svc_nope", ""):
+        unknown = capture(api, email=email, serviceId=service_id)
+        assert "serviceId" in error_of(unknown, 400, "invalid_request")["fieldErrors"]
+    with stack.client(stack.other_key) as other:
+        # A service of the first company's catalog only (the other one does handyman work).
+        elsewhere = capture(other, email=email, serviceId="svc_standard_clean")
+        assert "serviceId" in error_of(elsewhere, 400, "invalid_request")["fieldErrors"]
+        assert capture(other, email=email, serviceId="svc_handyman_hour").status_code == 201
+    known = capture(api, email=email, serviceId="svc_deep_clean")
+    assert known.status_code == 201, known.text  # the refused enquiries left no lead behind
+    assert known.json()["folded"] is False
+
+
 def test_patching_a_lead_moves_stage_reassigns_and_sets_a_follow_up(api: httpx.Client):
     lead_id = capture(api, email=unique_email("move")).json()["id"]
     moved = api.patch(

@@ -24,7 +24,7 @@ import httpx
 import pytest
 from attrs import frozen
 
-from tests.e2e.support import API, Stack, idem
+from tests.e2e.support import API, Stack, add_booking, idem
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "api.md"
 FENCE = re.compile(r"^```sh\n(.*?)^```", re.S | re.M)
@@ -78,6 +78,10 @@ def test_the_doc_has_examples_of_every_outcome_it_describes():
         "unprocessable",
     }
     assert all(e.code is not None for e in EXAMPLES if e.status >= 400)
+    # Money is recorded on a real booking: every payment example names ``$BOOKING``.
+    recorded = [e for e in EXAMPLES if "/payments" in e.script and '"bookingId"' in e.script]
+    assert recorded
+    assert all('"bookingId": "$BOOKING"' in e.script for e in recorded)
 
 
 def placeholders(stack: Stack, c: httpx.Client, key: str, company_id: str) -> dict[str, str]:
@@ -89,11 +93,13 @@ def placeholders(stack: Stack, c: httpx.Client, key: str, company_id: str) -> di
         json={"customerId": customer_id, "manualLines": [{"description": "x", "amountCents": 1}]},
         headers=idem(),
     )
+    booking_id = add_booking(stack.container, company_id)
     payment = c.post(
         f"{API}/payments",
-        json={"bookingId": "bkg_doc", "kind": "PAYMENT", "amountCents": 800, "method": "CASH"},
+        json={"bookingId": booking_id, "kind": "PAYMENT", "amountCents": 800, "method": "CASH"},
         headers=idem(),
     )
+    assert payment.status_code == 201, payment.text
     catalog_key = stack.issue_key({"catalog:read"}, company_id=company_id).secret
     return {
         "BASE": stack.base_url,
@@ -101,6 +107,7 @@ def placeholders(stack: Stack, c: httpx.Client, key: str, company_id: str) -> di
         "CATALOG_KEY": catalog_key,
         "CUSTOMER_ID": customer_id,
         "QUOTE_ID": quote.json()["id"],
+        "BOOKING": booking_id,
         "PAYMENT_ID": payment.json()["id"],
     }
 

@@ -21,7 +21,7 @@ from adapters.http.routes import all_endpoints
 from entrypoints.bootstrap import bootstrap
 from entrypoints.demo_data import load_demo
 from entrypoints.web import http_deps
-from tests.e2e.support import API, LiveServer, Stack, error_of, free_socket, idem
+from tests.e2e.support import API, LiveServer, Stack, add_booking, error_of, free_socket, idem
 
 LEAKS = (
     "select",
@@ -70,9 +70,11 @@ def driver_error() -> OperationalError:
 
 
 @pytest.fixture(scope="module")
-def dropped(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
+def dropped(
+    stack: Stack, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str, str]]:
     """A server over a throwaway database of the same backend whose ``payments`` table was
-    dropped after start-up; yields its address and a demo key."""
+    dropped after start-up; yields its address, a demo key and a booking of that company."""
     settings = stack.container.settings
     if stack.backend == "sqlite":
         path = tmp_path_factory.mktemp("broken") / "broken.sqlite3"
@@ -82,13 +84,14 @@ def dropped(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         settings = attrs.evolve(settings, database_schema=schema)
     container = bootstrap(settings)
     container.database.migrate()
-    key = load_demo(container)[0].api_key
+    demo = load_demo(container)[0]
+    booking_id = add_booking(container, demo.company.id)
     with container.database.engine.begin() as connection:
         connection.execute(text("DROP TABLE payments"))
     server = LiveServer(free_socket())
     server.start(create_app(http_deps(container, RateLimiter()), all_endpoints()))
     try:
-        yield server.base_url, key
+        yield server.base_url, demo.api_key, booking_id
     finally:
         server.stop()
         if stack.backend == "postgres":
@@ -96,8 +99,8 @@ def dropped(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[
         container.close()
 
 
-def test_a_missing_table_is_a_generic_500(dropped: tuple[str, str]):
-    base_url, key = dropped
+def test_a_missing_table_is_a_generic_500(dropped: tuple[str, str, str]):
+    base_url, key, _ = dropped
     with httpx.Client(base_url=base_url, trust_env=False, timeout=30) as c:
         response = c.get(f"{API}/payments", headers={"Authorization": f"Bearer {key}"})
         assert_generic_500(response)
@@ -107,9 +110,9 @@ def test_a_missing_table_is_a_generic_500(dropped: tuple[str, str]):
         assert ok.status_code == 200
 
 
-def test_a_5xx_answer_is_not_stored_for_idempotent_replay(dropped: tuple[str, str]):
-    base_url, key = dropped
-    body = {"bookingId": "bkg_x", "kind": "PAYMENT", "amountCents": 500, "method": "CASH"}
+def test_a_5xx_answer_is_not_stored_for_idempotent_replay(dropped: tuple[str, str, str]):
+    base_url, key, booking_id = dropped
+    body = {"bookingId": booking_id, "kind": "PAYMENT", "amountCents": 500, "method": "CASH"}
     headers = {"Authorization": f"Bearer {key}", **idem()}
     with httpx.Client(base_url=base_url, trust_env=False, timeout=30) as c:
         first = c.post(f"{API}/payments", json=body, headers=headers)

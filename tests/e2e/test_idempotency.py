@@ -15,8 +15,12 @@ import httpx
 import pytest
 from attrs import frozen
 
+from booking_core.companies import Company
 from booking_core.idempotency import IdempotencyRecord, RecordState
-from tests.e2e.support import API, Stack, error_of, idem
+from tests.e2e.support import API, Stack, add_booking, error_of, idem
+
+Book = Callable[[], str]
+"""Makes a real booking in the company the client acts for; returns its id."""
 
 
 @frozen
@@ -55,7 +59,7 @@ def _entries(c: httpx.Client, booking_id: str, kind: str | None = None) -> int:
     return len([e for e in data if kind is None or e["kind"] == kind])
 
 
-def create_quote(c: httpx.Client) -> Write:
+def create_quote(c: httpx.Client, book: Book) -> Write:
     customer_id = _customer(c)
     return Write(
         "POST",
@@ -72,7 +76,7 @@ def create_quote(c: httpx.Client) -> Write:
     )
 
 
-def send_quote(c: httpx.Client) -> Write:
+def send_quote(c: httpx.Client, book: Book) -> Write:
     quote_id = _draft(c, _customer(c))
 
     def effects() -> int:
@@ -83,8 +87,8 @@ def send_quote(c: httpx.Client) -> Write:
     return Write("POST", f"/quotes/{quote_id}", {"action": "send"}, effects)
 
 
-def record_payment(c: httpx.Client) -> Write:
-    booking_id = f"bkg_idem_{secrets.token_hex(4)}"
+def record_payment(c: httpx.Client, book: Book) -> Write:
+    booking_id = book()
     return Write(
         "POST",
         "/payments",
@@ -99,8 +103,8 @@ def record_payment(c: httpx.Client) -> Write:
     )
 
 
-def reverse_payment(c: httpx.Client) -> Write:
-    booking_id = f"bkg_idem_{secrets.token_hex(4)}"
+def reverse_payment(c: httpx.Client, book: Book) -> Write:
+    booking_id = book()
     recorded = c.post(
         f"{API}/payments",
         json={"bookingId": booking_id, "kind": "PAYMENT", "amountCents": 900, "method": "CASH"},
@@ -124,16 +128,23 @@ WRITES = {
 
 
 @pytest.fixture
-def fresh(stack: Stack) -> Iterator[httpx.Client]:
+def shop(stack: Stack) -> tuple[Company, str]:
+    """A company of its own and a full-access key."""
+    return stack.new_company()
+
+
+@pytest.fixture
+def fresh(stack: Stack, shop: tuple[Company, str]) -> Iterator[httpx.Client]:
     """A client of a company of its own."""
-    _, key = stack.new_company()
-    with stack.client(key) as c:
+    with stack.client(shop[1]) as c:
         yield c
 
 
 @pytest.fixture(params=list(WRITES))
-def write(request: pytest.FixtureRequest, fresh: httpx.Client) -> Write:
-    return WRITES[request.param](fresh)
+def write(
+    request: pytest.FixtureRequest, stack: Stack, shop: tuple[Company, str], fresh: httpx.Client
+) -> Write:
+    return WRITES[request.param](fresh, lambda: add_booking(stack.container, shop[0].id))
 
 
 def send(c: httpx.Client, write: Write, key: str | None, content: str | None = None):
@@ -236,10 +247,12 @@ def test_concurrent_requests_with_one_key_have_exactly_one_effect(
 
 def test_keys_are_scoped_to_the_company(stack: Stack):
     key = f"shared-{secrets.token_hex(6)}"
-    body = {"bookingId": "bkg_same", "kind": "TIP", "amountCents": 300, "method": "CASH"}
     answers = []
-    for secret in (stack.key, stack.other_key):
-        with stack.client(secret) as c:
+    for demo in stack.demo:
+        # The same body in both companies: each records a tip on a booking of its own.
+        booking_id = add_booking(stack.container, demo.company.id)
+        body = {"bookingId": booking_id, "kind": "TIP", "amountCents": 300, "method": "CASH"}
+        with stack.client(demo.api_key) as c:
             answers.append(c.post(f"{API}/payments", json=body, headers={"Idempotency-Key": key}))
     assert [r.status_code for r in answers] == [201, 201]
     assert not any("idempotent-replayed" in r.headers for r in answers)
@@ -296,7 +309,8 @@ def test_a_key_is_kept_24_hours_and_then_starts_afresh(stack: Stack):
             )
             uow.idempotency.complete(company.id, key, 201, b'{"old": true}')
         uow.commit()
-    body = {"bookingId": "bkg_old_key", "kind": "PAYMENT", "amountCents": 100, "method": "CASH"}
+    booking_id = add_booking(stack.container, company.id)
+    body = {"bookingId": booking_id, "kind": "PAYMENT", "amountCents": 100, "method": "CASH"}
     with stack.client(secret) as c:
         fresh = c.post(f"{API}/payments", json=body, headers={"Idempotency-Key": "day-old"})
         kept = c.post(f"{API}/payments", json=body, headers={"Idempotency-Key": "hours-old"})

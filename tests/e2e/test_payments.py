@@ -17,13 +17,13 @@ from booking_core.services.payments import (
     CardMoneyRefunded,
     apply_processor_event,
 )
-from tests.e2e.support import API, Stack, error_of, idem
+from tests.e2e.support import API, Stack, add_booking, demo_customer_id, error_of, idem
 
 
 @pytest.fixture
-def booking() -> str:
-    """A booking id of its own (bookings arrive with scheduling; the ledger takes any id)."""
-    return f"bkg_e2e_{secrets.token_hex(5)}"
+def booking(stack: Stack) -> str:
+    """A booking of the first demo company of its own (an empty ledger) for Ada Lovelace."""
+    return add_booking(stack.container, stack.company.id)
 
 
 def record(api: httpx.Client, booking_id: str, **fields: Any) -> httpx.Response:
@@ -40,7 +40,9 @@ def ledger(api: httpx.Client, booking_id: str) -> list[dict[str, Any]]:
     return rows
 
 
-def test_a_payment_recorded_by_hand_is_an_offline_entry(api: httpx.Client, booking: str):
+def test_a_payment_recorded_by_hand_is_an_offline_entry(
+    stack: Stack, api: httpx.Client, booking: str
+):
     response = record(
         api, booking, kind="PAYMENT", amountCents=15000, method="CHECK", note="Check #88"
     )
@@ -53,7 +55,44 @@ def test_a_payment_recorded_by_hand_is_an_offline_entry(api: httpx.Client, booki
         "Check #88",
         booking,
     )
+    # Without a customerId the entry is the booking's customer's.
+    assert entry["customerId"] == demo_customer_id(stack)
     assert [e["id"] for e in ledger(api, booking)] == [entry["id"]]
+
+
+def test_a_given_customer_must_be_one_of_the_companys_own(stack: Stack, api: httpx.Client):
+    email = f"payer-{secrets.token_hex(4)}@example.com"
+    payer = api.post(f"{API}/customers", json={"name": "Payer", "email": email}).json()["id"]
+    booking = add_booking(stack.container, stack.company.id)
+    pay = {"kind": "PAYMENT", "amountCents": 800, "method": "CASH"}
+    named = record(api, booking, **pay, customerId=payer)
+    assert named.status_code == 201, named.text
+    assert named.json()["customerId"] == payer
+
+    theirs = demo_customer_id(stack, stack.demo[1].company.id)
+    never = theirs[:-6] + "000000"
+    foreign = error_of(record(api, booking, **pay, customerId=theirs), 404, "not_found")
+    missing = error_of(record(api, booking, **pay, customerId=never), 404, "not_found")
+    assert foreign["message"].replace(theirs, "ID") == missing["message"].replace(never, "ID")
+    assert [e["id"] for e in ledger(api, booking)] == [named.json()["id"]]
+
+
+def test_a_payment_on_another_companys_booking_answers_like_one_that_never_existed(
+    stack: Stack, api: httpx.Client
+):
+    theirs = add_booking(stack.container, stack.demo[1].company.id)
+    never = theirs[:-6] + "000000"
+    pay = {"kind": "PAYMENT", "amountCents": 2500, "method": "CASH"}
+    foreign = error_of(record(api, theirs, **pay), 404, "not_found")
+    missing = error_of(record(api, never, **pay), 404, "not_found")
+    assert foreign["message"].replace(theirs, "ID") == missing["message"].replace(never, "ID")
+    assert set(foreign) == set(missing)
+    assert "fieldErrors" not in foreign
+    assert ledger(api, theirs) == []
+    with stack.client(stack.other_key) as other:
+        # The booking is real: its own company records on it, and nothing else landed.
+        assert record(other, theirs, **pay).status_code == 201
+        assert [e["amountCents"] for e in ledger(other, theirs)] == [2500]
 
 
 def test_a_hand_refund_is_stored_negative_with_method_offline(api: httpx.Client, booking: str):

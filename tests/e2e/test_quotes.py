@@ -1,5 +1,5 @@
-"""``/quotes``: create (optionally sending), fetch, list, and act on a quote; the refusals
-of SPEC.md section 3 that apply before scheduling exists."""
+"""``/quotes``: create (optionally sending), fetch, list, and act on a quote; convert
+into a real booking, and every refusal of SPEC.md section 3 (which books nothing)."""
 
 from __future__ import annotations
 
@@ -11,16 +11,42 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.support import API, Stack, error_of, idem, unique_email
+from tests.e2e.support import (
+    API,
+    Stack,
+    add_booking,
+    bookings_of,
+    demo_customer_id,
+    error_of,
+    idem,
+    unique_email,
+)
 
 START = "2030-01-07T10:00:00-05:00"  # a Monday morning on the quarter hour, far ahead
+DAY = "2030-01-07"
+HOME = {"line1": "350 Fifth Ave", "city": "New York", "state": "NY", "zip": "10001"}
 
 
 @pytest.fixture
 def customer_id(api: httpx.Client) -> str:
-    response = api.post(f"{API}/customers", json={"name": "Quoted", "email": unique_email("q")})
+    """A customer of their own with a default address: nothing but a quote's state stands
+    between it and a booking."""
+    body = {"name": "Quoted", "email": unique_email("q"), "address": HOME}
+    response = api.post(f"{API}/customers", json=body)
+    assert response.status_code == 201, response.text
     customer: str = response.json()["id"]
     return customer
+
+
+def open_start(api: httpx.Client, zip_code: str = "10001", day: str = DAY) -> str:
+    """An open start of a standard clean at ``zip_code`` on ``day``, as availability lists."""
+    query = {"serviceId": "svc_standard_clean", "date": day, "zip": zip_code}
+    response = api.get(f"{API}/availability", params=query)
+    assert response.status_code == 200, response.text
+    slots = response.json()["data"]
+    assert slots, f"no open start at {zip_code} on {day}"
+    start: str = slots[0]["startIso"]
+    return start
 
 
 def create(api: httpx.Client, **fields: Any) -> dict[str, Any]:
@@ -71,6 +97,32 @@ def test_a_quote_needs_a_customer_or_lead_and_a_price(api: httpx.Client):
     response = api.post(f"{API}/quotes", json={}, headers=idem())
     errors = error_of(response, 400, "invalid_request")["fieldErrors"]
     assert set(errors) == {"customerId", "manualLines"}
+
+
+def test_a_quote_for_another_companys_customer_or_lead_answers_like_one_that_never_existed(
+    stack: Stack, api: httpx.Client
+):
+    other_company = stack.demo[1].company.id
+    with stack.client(stack.other_key) as other:
+        their_lead = other.get(f"{API}/leads", params={"limit": 1}).json()["data"][0]["id"]
+    theirs = {"customerId": demo_customer_id(stack, other_company), "leadId": their_lead}
+    lines = [{"description": "Gutters", "amountCents": 9000}]
+    for field, their_id in theirs.items():
+        never_id = their_id[:-6] + "000000"
+        answers = [
+            api.post(f"{API}/quotes", json={field: i, "manualLines": lines}, headers=idem())
+            for i in (their_id, never_id)
+        ]
+        foreign, missing = (error_of(a, 404, "not_found") for a in answers)
+        assert foreign["message"].replace(their_id, "ID") == missing["message"].replace(
+            never_id, "ID"
+        )
+        assert set(foreign) == set(missing)
+        assert api.get(f"{API}/quotes", params={field: their_id}).json()["data"] == []
+    with stack.client(stack.other_key) as other:
+        for field, their_id in theirs.items():
+            # Their own records, which they may quote; nothing was added in their name.
+            assert other.get(f"{API}/quotes", params={field: their_id}).json()["data"] == []
 
 
 def test_a_quote_for_a_lead_can_be_sent_at_once(api: httpx.Client):
@@ -148,16 +200,18 @@ REFUSED = [
 
 
 def test_actions_the_state_does_not_allow_are_422_and_change_nothing(
-    api: httpx.Client, answered: dict[str, str]
+    api: httpx.Client, answered: dict[str, str], customer_id: str
 ):
+    booked = bookings_of(api, customer_id)
     for status, action in REFUSED:
         quote_id = answered[status]
         before = api.get(f"{API}/quotes/{quote_id}").json()
-        fields = {"startIso": START, "serviceId": "svc_standard_clean"}
+        fields = {"startIso": open_start(api), "serviceId": "svc_standard_clean"}
         response = act(api, quote_id, action, **(fields if action == "convert" else {}))
         error = error_of(response, 422, "unprocessable")
         assert quote_id in error["message"], (status, action)
         assert api.get(f"{API}/quotes/{quote_id}").json() == before, (status, action)
+    assert bookings_of(api, customer_id) == booked
 
 
 def test_converting_a_hand_priced_quote_without_a_service_is_422(
@@ -172,24 +226,93 @@ def test_converting_a_hand_priced_quote_without_a_service_is_422(
 
 
 def test_the_deprecated_booking_id_convert_is_422_outside_sent_or_accepted(
-    api: httpx.Client, answered: dict[str, str]
+    stack: Stack, api: httpx.Client, answered: dict[str, str], customer_id: str
 ):
+    made_elsewhere = add_booking(stack.container, stack.company.id, customer_id)
     for status in ("draft", "declined"):
-        response = act(api, answered[status], "convert", bookingId="bkg_made_elsewhere")
+        response = act(api, answered[status], "convert", bookingId=made_elsewhere)
         error_of(response, 422, "unprocessable")
         assert api.get(f"{API}/quotes/{answered[status]}").json()["bookingId"] is None
 
 
-def test_a_convertible_quote_is_refused_until_scheduling_arrives_and_stays_as_it_was(
-    api: httpx.Client, answered: dict[str, str]
+def test_the_deprecated_booking_id_convert_links_only_a_real_booking_of_the_company(
+    stack: Stack, api: httpx.Client, answered: dict[str, str], customer_id: str
 ):
-    for status in ("sent", "accepted"):
+    quote_id = answered["accepted"]
+    theirs = add_booking(stack.container, stack.demo[1].company.id)
+    for missing in (theirs, theirs[:-6] + "000000"):
+        error_of(act(api, quote_id, "convert", bookingId=missing), 404, "not_found")
+        quote = api.get(f"{API}/quotes/{quote_id}").json()
+        assert (quote["status"], quote["bookingId"]) == ("accepted", None)
+
+    made_elsewhere = add_booking(stack.container, stack.company.id, customer_id)
+    booked = bookings_of(api, customer_id)
+    linked = act(api, quote_id, "convert", bookingId=made_elsewhere)
+    assert linked.status_code == 200, linked.text
+    assert (linked.json()["status"], linked.json()["bookingId"]) == ("converted", made_elsewhere)
+    assert bookings_of(api, customer_id) == booked  # linked, not booked again
+
+
+@pytest.mark.parametrize("status", ["accepted", "sent"])
+def test_convert_books_the_customer_at_their_default_address(
+    stack: Stack, api: httpx.Client, status: str
+):
+    customer_id = demo_customer_id(stack)  # Ada Lovelace, with a default address
+    quote = create(api, customerId=customer_id, send=True)
+    if status == "accepted":
+        assert act(api, quote["id"], "accept").status_code == 200
+    before = bookings_of(api, customer_id)
+    start = open_start(api)
+
+    response = act(api, quote["id"], "convert", startIso=start, serviceId="svc_standard_clean")
+
+    assert response.status_code in (200, 201), response.text
+    converted = response.json()
+    booking_id = converted["bookingId"]
+    assert isinstance(booking_id, str)
+    assert booking_id
+    assert converted["status"] == "converted"
+    assert converted["acceptedAt"]
+    assert converted["convertedAt"]
+    assert {f["status"] for f in converted["followUps"]} == {"cancelled"}
+    fetched = api.get(f"{API}/quotes/{quote['id']}").json()
+    assert (fetched["status"], fetched["bookingId"]) == ("converted", booking_id)
+
+    after = bookings_of(api, customer_id)
+    assert sorted(after) == sorted([*before, booking_id])
+    booking = api.get(f"{API}/bookings/{booking_id}").json()
+    with stack.container.uow() as uow:
+        home = uow.customers.get(stack.company.id, customer_id).default_address
+    assert home is not None
+    assert (booking["customerId"], booking["quoteId"]) == (customer_id, quote["id"])
+    assert (booking["serviceId"], booking["status"]) == ("svc_standard_clean", "scheduled")
+    assert datetime.fromisoformat(booking["startIso"]) == datetime.fromisoformat(start)
+    assert (booking["address"]["line1"], booking["address"]["zip"]) == (home.line1, home.zip)
+    assert booking["price"]["totalCents"] == quote["totalCents"]  # as it was quoted
+
+    # A converted quote is never converted again, and books nothing more.
+    again = act(api, quote["id"], "convert", startIso=open_start(api), serviceId="svc_deep_clean")
+    assert quote["id"] in error_of(again, 422, "unprocessable")["message"]
+    assert api.get(f"{API}/quotes/{quote['id']}").json() == fetched
+    assert sorted(bookings_of(api, customer_id)) == sorted(after)
+
+
+def test_convert_is_refused_for_a_draft_declined_or_converted_quote_and_books_nothing(
+    api: httpx.Client, answered: dict[str, str], customer_id: str
+):
+    converted = create(api, customerId=customer_id, send=True)["id"]
+    fields = {"startIso": open_start(api), "serviceId": "svc_standard_clean"}
+    assert act(api, converted, "convert", **fields).status_code == 200
+    booked = bookings_of(api, customer_id)
+    assert len(booked) == 1
+    for quote_id in (answered["draft"], answered["declined"], converted):
+        before = api.get(f"{API}/quotes/{quote_id}").json()
         response = act(
-            api, answered[status], "convert", startIso=START, serviceId="svc_standard_clean"
+            api, quote_id, "convert", startIso=open_start(api), serviceId=fields["serviceId"]
         )
-        assert "scheduling" in error_of(response, 422, "unprocessable")["message"]
-        quote = api.get(f"{API}/quotes/{answered[status]}").json()
-        assert (quote["status"], quote["bookingId"]) == (status, None)
+        assert quote_id in error_of(response, 422, "unprocessable")["message"]
+        assert api.get(f"{API}/quotes/{quote_id}").json() == before
+        assert bookings_of(api, customer_id) == booked, before["status"]
 
 
 def test_convert_checks_its_start_time(api: httpx.Client, answered: dict[str, str]):
@@ -235,14 +358,16 @@ def test_past_its_expiry_a_quote_cannot_be_sent_answered_or_converted(
     assert status_of(api, draft["id"]) == "draft"
 
     assert status_of(api, sent["id"]) == "expired"
+    booked = bookings_of(api, customer_id)
     for action, fields in (
         ("accept", {}),
         ("reject", {}),
-        ("convert", {"startIso": START, "serviceId": "svc_standard_clean"}),
+        ("convert", {"startIso": open_start(api), "serviceId": "svc_standard_clean"}),
     ):
         response = act(api, sent["id"], action, **fields)
         assert "expir" in error_of(response, 422, "unprocessable")["message"], action
     assert status_of(api, sent["id"]) == "expired"
+    assert bookings_of(api, customer_id) == booked  # the expired convert booked nothing
 
 
 def test_an_expiry_in_the_past_is_refused_at_creation(api: httpx.Client, customer_id: str):

@@ -9,7 +9,7 @@ import pytest
 
 from adapters.http.ratelimit import RateLimiter
 from entrypoints.web import http_deps
-from tests.e2e.support import API, LiveServer, Stack, error_of, free_socket, idem
+from tests.e2e.support import API, LiveServer, Stack, add_booking, error_of, free_socket, idem
 
 HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
 
@@ -121,7 +121,8 @@ def test_two_app_instances_on_one_redis_share_a_keys_counter(stack: Stack, redis
 
 def test_a_rate_limited_idempotent_write_does_not_claim_its_key(stack: Stack):
     key = stack.new_key("catalog:read", "payments:write", rate_limit=10)
-    body = {"bookingId": "bkg_rate", "kind": "PAYMENT", "amountCents": 700, "method": "CASH"}
+    booking_id = add_booking(stack.container, stack.company.id)
+    body = {"bookingId": booking_id, "kind": "PAYMENT", "amountCents": 700, "method": "CASH"}
     header = idem()
     with stack.client(key) as c:
         for _ in range(10):
@@ -131,5 +132,7 @@ def test_a_rate_limited_idempotent_write_does_not_claim_its_key(stack: Stack):
     # The same key later, from a client with room left, runs the write for the first time.
     with stack.client(stack.key) as c:
         later = c.post(f"{API}/payments", json=body, headers=header)
+        entries = c.get(f"{API}/payments", params={"bookingId": booking_id}).json()["data"]
     assert later.status_code == 201
     assert "idempotent-replayed" not in later.headers
+    assert [e["id"] for e in entries] == [later.json()["id"]]  # the refused one wrote nothing

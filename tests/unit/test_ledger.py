@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from adapters.memory import MemoryUnitOfWork
+from booking_core.bookings import Booking
 from booking_core.card_money import (
     card_payment,
     card_refund,
@@ -35,6 +37,8 @@ from booking_core.ledger import (
     record_by_hand,
     reverse_entry,
 )
+from tests import factories
+from tests.unit.bookings_support import booked, local, order
 
 AT = datetime(2026, 10, 20, 15, 0, tzinfo=UTC)
 COMPANY = "cmp_a"
@@ -626,9 +630,7 @@ def test_enumerations_spell_their_values_in_upper_case() -> None:
 
 
 @pytest.fixture
-def uow() -> Any:
-    from adapters.memory import MemoryUnitOfWork
-
+def uow() -> MemoryUnitOfWork:
     return MemoryUnitOfWork()
 
 
@@ -637,69 +639,163 @@ def clock() -> FixedClock:
     return FixedClock(AT)
 
 
-def _record(uow: Any, clock: FixedClock, kind: Kind, amount: int, **kw: Any) -> PaymentEntry:
+def seed(uow: MemoryUnitOfWork, company_id: str = COMPANY, minutes: int = 0) -> Booking:
+    """A real customer of ``company_id`` and a booking of theirs, stored and committed
+    through a unit of work of its own (``uow.commits`` is left alone)."""
+    customer = factories.customer(company_id)
+    made = booked(
+        order(company_id=company_id, customer_id=customer.id),
+        start=local(2026, 3, 3, 9) + timedelta(minutes=minutes),
+    )
+    with MemoryUnitOfWork(uow.store) as setup:
+        setup.customers.add(customer)
+        setup.bookings.add_all(made)
+        setup.commit()
+    return made[0]
+
+
+@pytest.fixture
+def booking(uow: MemoryUnitOfWork) -> Booking:
+    return seed(uow)
+
+
+def _record(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking, kind: Kind, amount: int, **kw: Any
+) -> PaymentEntry:
     from booking_core.services.payments import RecordPayment, record_payment
 
-    kw.setdefault("booking_id", BOOKING)
+    kw.setdefault("booking_id", booking.id)
     if kind is not Kind.REFUND:
         kw.setdefault("method", Method.CASH)
-    cmd = RecordPayment(company_id=COMPANY, kind=kind, amount_cents=amount, **kw)
+    cmd = RecordPayment(company_id=booking.company_id, kind=kind, amount_cents=amount, **kw)
     return record_payment(cmd, uow=uow, clock=clock)
 
 
-def _reverse(uow: Any, clock: FixedClock, entry_id: str, company_id: str = COMPANY) -> PaymentEntry:
+def _reverse(
+    uow: MemoryUnitOfWork, clock: FixedClock, entry_id: str, company_id: str = COMPANY
+) -> PaymentEntry:
     from booking_core.services.payments import ReversePayment, reverse_payment
 
     cmd = ReversePayment(company_id=company_id, entry_id=entry_id, note="Wrong booking.")
     return reverse_payment(cmd, uow=uow, clock=clock)
 
 
-def _stored(uow: Any) -> list[PaymentEntry]:
+def _stored(uow: MemoryUnitOfWork) -> list[PaymentEntry]:
     return list(uow.store.values("payments").values())
 
 
 def test_record_payment_stores_a_hand_entry_stamped_by_the_clock(
-    uow: Any, clock: FixedClock
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
 ) -> None:
-    entry = _record(uow, clock, Kind.PAYMENT, 5_000, customer_id=CUSTOMER)
+    entry = _record(uow, clock, booking, Kind.PAYMENT, 5_000)
 
     assert entry.id.startswith("pay_")
     assert entry.created_at == AT
+    assert (entry.booking_id, entry.customer_id) == (booking.id, booking.customer_id)
     assert _stored(uow) == [entry]
     assert uow.commits == 1
 
 
-def test_record_payment_without_a_booking_is_a_field_error(uow: Any, clock: FixedClock) -> None:
+def test_record_payment_keeps_a_given_customer_of_the_company(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
+) -> None:
+    payer = factories.customer(COMPANY)
+    with MemoryUnitOfWork(uow.store) as setup:
+        setup.customers.add(payer)
+        setup.commit()
+
+    entry = _record(uow, clock, booking, Kind.TIP, 700, customer_id=payer.id)
+
+    assert entry.customer_id == payer.id != booking.customer_id
+    assert _stored(uow) == [entry]
+
+
+def test_record_payment_without_a_booking_is_a_field_error(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
+) -> None:
     with pytest.raises(ValidationFailed) as refused:
-        _record(uow, clock, Kind.PAYMENT, 5_000, booking_id=None)
+        _record(uow, clock, booking, Kind.PAYMENT, 5_000, booking_id=None)
     assert set(refused.value.field_errors) == {"bookingId"}
     assert _stored(uow) == []
 
 
-def test_refused_hand_refund_writes_nothing(uow: Any, clock: FixedClock) -> None:
-    _record(uow, clock, Kind.PAYMENT, 5_000)
+def test_record_payment_on_another_companys_booking_is_not_found_like_no_booking(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
+) -> None:
+    theirs = seed(uow, "cmp_b")
+
+    with pytest.raises(NotFoundError) as other:
+        _record(uow, clock, booking, Kind.PAYMENT, 5_000, booking_id=theirs.id)
+    with pytest.raises(NotFoundError) as unknown:
+        _record(uow, clock, booking, Kind.PAYMENT, 5_000, booking_id="bkg_nothing")
+
+    assert other.value.kind == unknown.value.kind == "booking"
+    assert other.value.message.replace(theirs.id, "?") == unknown.value.message.replace(
+        "bkg_nothing", "?"
+    )
+    assert _stored(uow) == []
+    assert uow.commits == 0
+
+
+def test_record_payment_for_another_companys_customer_is_not_found(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
+) -> None:
+    theirs = seed(uow, "cmp_b")
+
+    for customer_id in (theirs.customer_id, "cus_nothing"):
+        with pytest.raises(NotFoundError) as refused:
+            _record(uow, clock, booking, Kind.PAYMENT, 5_000, customer_id=customer_id)
+        assert (refused.value.kind, refused.value.id) == ("customer", customer_id)
+    assert _stored(uow) == []
+    assert uow.commits == 0
+
+
+def test_refused_hand_refund_writes_nothing(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
+) -> None:
+    _record(uow, clock, booking, Kind.PAYMENT, 5_000)
 
     with pytest.raises(LedgerRuleViolation):
-        _record(uow, clock, Kind.REFUND, 5_001)
+        _record(uow, clock, booking, Kind.REFUND, 5_001)
 
     assert len(_stored(uow)) == 1
     assert uow.commits == 1
 
 
-def test_reverse_payment_writes_a_reversal_of_the_stored_entry(uow: Any, clock: FixedClock) -> None:
-    payment = _record(uow, clock, Kind.PAYMENT, 5_000)
+def test_hand_refund_is_judged_on_its_own_bookings_ledger(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
+) -> None:
+    other = seed(uow, minutes=180)  # the same company, a later job
+    _record(uow, clock, other, Kind.PAYMENT, 9_000)
+    _record(uow, clock, booking, Kind.PAYMENT, 1_000)
+
+    with pytest.raises(LedgerRuleViolation):
+        _record(uow, clock, booking, Kind.REFUND, 1_001)
+    refund = _record(uow, clock, booking, Kind.REFUND, 1_000)
+
+    assert refund.booking_id == booking.id
+    assert uow.commits == 3
+
+
+def test_reverse_payment_writes_a_reversal_of_the_stored_entry(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
+) -> None:
+    payment = _record(uow, clock, booking, Kind.PAYMENT, 5_000)
     clock.advance(timedelta(hours=1))
 
     reversal = _reverse(uow, clock, payment.id)
 
     assert reversal.reverses == payment.id
     assert reversal.created_at == AT + timedelta(hours=1)
+    assert (reversal.booking_id, reversal.customer_id) == (booking.id, booking.customer_id)
     assert uow.payments.reversal_of(COMPANY, payment.id) == reversal
     assert _stored(uow) == [payment, reversal]
 
 
-def test_refused_reversal_writes_nothing(uow: Any, clock: FixedClock) -> None:
-    payment = _record(uow, clock, Kind.PAYMENT, 5_000)
+def test_refused_reversal_writes_nothing(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
+) -> None:
+    payment = _record(uow, clock, booking, Kind.PAYMENT, 5_000)
     _reverse(uow, clock, payment.id)
     before = _stored(uow)
 
@@ -710,8 +806,10 @@ def test_refused_reversal_writes_nothing(uow: Any, clock: FixedClock) -> None:
     assert uow.commits == 2
 
 
-def test_reversal_of_another_companys_entry_is_not_found(uow: Any, clock: FixedClock) -> None:
-    payment = _record(uow, clock, Kind.PAYMENT, 5_000)
+def test_reversal_of_another_companys_entry_is_not_found(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
+) -> None:
+    payment = _record(uow, clock, booking, Kind.PAYMENT, 5_000)
 
     with pytest.raises(NotFoundError) as other:
         _reverse(uow, clock, payment.id, company_id="cmp_b")
@@ -724,7 +822,9 @@ def test_reversal_of_another_companys_entry_is_not_found(uow: Any, clock: FixedC
     assert len(_stored(uow)) == 1
 
 
-def test_card_processor_events_land_in_the_ledger(uow: Any, clock: FixedClock) -> None:
+def test_card_processor_events_land_in_the_ledger(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
+) -> None:
     from booking_core.services.payments import (
         CardDisputeOpened,
         CardDisputeWon,
@@ -736,9 +836,10 @@ def test_card_processor_events_land_in_the_ledger(uow: Any, clock: FixedClock) -
     def apply(event: Any) -> PaymentEntry:
         return apply_processor_event(event, uow=uow, clock=clock)
 
-    common = {"company_id": COMPANY, "booking_id": BOOKING, "payment_ref": "pi_9"}
-    charge = apply(CardMoneyReceived(customer_id=CUSTOMER, amount_cents=10_000, **common))
-    tip = apply(CardMoneyReceived(customer_id=CUSTOMER, amount_cents=1_500, tip=True, **common))
+    common = {"company_id": COMPANY, "booking_id": booking.id, "payment_ref": "pi_9"}
+    customer_id = booking.customer_id
+    charge = apply(CardMoneyReceived(customer_id=customer_id, amount_cents=10_000, **common))
+    tip = apply(CardMoneyReceived(customer_id=customer_id, amount_cents=1_500, tip=True, **common))
     refund = apply(CardMoneyRefunded(amount_cents=2_000, from_dashboard=True, **common))
     tip_dispute = apply(CardDisputeOpened(amount_cents=1_500, tip=True, **common))
     dispute = apply(CardDisputeOpened(amount_cents=8_000, **common))
@@ -753,7 +854,7 @@ def test_card_processor_events_land_in_the_ledger(uow: Any, clock: FixedClock) -
     assert (tip_dispute.kind, tip_dispute.reverses) == (Kind.TIP_REFUND, tip.id)
     assert (won.kind, won.reverses) == (Kind.REVERSAL, dispute.id)
     assert (tip_won.kind, tip_won.reverses) == (Kind.TIP, tip_dispute.id)
-    ledger = BookingLedger(COMPANY, BOOKING, uow.payments.for_booking(COMPANY, BOOKING))
+    ledger = BookingLedger(COMPANY, booking.id, uow.payments.for_booking(COMPANY, booking.id))
     assert ledger.paid_cents == 8_000
     assert ledger.tips_cents == 1_500
     assert uow.commits == 7

@@ -3,7 +3,8 @@
 Hand payments, tips and refunds, card charges and tips, refunds, disputes opened and won,
 reversals and wallet-credit replacements, in any order; after every step the ledger's
 totals are checked against sums the test keeps on its own, and every refused step must
-leave the store exactly as it was.
+leave the store exactly as it was. The booking and its customer are real records of the
+store, as ``record_payment`` requires.
 """
 
 from __future__ import annotations
@@ -49,10 +50,10 @@ from booking_core.services.payments import (
     record_payment,
     reverse_payment,
 )
+from tests import factories
+from tests.unit.bookings_support import booked, order
 
 COMPANY = "cmp_a"
-BOOKING = "bkg_1"
-CUSTOMER = "cus_1"
 START = datetime(2026, 10, 20, 15, 0, tzinfo=UTC)
 
 amounts = st.integers(min_value=1, max_value=20_000)
@@ -64,6 +65,12 @@ class LedgerMachine(RuleBasedStateMachine):
     def __init__(self) -> None:
         super().__init__()
         self.uow = MemoryUnitOfWork()
+        customer = factories.customer(COMPANY)
+        (self.booking,) = booked(order(company_id=COMPANY, customer_id=customer.id))
+        with MemoryUnitOfWork(self.uow.store) as setup:
+            setup.customers.add(customer)
+            setup.bookings.add_all([self.booking])
+            setup.commit()
         self.clock = FixedClock(START)
         self.written: dict[str, PaymentEntry] = {}
         # Kept by the test from what each operation means, not from the ledger's own rules.
@@ -96,10 +103,10 @@ class LedgerMachine(RuleBasedStateMachine):
         return entry
 
     def _entries(self) -> list[PaymentEntry]:
-        return list(self.uow.payments.for_booking(COMPANY, BOOKING))
+        return list(self.uow.payments.for_booking(COMPANY, self.booking.id))
 
     def _ledger(self) -> BookingLedger:
-        return BookingLedger(COMPANY, BOOKING, self._entries())
+        return BookingLedger(COMPANY, self.booking.id, self._entries())
 
     def _model_paid(self) -> int:
         return sum(e.amount_cents for e in self._entries() if e.id not in self.tip_ids)
@@ -117,8 +124,8 @@ class LedgerMachine(RuleBasedStateMachine):
     def record_by_hand(self, tip: bool, amount: int, method: Method) -> None:
         cmd = RecordPayment(
             company_id=COMPANY,
-            booking_id=BOOKING,
-            customer_id=CUSTOMER,
+            booking_id=self.booking.id,
+            customer_id=self.booking.customer_id,
             kind=Kind.TIP if tip else Kind.PAYMENT,
             amount_cents=amount,
             method=method,
@@ -137,7 +144,7 @@ class LedgerMachine(RuleBasedStateMachine):
         paid_before = self._model_paid()
         cmd = RecordPayment(
             company_id=COMPANY,
-            booking_id=BOOKING,
+            booking_id=self.booking.id,
             kind=Kind.REFUND,
             amount_cents=amount,
             reverses=reverses,
@@ -185,8 +192,8 @@ class LedgerMachine(RuleBasedStateMachine):
         entry = replace_credit_entry(
             entry_id=f"pay_credit_{next(self.refs)}",
             company_id=COMPANY,
-            booking_id=BOOKING,
-            customer_id=CUSTOMER,
+            booking_id=self.booking.id,
+            customer_id=self.booking.customer_id,
             kind=Kind.PAYMENT,
             amount_cents=amount,
             created_at=START,
@@ -202,8 +209,8 @@ class LedgerMachine(RuleBasedStateMachine):
     def card_money_received(self, tip: bool, amount: int) -> None:
         report = CardMoneyReceived(
             company_id=COMPANY,
-            booking_id=BOOKING,
-            customer_id=CUSTOMER,
+            booking_id=self.booking.id,
+            customer_id=self.booking.customer_id,
             payment_ref=f"pi_{next(self.refs)}",
             amount_cents=amount,
             tip=tip,
@@ -220,7 +227,7 @@ class LedgerMachine(RuleBasedStateMachine):
         tip = refunded.kind is Kind.TIP
         report = CardMoneyRefunded(
             company_id=COMPANY,
-            booking_id=BOOKING,
+            booking_id=self.booking.id,
             payment_ref=str(refunded.external_ref),
             amount_cents=data.draw(st.integers(1, refunded.amount_cents)),
             tip=tip,
@@ -239,7 +246,7 @@ class LedgerMachine(RuleBasedStateMachine):
         tip = disputed.kind is Kind.TIP
         report = CardDisputeOpened(
             company_id=COMPANY,
-            booking_id=BOOKING,
+            booking_id=self.booking.id,
             payment_ref=str(disputed.external_ref),
             amount_cents=data.draw(st.integers(1, disputed.amount_cents)),
             tip=tip,
@@ -259,7 +266,7 @@ class LedgerMachine(RuleBasedStateMachine):
         returned = data.draw(st.integers(1, -dispute.amount_cents + 1), label="returned")
         report = CardDisputeWon(
             company_id=COMPANY,
-            booking_id=BOOKING,
+            booking_id=self.booking.id,
             payment_ref=str(dispute.external_ref),
             returned_cents=returned,
             tip=tip,
@@ -290,6 +297,11 @@ class LedgerMachine(RuleBasedStateMachine):
             e.reverses for e in self._entries() if e.kind is Kind.REVERSAL and e.reverses
         )
         assert all(count == 1 for count in reversed_counts.values())
+
+    @invariant()
+    def every_entry_names_the_bookings_customer(self) -> None:
+        # Hand refunds give no customer: they default to the booking's.
+        assert {e.customer_id for e in self._entries()} <= {self.booking.customer_id}
 
     @invariant()
     def every_amount_is_an_int(self) -> None:

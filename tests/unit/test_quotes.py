@@ -4,7 +4,7 @@ the use cases over the memory unit of work."""
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -12,6 +12,7 @@ import pytest
 
 from adapters.memory import MemoryStore, MemoryUnitOfWork
 from booking_core import conversion, quotes
+from booking_core.bookings import Booking
 from booking_core.catalog import (
     Catalog,
     Extra,
@@ -23,11 +24,15 @@ from booking_core.catalog import (
     Service,
 )
 from booking_core.clock import FixedClock
+from booking_core.companies import Company
 from booking_core.conversion import (
     BookingRequest,
     ConvertRequest,
 )
 from booking_core.coupons import Coupon
+from booking_core.crew import WorkingHours, new_crew_member
+from booking_core.customers import Customer
+from booking_core.drive import TableDriveTime
 from booking_core.errors import (
     ConflictError,
     CouponRejected,
@@ -38,6 +43,7 @@ from booking_core.errors import (
     UnknownCatalogItem,
     ValidationFailed,
 )
+from booking_core.leads import Lead
 from booking_core.pricing import SelectedItem, Selection, price
 from booking_core.quotes import (
     FollowUp,
@@ -46,15 +52,16 @@ from booking_core.quotes import (
     Quote,
     QuoteStatus,
 )
+from booking_core.services import conversions
 from booking_core.services.quotes import (
     ActOnQuote,
-    ConvertQuote,
     CreateQuote,
     QuoteAction,
     act_on_quote,
-    claim_conversion,
     create_quote,
 )
+from tests import factories
+from tests.unit.bookings_support import booked, order
 
 COMPANY = "cmp_acme"
 OTHER_COMPANY = "cmp_other"
@@ -742,6 +749,29 @@ def store() -> MemoryStore:
     return store
 
 
+def add_customer(store: MemoryStore, company_id: str = COMPANY) -> Customer:
+    """A real customer of ``company_id`` in the store."""
+    customer = factories.customer(company_id)
+    with MemoryUnitOfWork(store) as uow:
+        uow.customers.add(customer)
+        uow.commit()
+    return customer
+
+
+@pytest.fixture
+def customer(store: MemoryStore) -> Customer:
+    return add_customer(store)
+
+
+@pytest.fixture
+def lead(store: MemoryStore) -> Lead:
+    made = factories.lead(COMPANY)
+    with MemoryUnitOfWork(store) as uow:
+        uow.leads.add(made)
+        uow.commit()
+    return made
+
+
 @pytest.fixture
 def clock() -> FixedClock:
     return FixedClock(AT)
@@ -755,35 +785,39 @@ def stored(store: MemoryStore, quote: Quote) -> Quote:
 
 
 def test_create_quote_prices_the_selection_from_the_company_catalog(
-    store: MemoryStore, clock: FixedClock
+    store: MemoryStore, clock: FixedClock, customer: Customer
 ) -> None:
     uow = MemoryUnitOfWork(store)
     quote = create_quote(
-        CreateQuote(company_id=COMPANY, customer_id="cus_1", selection=SELECTION),
+        CreateQuote(company_id=COMPANY, customer_id=customer.id, selection=SELECTION),
         uow=uow,
         clock=clock,
     )
+    assert quote.customer_id == customer.id
     assert quote.total_cents == price(CATALOG, SELECTION, at=AT).total_cents
     assert store.values("quotes")[(COMPANY, quote.id)] == quote
     assert uow.commits == 1
 
 
-def test_create_quote_by_hand_sums_its_manual_lines(store: MemoryStore, clock: FixedClock) -> None:
+def test_create_quote_by_hand_sums_its_manual_lines(
+    store: MemoryStore, clock: FixedClock, lead: Lead
+) -> None:
     cmd = CreateQuote(
-        company_id=COMPANY, lead_id="lead_1", manual_lines=(ManualLine("Move-out clean", 30_000),)
+        company_id=COMPANY, lead_id=lead.id, manual_lines=(ManualLine("Move-out clean", 30_000),)
     )
     quote = create_quote(cmd, uow=MemoryUnitOfWork(store), clock=clock)
+    assert (quote.lead_id, quote.customer_id) == (lead.id, None)
     assert quote.hand_priced
     assert quote.total_cents == 30_000
 
 
 def test_create_quote_with_send_now_sends_it_in_the_same_transaction(
-    store: MemoryStore, clock: FixedClock
+    store: MemoryStore, clock: FixedClock, customer: Customer
 ) -> None:
     uow = MemoryUnitOfWork(store)
     cmd = CreateQuote(
         company_id=COMPANY,
-        customer_id="cus_1",
+        customer_id=customer.id,
         selection=SELECTION,
         expires_at=EXPIRES,
         send_now=True,
@@ -795,15 +829,18 @@ def test_create_quote_with_send_now_sends_it_in_the_same_transaction(
 
 
 def test_create_quote_applies_coupon_limits_as_they_stand(
-    store: MemoryStore, clock: FixedClock
+    store: MemoryStore, clock: FixedClock, customer: Customer
 ) -> None:
+    earlier = add_customer(store)
+    (redeemed,) = booked(order(company_id=COMPANY, customer_id=earlier.id))
     with MemoryUnitOfWork(store) as uow:
-        uow.coupon_redemptions.add(COMPANY, "cpn_spring", "cus_0", "bkg_0")
+        uow.bookings.add_all([redeemed])
+        uow.coupon_redemptions.add(COMPANY, "cpn_spring", earlier.id, redeemed.id)
         uow.commit()
     selection = attrs.evolve(SELECTION, coupon_code="spring")
     with pytest.raises(CouponRejected) as caught:
         create_quote(
-            CreateQuote(company_id=COMPANY, customer_id="cus_1", selection=selection),
+            CreateQuote(company_id=COMPANY, customer_id=customer.id, selection=selection),
             uow=MemoryUnitOfWork(store),
             clock=clock,
         )
@@ -824,12 +861,39 @@ def test_refused_create_writes_nothing(store: MemoryStore, clock: FixedClock) ->
 
 
 def test_create_quote_without_a_catalog_is_not_found(clock: FixedClock) -> None:
-    with pytest.raises(NotFoundError):
+    no_catalog = MemoryStore()
+    customer = add_customer(no_catalog)
+    with pytest.raises(NotFoundError) as caught:
         create_quote(
-            CreateQuote(company_id=COMPANY, customer_id="cus_1", selection=SELECTION),
-            uow=MemoryUnitOfWork(),
+            CreateQuote(company_id=COMPANY, customer_id=customer.id, selection=SELECTION),
+            uow=MemoryUnitOfWork(no_catalog),
             clock=clock,
         )
+    assert caught.value.kind == "catalog"
+    assert no_catalog.values("quotes") == {}
+
+
+def test_create_quote_for_a_customer_or_lead_the_company_lacks_is_not_found(
+    store: MemoryStore, clock: FixedClock
+) -> None:
+    theirs = add_customer(store, OTHER_COMPANY)
+    their_lead = factories.lead(OTHER_COMPANY)
+    with MemoryUnitOfWork(store) as uow:
+        uow.leads.add(their_lead)
+        uow.commit()
+    for refs, kind in (
+        ({"customer_id": theirs.id}, "customer"),
+        ({"customer_id": "cus_nothing"}, "customer"),
+        ({"lead_id": their_lead.id}, "lead"),
+    ):
+        with pytest.raises(NotFoundError) as caught:
+            create_quote(
+                CreateQuote(company_id=COMPANY, selection=SELECTION, **refs),  # type: ignore[arg-type]
+                uow=MemoryUnitOfWork(store),
+                clock=clock,
+            )
+        assert caught.value.kind == kind
+    assert store.values("quotes") == {}
 
 
 def test_act_on_quote_stores_each_change(store: MemoryStore, clock: FixedClock) -> None:
@@ -905,32 +969,77 @@ def test_act_on_quote_judges_expiry_by_the_clock(store: MemoryStore, clock: Fixe
         )
 
 
+def bookable(store: MemoryStore) -> None:
+    """The company, the quotes' customer (``cus_1``, with a default address) and a crew
+    member who serves it every day 08:00-18:00: what converting into a booking needs."""
+    with MemoryUnitOfWork(store) as uow:
+        uow.companies.add(
+            Company(
+                id=COMPANY,
+                slug="acme",
+                name="Acme Maids",
+                timezone="America/New_York",
+                code_prefix="AC",
+                created_at=AT,
+            )
+        )
+        uow.customers.add(attrs.evolve(factories.customer(COMPANY), id="cus_1"))
+        uow.crew.add(
+            new_crew_member(
+                member_id="crew_rosa",
+                company_id=COMPANY,
+                name="Rosa",
+                home_zip="10001",
+                at=AT,
+                service_areas=("10001",),
+                working_hours=tuple(WorkingHours(d, time(8), time(18)) for d in range(1, 8)),
+            )
+        )
+        uow.commit()
+
+
 def claim(
     store: MemoryStore, clock: FixedClock, quote: Quote, **fields: object
-) -> tuple[Quote, BookingRequest | None]:
+) -> tuple[Quote, Booking | None]:
+    """Convert through the use case the API calls: claim and book in one transaction."""
     fields.setdefault("start", START)
     request = ConvertRequest(**fields)  # type: ignore[arg-type]
-    cmd = ConvertQuote(company_id=COMPANY, quote_id=quote.id, request=request)
-    return claim_conversion(cmd, uow=MemoryUnitOfWork(store), clock=clock)
+    return conversions.convert_quote(
+        COMPANY,
+        quote.id,
+        request,
+        uow=MemoryUnitOfWork(store),
+        clock=clock,
+        drive=TableDriveTime(default=10),
+    )
 
 
-def test_claim_conversion_stores_the_claimed_quote(store: MemoryStore, clock: FixedClock) -> None:
-    quote = stored(store, sent())
-    clock.advance(timedelta(days=1))
-    claimed, booking = claim(store, clock, quote)
-    assert store.values("quotes")[(COMPANY, quote.id)] == claimed
-    assert claimed.status is QuoteStatus.CONVERTED
-    assert booking is not None
-    assert booking.quote_id == quote.id
-
-
-def test_claim_conversion_in_deprecated_form_links_the_booking(
+def test_convert_stores_the_converted_quote_with_its_new_booking(
     store: MemoryStore, clock: FixedClock
 ) -> None:
+    bookable(store)
+    quote = stored(store, sent())
+    clock.advance(timedelta(days=1))
+    converted, booking = claim(store, clock, quote)
+    assert store.values("quotes")[(COMPANY, quote.id)] == converted
+    assert converted.status is QuoteStatus.CONVERTED
+    assert booking is not None
+    assert booking.quote_id == quote.id
+    assert converted.booking_id == booking.id
+    assert booking.start == START
+
+
+def test_convert_in_deprecated_form_links_the_booking(
+    store: MemoryStore, clock: FixedClock, customer: Customer
+) -> None:
+    (made,) = booked(order(company_id=COMPANY, customer_id=customer.id))
+    with MemoryUnitOfWork(store) as uow:
+        uow.bookings.add_all([made])
+        uow.commit()
     quote = stored(store, accepted())
-    claimed, booking = claim(store, clock, quote, start=None, booking_id="bkg_7")
+    claimed, booking = claim(store, clock, quote, start=None, booking_id=made.id)
     assert booking is None
-    assert store.values("quotes")[(COMPANY, quote.id)].booking_id == "bkg_7" == claimed.booking_id
+    assert store.values("quotes")[(COMPANY, quote.id)].booking_id == made.id == claimed.booking_id
 
 
 @pytest.mark.parametrize("state", REFUSED_STATES)
@@ -965,6 +1074,7 @@ def test_convert_with_invalid_fields_claims_nothing(store: MemoryStore, clock: F
 def test_two_claims_at_the_same_moment_exactly_one_wins(
     store: MemoryStore, clock: FixedClock
 ) -> None:
+    bookable(store)
     quote = stored(store, accepted())
     barrier = threading.Barrier(2)
     wins: list[Quote] = []
@@ -985,4 +1095,8 @@ def test_two_claims_at_the_same_moment_exactly_one_wins(
     assert len(wins) == 1
     assert len(losses) == 1
     assert store.values("quotes")[(COMPANY, quote.id)] == wins[0]
-    assert wins[0].version == quote.version + 1
+    assert wins[0].version == quote.version + 2  # claimed, then given its booking
+    made = list(store.values("bookings").values())
+    # One conversion: every booking is the winner's plan, made from this quote.
+    assert {b.quote_id for b in made} == {quote.id}
+    assert len({b.plan_id for b in made}) == 1

@@ -7,10 +7,19 @@ from adapters.http.endpoint import Endpoint
 
 def all_endpoints() -> list[Endpoint]:
     """Every endpoint of ``/api/v1``, in the order of SPEC.md's table."""
-    from adapters.http.routes import catalog, crew, customers, leads, payments, quotes
+    from adapters.http.routes import (
+        bookings,
+        catalog,
+        crew,
+        customers,
+        leads,
+        payments,
+        quotes,
+    )
 
     return [
         *catalog.ENDPOINTS,
+        *bookings.ENDPOINTS,
         *customers.ENDPOINTS,
         *leads.ENDPOINTS,
         *quotes.ENDPOINTS,

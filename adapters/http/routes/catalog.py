@@ -7,6 +7,7 @@ from datetime import datetime
 from attrs import field, frozen
 
 from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.schemas import CATALOG_SCHEMA, PLAN_PRICE_SCHEMA
 from adapters.http.structuring import Code, Id, Zip
 from booking_core.pricing import SelectedItem, Selection
 from booking_core.services.pricing import price_selection
@@ -76,6 +77,7 @@ ENDPOINTS = [
         path="/services",
         scope="catalog:read",
         handler=get_services,
+        response=CATALOG_SCHEMA,
         tag="catalog",
         summary="The catalog: industries, services, parameters, extras, frequencies, fees",
     ),
@@ -84,6 +86,7 @@ ENDPOINTS = [
         path="/quote",
         scope="catalog:read",
         handler=post_quote,
+        response=PLAN_PRICE_SCHEMA,
         body=PriceRequest,
         tag="catalog",
         summary="Price a selection: server-authoritative, with coupons and fee rules",

@@ -3,25 +3,28 @@
 from __future__ import annotations
 
 from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.schemas import INSTANT, STRING, STRINGS, closed
 from booking_core.crew import CrewMember, deprecated_service_ids
 
-CREW_MEMBER_SCHEMA = {
-    "type": "object",
-    "properties": {
-        "id": {"type": "string"},
-        "name": {"type": "string"},
-        "homeZip": {"type": "string"},
-        "serviceAreas": {"type": "array", "items": {"type": "string"}},
-        "excludedServiceIds": {"type": "array", "items": {"type": "string"}},
+CREW_MEMBER_SCHEMA = closed(
+    "CrewMember",
+    "An active crew member; every active service not excluded may be given.",
+    {
+        "id": STRING,
+        "name": STRING,
+        "homeZip": STRING,
+        "serviceAreas": STRINGS,
+        "excludedServiceIds": STRINGS,
         "serviceIds": {
-            "type": "array",
-            "items": {"type": "string"},
+            **STRINGS,
             "deprecated": True,
             "description": "Every active service the member may be given, in full; "
             "removed after 2027-01-13. Use excludedServiceIds.",
         },
+        "createdAt": INSTANT,
+        "updatedAt": INSTANT,
     },
-}
+)
 
 
 def get_crew(ctx: Context) -> Reply:

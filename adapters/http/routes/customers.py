@@ -5,9 +5,15 @@ from __future__ import annotations
 from attrs import frozen
 
 from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
+from adapters.http.schemas import CUSTOMER_SCHEMA
 from adapters.http.structuring import AccessNotes, City, Email, Name, Phone, ShortText, Street, Zip
-from booking_core.customers import Address, Customer, Visit, churn_risk, lifetime
-from booking_core.services.customers import CreateCustomer, create_customer, list_customers
+from booking_core.customers import Address, Customer
+from booking_core.services.customers import (
+    CreateCustomer,
+    create_customer,
+    customer_standing,
+    list_customers,
+)
 
 
 @frozen(kw_only=True)
@@ -37,12 +43,10 @@ class CustomerBody:
 
 
 def render_customer(ctx: Context, customer: Customer) -> dict[str, object]:
-    """A customer with churn risk and lifetime statistics."""
-    visits: tuple[Visit, ...] = ()  # bookings arrive with scheduling
-    now = ctx.now()
-    return ctx.render().customer(
-        customer, lifetime(visits, paid_cents=0, at=now), churn_risk(visits, at=now)
-    )
+    """A customer with churn risk and lifetime statistics from real visits and payments."""
+    with ctx.deps.read() as uow:
+        stats, churn = customer_standing(customer, uow=uow, at=ctx.now())
+    return ctx.render().customer(customer, stats, churn)
 
 
 def get_customers(ctx: Context) -> Reply:
@@ -77,6 +81,7 @@ ENDPOINTS = [
         path="/customers",
         scope="customers:read",
         handler=get_customers,
+        response=CUSTOMER_SCHEMA,
         paginated=True,
         query=(QueryParam("search", "matches name or email, case-insensitive"),),
         tag="customers",
@@ -87,8 +92,10 @@ ENDPOINTS = [
         path="/customers",
         scope="customers:write",
         handler=post_customer,
+        response=CUSTOMER_SCHEMA,
         body=CustomerBody,
         success_status=201,
+        also={200: "the customer with this email already existed (or survived a merge)"},
         tag="customers",
         summary="Create a customer, or return the existing one for that email (200)",
     ),

@@ -8,6 +8,7 @@ import attrs
 from attrs import frozen
 
 from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
+from adapters.http.schemas import CAPTURED_LEAD_SCHEMA, LEAD_SCHEMA, LEAD_WITH_TIMELINE_SCHEMA
 from adapters.http.structuring import Email, Id, Name, Note, Phone, ShortText
 from booking_core.errors import ValidationFailed
 from booking_core.leads import LeadStage
@@ -106,6 +107,7 @@ ENDPOINTS = [
         path="/leads",
         scope="leads:read",
         handler=get_leads,
+        response=LEAD_SCHEMA,
         paginated=True,
         query=(
             QueryParam("stage", "new, contacted, quoted, won or lost"),
@@ -119,8 +121,10 @@ ENDPOINTS = [
         path="/leads",
         scope="leads:write",
         handler=post_lead,
+        response=CAPTURED_LEAD_SCHEMA,
         body=LeadBody,
         success_status=201,
+        also={200: "the enquiry folded into an open lead with matching contact"},
         tag="leads",
         summary="Capture an enquiry; folds into an open lead with matching contact (200)",
     ),
@@ -129,6 +133,7 @@ ENDPOINTS = [
         path="/leads/{id}",
         scope="leads:read",
         handler=get_lead,
+        response=LEAD_WITH_TIMELINE_SCHEMA,
         tag="leads",
         summary="One lead with its full timeline",
     ),
@@ -137,6 +142,7 @@ ENDPOINTS = [
         path="/leads/{id}",
         scope="leads:write",
         handler=patch_lead,
+        response=LEAD_WITH_TIMELINE_SCHEMA,
         body=LeadPatch,
         tag="leads",
         summary="Move stage, reassign, or set a follow-up date",

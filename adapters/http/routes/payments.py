@@ -7,6 +7,7 @@ from datetime import datetime
 from attrs import frozen
 
 from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
+from adapters.http.schemas import PAYMENT_SCHEMA
 from adapters.http.structuring import Id, Note
 from booking_core.errors import ValidationFailed
 from booking_core.ledger import Kind, Method
@@ -107,6 +108,7 @@ ENDPOINTS = [
         path="/payments",
         scope="payments:read",
         handler=get_payments,
+        response=PAYMENT_SCHEMA,
         paginated=True,
         query=(
             QueryParam("customerId", "entries of one customer"),
@@ -122,6 +124,7 @@ ENDPOINTS = [
         path="/payments",
         scope="payments:write",
         handler=post_payment,
+        response=PAYMENT_SCHEMA,
         body=PaymentBody,
         idempotent=True,
         success_status=201,
@@ -133,6 +136,7 @@ ENDPOINTS = [
         path="/payments",
         scope="payments:write",
         handler=patch_payments,
+        response=PAYMENT_SCHEMA,
         body=ReversalBody,
         idempotent=True,
         success_status=201,

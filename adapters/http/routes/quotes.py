@@ -9,11 +9,13 @@ from attrs import frozen
 
 from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
 from adapters.http.routes.catalog import Item
+from adapters.http.schemas import QUOTE_SCHEMA, QUOTE_WITH_FOLLOW_UPS_SCHEMA
 from adapters.http.structuring import Code, Id, Note, ShortText, Zip
 from booking_core import conversion
-from booking_core.errors import RuleViolation, ValidationFailed
+from booking_core.errors import ValidationFailed
 from booking_core.pricing import SelectedItem, Selection
 from booking_core.quotes import ManualLine, QuoteStatus
+from booking_core.services import conversions
 from booking_core.services import quotes as cases
 
 
@@ -105,7 +107,12 @@ def get_quotes(ctx: Context) -> Reply:
     }
     page = ctx.page_request("quotes", filters)
     with ctx.deps.read() as uow:
-        result = uow.quotes.list(ctx.company_id, page, **filters)  # type: ignore[arg-type]
+        result = uow.quotes.list(
+            ctx.company_id,
+            page,
+            as_of=ctx.now(),
+            **filters,  # type: ignore[arg-type]
+        )
     now, render = ctx.now(), ctx.render()
     return ctx.page_reply(result, lambda q: render.quote(q, now))
 
@@ -145,21 +152,22 @@ def post_quote_action(ctx: Context) -> Reply:
     body: ActionBody = ctx.body
     quote_id = ctx.path_params["id"]
     if body.action is Action.CONVERT:
-        ctx.require_scope("bookings:write")
-        with ctx.deps.read() as uow:
-            quote = uow.quotes.get(ctx.company_id, quote_id)
-            catalog = uow.catalogs.get(ctx.company_id)
         request = conversion.ConvertRequest(
             start=body.start_iso,
             service_id=body.service_id,
             manual_fee_ids=body.manual_fee_ids,
             booking_id=body.booking_id,
         )
-        # Every refusal of SPEC.md section 3 is decided here, before anything is written.
-        conversion.convert_quote(quote, request, catalog=catalog, at=ctx.now())
-        raise RuleViolation(
-            "Converting a quote into a booking arrives with scheduling; nothing was changed."
+        converted, _ = conversions.convert_quote(
+            ctx.company_id,
+            quote_id,
+            request,
+            uow=ctx.uow(),
+            clock=ctx.deps.clock,
+            drive=ctx.deps.drive,
         )
+        reply = ctx.render().quote(converted, ctx.now(), follow_ups=True)
+        return Reply({**reply, "bookingId": converted.booking_id})
     unused = {
         "startIso": body.start_iso is not None,
         "serviceId": body.service_id is not None,
@@ -185,6 +193,7 @@ ENDPOINTS = [
         path="/quotes",
         scope="quotes:read",
         handler=get_quotes,
+        response=QUOTE_SCHEMA,
         paginated=True,
         query=(
             QueryParam("status", "draft, sent, accepted, declined, expired or converted"),
@@ -199,6 +208,7 @@ ENDPOINTS = [
         path="/quotes",
         scope="quotes:write",
         handler=post_quote,
+        response=QUOTE_WITH_FOLLOW_UPS_SCHEMA,
         body=QuoteBody,
         idempotent=True,
         success_status=201,
@@ -210,6 +220,7 @@ ENDPOINTS = [
         path="/quotes/{id}",
         scope="quotes:read",
         handler=get_quote,
+        response=QUOTE_WITH_FOLLOW_UPS_SCHEMA,
         tag="quotes",
         summary="One quote and its scheduled follow-ups",
     ),
@@ -218,7 +229,9 @@ ENDPOINTS = [
         path="/quotes/{id}",
         scope="quotes:write",
         handler=post_quote_action,
+        response=QUOTE_WITH_FOLLOW_UPS_SCHEMA,
         body=ActionBody,
+        body_scopes=lambda body: ("bookings:write",) if body.action is Action.CONVERT else (),
         idempotent=True,
         tag="quotes",
         summary="Act on a quote: send, accept, reject, convert (also bookings:write), "

@@ -1,0 +1,139 @@
+"""Converting a quote into a booking, in one transaction (SPEC.md section 3)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from booking_core import conversion
+from booking_core.booking_orders import fixed_pricer
+from booking_core.bookings import Booking
+from booking_core.catalog import Catalog
+from booking_core.errors import RuleViolation
+from booking_core.money import apply_bps
+from booking_core.ports import Clock, DriveTime, UnitOfWork
+from booking_core.pricing import (
+    FeeLine,
+    LineKind,
+    PriceBreakdown,
+    PriceLine,
+    Selection,
+    Visit,
+    check_manual_fees,
+    price,
+)
+from booking_core.quotes import Quote
+from booking_core.services.scheduling import book_in_unit
+
+
+def hand_priced(
+    wanted: conversion.BookingRequest, catalog: Catalog, at: datetime
+) -> PriceBreakdown:
+    """The price of a booking made from a hand-priced quote: the quoted lines as they were
+    quoted, plus any manual fees added on convert (and the tax on taxable ones); the job
+    lasts as long as the service's base job."""
+    base = price(catalog, Selection(service_id=wanted.service_id), at=at)
+    lines = tuple(
+        PriceLine(
+            LineKind.BASE,
+            f"line_{index}",
+            line.description,
+            1,
+            line.amount_cents,
+            line.amount_cents,
+            False,
+            base.duration_minutes if index == 0 else 0,
+        )
+        for index, line in enumerate(wanted.manual_lines)
+    )
+    subtotal = sum(line.amount_cents for line in lines)
+    fees = []
+    for fee_id in check_manual_fees(catalog, wanted.manual_fee_ids):
+        fee = catalog.fees_by_id[fee_id]
+        amount = (
+            fee.amount_cents
+            if fee.amount_cents is not None
+            else apply_bps(subtotal, fee.amount_bps or 0)
+        )
+        fees.append(FeeLine(fee.id, fee.name, fee.kind, amount, fee.taxable))
+    fees_cents = sum(f.amount_cents for f in fees)
+    taxable = sum(f.amount_cents for f in fees if f.taxable)
+    tax = apply_bps(taxable, catalog.tax_rate_bps)
+    return PriceBreakdown(
+        visit=Visit.FIRST,
+        lines=lines,
+        subtotal_cents=subtotal,
+        discounts=(),
+        discount_cents=0,
+        referral_discount_cents=0,
+        discounted_subtotal_cents=subtotal,
+        fees=tuple(fees),
+        fees_cents=fees_cents,
+        taxable_cents=taxable,
+        tax_rate_bps=catalog.tax_rate_bps,
+        tax_cents=tax,
+        total_cents=subtotal + fees_cents + tax,
+        duration_minutes=base.duration_minutes,
+    )
+
+
+def convert_quote(
+    company_id: str,
+    quote_id: str,
+    request: conversion.ConvertRequest,
+    *,
+    uow: UnitOfWork,
+    clock: Clock,
+    drive: DriveTime,
+) -> tuple[Quote, Booking | None]:
+    """Convert a quote: claim it, then book it, in one transaction (SPEC.md section 3).
+
+    The claim is the quote saved as converted against the version read, before any
+    booking is added; a refusal anywhere rolls everything back, so no stray booking is
+    ever left, and of two converts at the same moment one claims and the other is refused.
+    """
+    at = clock.now()
+    with uow:
+        quote = uow.quotes.get(company_id, quote_id)
+        catalog = None if request.deprecated_form else uow.catalogs.get(company_id)
+        claimed, wanted = conversion.convert_quote(quote, request, catalog=catalog, at=at)
+        if wanted is None:  # deprecated form: link a booking made separately
+            uow.bookings.get(company_id, request.booking_id or "")
+            uow.quotes.save(claimed, expected_version=quote.version)
+            uow.commit()
+            return claimed, None
+        assert catalog is not None
+        if wanted.customer_id is None:
+            raise RuleViolation("This quote is for a lead with no customer yet; nothing to book.")
+        customer = uow.customers.get(company_id, wanted.customer_id)
+        address = customer.default_address
+        if address is None:
+            raise RuleViolation(f"Customer {customer.id} has no default saved address to book.")
+        uow.quotes.save(claimed, expected_version=quote.version)
+        company = uow.companies.get(company_id)
+        selection = Selection(
+            service_id=wanted.service_id,
+            frequency_slug=wanted.frequency_slug,
+            parameters=wanted.parameters,
+            extras=wanted.extras,
+            coupon_code=wanted.coupon_code,
+            manual_fee_ids=wanted.manual_fee_ids,
+        )
+        hand = fixed_pricer(hand_priced(wanted, catalog, at)) if quote.hand_priced else None
+        made = book_in_unit(
+            uow,
+            company,
+            catalog,
+            {"address": address, "quote_id": quote.id},
+            selection,
+            wanted.start,
+            crew_ids=None,
+            additional_starts=(),
+            customer_id=customer.id,
+            at=at,
+            drive=drive,
+            price_visit=hand,
+        )
+        done = conversion.complete_conversion(claimed, made[0].id, at)
+        uow.quotes.save(done, expected_version=claimed.version)
+        uow.commit()
+    return done, made[0]

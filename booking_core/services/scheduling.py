@@ -1,0 +1,477 @@
+"""Scheduling use cases: list availability, book (single, plan, multi-day, several dates),
+cancel and reschedule with scopes, and convert a quote into a booking.
+
+Availability and booking are decided by the same function (``availability.check_slot``
+over the same busy blocks ``available_slots`` lists from), so a listed slot is bookable
+until it is taken; the store's own guard (an exclusion constraint on PostgreSQL,
+serialised writes on SQLite) turns a lost race into ``SlotTaken``, never a double booking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+import attrs
+from attrs import frozen
+
+from booking_core import plans
+from booking_core.availability import Slot, SlotQuery, available_slots, check_slot
+from booking_core.booking_orders import (
+    BookingOrder,
+    PriceVisit,
+    catalog_pricer,
+    crew_errors,
+    redraw_codes,
+)
+from booking_core.bookings import MAX_DAYS, Booking, normalize_human_code
+from booking_core.catalog import Catalog
+from booking_core.companies import Company
+from booking_core.crew import CrewMember
+from booking_core.customers import Address, Customer, SavedAddress, add_address, new_customer
+from booking_core.errors import ConflictError, NotFoundError, SlotTaken, ValidationFailed
+from booking_core.ids import new_id
+from booking_core.paging import MAX_LIMIT, PageRequest
+from booking_core.ports import Clock, DriveTime, PhoneNormalizer, UnitOfWork
+from booking_core.pricing import (
+    SelectedItem,
+    Selection,
+    Visit,
+    price,
+)
+from booking_core.services.customers import normalized_phone
+from booking_core.services.pricing import coupon_usage
+
+BUSY_MARGIN = timedelta(days=1)
+"""How far around the asked dates jobs are read: a job late the day before still decides
+where a crew member starts driving from."""
+
+
+def active_crew(uow: UnitOfWork, company_id: str) -> list[CrewMember]:
+    """Every active crew member of the company."""
+    crew: list[CrewMember] = []
+    after = None
+    while True:
+        page = uow.crew.list_active(company_id, PageRequest(limit=MAX_LIMIT, after=after))
+        crew.extend(page.items)
+        if not page.has_more:
+            return crew
+        after = page.next_after
+
+
+def _duration(catalog: Catalog, selection: Selection, at: datetime) -> int:
+    """Minutes of the job a selection describes (its first visit)."""
+    bare = attrs.evolve(selection, coupon_code=None, referral_discount_cents=0, manual_fee_ids=())
+    return price(catalog, bare, at=at, visit=Visit.FIRST).duration_minutes
+
+
+def _busy_window(day: date, days: int, company: Company) -> tuple[datetime, datetime]:
+    zone = ZoneInfo(company.timezone)
+    start = datetime(day.year, day.month, day.day, tzinfo=zone) - BUSY_MARGIN
+    return start, start + timedelta(days=days) + 2 * BUSY_MARGIN
+
+
+@frozen(kw_only=True)
+class AvailabilityRequest:
+    """``GET /availability``: open starts for a service at a zip on a local date."""
+
+    company_id: str
+    service_id: str
+    local_date: date
+    zip_code: str
+    frequency_slug: str = "one_time"
+    parameters: tuple[SelectedItem, ...] = ()
+    extras: tuple[SelectedItem, ...] = ()
+    crew_ids: tuple[str, ...] | None = None
+    days: int = 1
+
+
+def list_availability(
+    request: AvailabilityRequest, *, uow: UnitOfWork, clock: Clock, drive: DriveTime
+) -> list[Slot]:
+    """Open starts on the date, ranked by drive minutes from the previous stop, then time."""
+    at = clock.now()
+    with uow:
+        company = uow.companies.get(request.company_id)
+        catalog = uow.catalogs.get(request.company_id)
+        selection = Selection(
+            service_id=request.service_id,
+            frequency_slug=request.frequency_slug,
+            parameters=request.parameters,
+            extras=request.extras,
+        )
+        duration = _duration(catalog, selection, at)
+        crew = active_crew(uow, request.company_id)
+        lo, hi = _busy_window(request.local_date, request.days, company)
+        busy = uow.bookings.busy(request.company_id, lo, hi)
+    query = SlotQuery(
+        service_id=request.service_id,
+        zip_code=request.zip_code,
+        local_date=request.local_date,
+        zone=company.timezone,
+        duration_minutes=duration,
+        now=at,
+        min_notice_minutes=company.min_notice_minutes,
+        crew_ids=request.crew_ids,
+        days=request.days,
+    )
+    return available_slots(query, crew=crew, busy=busy, drive=drive)
+
+
+@frozen(kw_only=True)
+class CustomerDetails:
+    """Who the job is for, as typed on a booking."""
+
+    name: str
+    email: str
+    phone: str | None = None
+
+
+@frozen(kw_only=True)
+class CreateBooking:
+    """``POST /bookings``: one job, a plan, a multi-day job, or several dates at once."""
+
+    company_id: str
+    service_id: str
+    frequency_slug: str
+    start: datetime
+    customer: CustomerDetails
+    address: Address
+    parameters: tuple[SelectedItem, ...] = ()
+    extras: tuple[SelectedItem, ...] = ()
+    coupon_code: str | None = None
+    notes: str = ""
+    crew_ids: tuple[str, ...] | None = None
+    days: int = 1
+    additional_starts: tuple[datetime, ...] = ()
+
+
+def _customer_for(
+    uow: UnitOfWork,
+    company_id: str,
+    details: CustomerDetails,
+    address: Address,
+    phones: PhoneNormalizer,
+    at: datetime,
+) -> Customer:
+    """The customer of the email (the survivor of a merge), created or given the address."""
+    existing = uow.customers.by_email(company_id, details.email)
+    while existing is not None and existing.merged_into is not None:
+        existing = uow.customers.get(company_id, existing.merged_into)
+    if existing is None:
+        customer = new_customer(
+            customer_id=new_id("cus"),
+            company_id=company_id,
+            name=details.name,
+            email=details.email,
+            phone=normalized_phone(details.phone, phones, "customer.phone"),
+            at=at,
+            address=SavedAddress(new_id("adr"), address),
+        )
+        uow.customers.add(customer)
+        return customer
+    if all(saved.address != address for saved in existing.addresses):
+        existing = add_address(existing, SavedAddress(new_id("adr"), address), at=at, default=False)
+        uow.customers.save(existing)
+    return existing
+
+
+def slot_for(
+    uow: UnitOfWork,
+    company: Company,
+    catalog: Catalog,
+    selection: Selection,
+    start: datetime,
+    *,
+    zip_code: str,
+    crew_ids: tuple[str, ...] | None,
+    days: int,
+    at: datetime,
+    drive: DriveTime,
+    ignore: frozenset[str] = frozenset(),
+    duration_minutes: int | None = None,
+) -> Slot:
+    """The open slot at ``start``, decided as availability lists it. ``duration_minutes``
+    is an existing visit's own length; by default the selection's first-visit length."""
+    local_date = start.astimezone(catalog.zone).date()
+    if duration_minutes is None:
+        duration_minutes = _duration(catalog, selection, at)
+    lo, hi = _busy_window(local_date, days, company)
+    query = SlotQuery(
+        service_id=selection.service_id,
+        zip_code=zip_code,
+        local_date=local_date,
+        zone=company.timezone,
+        duration_minutes=duration_minutes,
+        now=at,
+        min_notice_minutes=company.min_notice_minutes,
+        crew_ids=crew_ids,
+        days=days,
+        ignore_booking_ids=ignore,
+        zip_field="address.zip",
+    )
+    # Only the named members' jobs matter when the caller chose the crew.
+    busy = uow.bookings.busy(company.id, lo, hi, crew_ids=crew_ids)
+    return check_slot(query, start, crew=active_crew(uow, company.id), busy=busy, drive=drive)
+
+
+def _check_every_visit(
+    uow: UnitOfWork,
+    company: Company,
+    catalog: Catalog,
+    made: Sequence[Booking],
+    *,
+    drive: DriveTime,
+    at: datetime,
+) -> None:
+    """Every visit after the first must be open for the chosen crew too (all or nothing),
+    for as long as that visit lasts (a plan's later visits skip first-visit extras)."""
+    for visit in made[1:]:
+        check_visit(uow, company, catalog, visit, drive=drive, at=at)
+
+
+def check_visit(
+    uow: UnitOfWork,
+    company: Company,
+    catalog: Catalog,
+    visit: Booking,
+    *,
+    drive: DriveTime,
+    at: datetime,
+    ignore: frozenset[str] = frozenset(),
+) -> Slot:
+    """The slot a visit (new or moved) takes, for its own crew and length, as availability
+    decides; ``SlotTaken`` or ``SlotUnavailable`` when it is not open."""
+    return slot_for(
+        uow,
+        company,
+        catalog,
+        visit.selection,
+        visit.start,
+        zip_code=visit.address.zip,
+        crew_ids=visit.crew_ids,
+        days=visit.days,
+        at=at,
+        drive=drive,
+        ignore=ignore,
+        duration_minutes=visit.duration_minutes,
+    )
+
+
+CODE_DRAWS = 5
+"""How often new human codes are drawn when a code is already taken in the company."""
+
+
+def store_new(uow: UnitOfWork, made: list[Booking]) -> list[Booking]:
+    """Add the bookings; on a human-code collision draw new codes and try again (a refused
+    batch writes nothing). ``SlotTaken`` is never retried: the slot is gone."""
+    for _ in range(CODE_DRAWS):
+        try:
+            uow.bookings.add_all(made)
+        except SlotTaken:
+            raise
+        except ConflictError:
+            made = redraw_codes(made)
+            continue
+        return made
+    raise ConflictError("Could not draw a free booking code; try again.")
+
+
+def book_in_unit(
+    uow: UnitOfWork,
+    company: Company,
+    catalog: Catalog,
+    order_fields: dict[str, object],
+    selection: Selection,
+    start: datetime,
+    *,
+    crew_ids: tuple[str, ...] | None,
+    additional_starts: Sequence[datetime],
+    customer_id: str,
+    at: datetime,
+    drive: DriveTime,
+    price_visit: PriceVisit | None = None,
+) -> list[Booking]:
+    frequency = catalog.frequencies_by_slug.get(selection.frequency_slug)
+    if frequency is None:
+        raise ValidationFailed({"frequencySlug": f"No frequency {selection.frequency_slug!r}."})
+    address: Address = order_fields["address"]  # type: ignore[assignment]
+    days: int = order_fields.get("days", 1)  # type: ignore[assignment]
+    slot = slot_for(
+        uow,
+        company,
+        catalog,
+        selection,
+        start,
+        zip_code=address.zip,
+        crew_ids=crew_ids,
+        days=days,
+        at=at,
+        drive=drive,
+    )
+    order = BookingOrder(
+        company_id=company.id,
+        code_prefix=company.code_prefix,
+        timezone=company.timezone,
+        customer_id=customer_id,
+        selection=selection,
+        crew_ids=slot.crew_ids,
+        **order_fields,  # type: ignore[arg-type]
+    )
+    if price_visit is None:
+        usage = coupon_usage(uow, catalog, selection, customer_id)
+        price_visit = catalog_pricer(catalog, order, at=at, coupon_usage=usage)
+    made = plans.book(
+        order,
+        start=start,
+        price_visit=price_visit,
+        at=at,
+        interval_days=frequency.interval_days,
+        additional_starts=additional_starts,
+    )
+    _check_every_visit(uow, company, catalog, made, drive=drive, at=at)
+    made = store_new(uow, made)
+    code = selection.coupon_code
+    coupon = catalog.coupons_by_code.get(code.strip().casefold()) if code else None
+    if coupon is not None:
+        uow.coupon_redemptions.add(company.id, coupon.id, customer_id, made[0].id)
+    return made
+
+
+def create_booking(
+    cmd: CreateBooking,
+    *,
+    uow: UnitOfWork,
+    clock: Clock,
+    drive: DriveTime,
+    phones: PhoneNormalizer,
+) -> list[Booking]:
+    """Book: the first visit's slot is checked by availability (crew chosen as the best
+    ranked unless given), every other visit must be open for the same crew; all or nothing."""
+    at = clock.now()
+    errors = cmd.address.errors()
+    # Checked before the slot is looked up, which needs a sane day count and crew list.
+    if not 1 <= cmd.days <= MAX_DAYS:
+        errors["days"] = f"A whole number of days from 1 to {MAX_DAYS}."
+    if cmd.crew_ids is not None:
+        errors.update(crew_errors(cmd.crew_ids))
+    if errors:
+        raise ValidationFailed(errors)
+    with uow:
+        company = uow.companies.get(cmd.company_id)
+        catalog = uow.catalogs.get(cmd.company_id)
+        customer = _customer_for(uow, cmd.company_id, cmd.customer, cmd.address, phones, at)
+        selection = Selection(
+            service_id=cmd.service_id,
+            frequency_slug=cmd.frequency_slug,
+            parameters=cmd.parameters,
+            extras=cmd.extras,
+            coupon_code=cmd.coupon_code,
+        )
+        made = book_in_unit(
+            uow,
+            company,
+            catalog,
+            {"address": cmd.address, "days": cmd.days, "notes": cmd.notes},
+            selection,
+            cmd.start,
+            crew_ids=cmd.crew_ids,
+            additional_starts=cmd.additional_starts,
+            customer_id=customer.id,
+            at=at,
+            drive=drive,
+        )
+        uow.commit()
+    return made
+
+
+def find_booking(uow: UnitOfWork, company_id: str, id_or_code: str) -> Booking:
+    """A booking by id or by human code (forgiving case and look-alikes); else not found."""
+    code = normalize_human_code(id_or_code)
+    if code is not None:
+        found = uow.bookings.by_code(company_id, code)
+        if found is None:
+            raise NotFoundError("booking", id_or_code)
+        return found
+    return uow.bookings.get(company_id, id_or_code)
+
+
+def _visits(uow: UnitOfWork, target: Booking) -> list[Booking]:
+    if target.plan_id is not None:
+        return uow.bookings.of_plan(target.company_id, target.plan_id)
+    return [target]
+
+
+def cancel_booking(
+    company_id: str,
+    id_or_code: str,
+    scope: plans.CancelScope,
+    *,
+    after: date | None = None,
+    reason: str | None = None,
+    uow: UnitOfWork,
+    clock: Clock,
+) -> list[Booking]:
+    """Cancel one visit, this and the future ones, or end a plan after a date."""
+    with uow:
+        target = find_booking(uow, company_id, id_or_code)
+        changed = plans.cancel_visits(
+            _visits(uow, target), target.id, scope, at=clock.now(), reason=reason, after=after
+        )
+        uow.bookings.save_all(changed)
+        uow.commit()
+    return changed
+
+
+def reschedule_booking(
+    company_id: str,
+    id_or_code: str,
+    new_start: datetime,
+    scope: plans.RescheduleScope,
+    *,
+    crew_ids: tuple[str, ...] | None = None,
+    uow: UnitOfWork,
+    clock: Clock,
+    drive: DriveTime,
+) -> list[Booking]:
+    """Move a visit (or it and the later ones of its plan), checked against real
+    availability; the booking's own slot does not block it. Never refused for the
+    self-service cutoff; a move inside it is noted in the activity log."""
+    at = clock.now()
+    with uow:
+        company = uow.companies.get(company_id)
+        catalog = uow.catalogs.get(company_id)
+        target = find_booking(uow, company_id, id_or_code)
+        visits = _visits(uow, target)
+        together = scope is plans.RescheduleScope.THIS_AND_FUTURE
+        moving = frozenset(v.id for v in visits) if together else frozenset({target.id})
+        slot = slot_for(
+            uow,
+            company,
+            catalog,
+            target.selection,
+            new_start,
+            zip_code=target.address.zip,
+            crew_ids=crew_ids or target.crew_ids,
+            days=target.days,
+            at=at,
+            drive=drive,
+            ignore=moving,
+            duration_minutes=target.duration_minutes,
+        )
+        changed = plans.reschedule(
+            visits,
+            target.id,
+            new_start,
+            scope,
+            at=at,
+            cutoff_hours=company.self_service_cutoff_hours,
+            crew_ids=slot.crew_ids,
+        )
+        for visit in changed:  # the later visits moved along must be open too
+            if visit.id != target.id:
+                check_visit(uow, company, catalog, visit, drive=drive, at=at, ignore=moving)
+        uow.bookings.save_all(changed)
+        uow.commit()
+    return changed

@@ -1,0 +1,303 @@
+"""Live success answers against the response schemas of the served ``/api/openapi.json``:
+every endpoint's real answer validates (``$ref``s resolved, formats checked), and a schema
+that lacks a field the code returns, or has a wrong type, fails the check."""
+
+from __future__ import annotations
+
+import copy
+import secrets
+from collections.abc import Iterator
+from datetime import UTC, datetime, time
+from typing import Any
+
+import httpx
+import pytest
+from openapi_schema_validator import OAS31Validator
+
+from adapters.http.routes import all_endpoints
+from booking_core.crew import WorkingHours, new_crew_member
+from booking_core.leads import LeadStage
+from booking_core.ledger import Kind
+from booking_core.quotes import QuoteStatus
+from tests.e2e.support import API, Stack, idem, unique_email
+
+
+@pytest.fixture(scope="module")
+def document(stack: Stack) -> dict[str, Any]:
+    with stack.client() as c:
+        response = c.get("/api/openapi.json")
+    assert response.status_code == 200
+    body: dict[str, Any] = response.json()
+    return body
+
+
+def operations(document: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:
+    for path, item in document["paths"].items():
+        for method, operation in item.items():
+            if method in {"get", "post", "put", "patch", "delete"}:
+                yield method.upper(), path, operation
+
+
+SATURDAY = "2030-01-05T10:00:00-05:00"  # far ahead, on the quarter hour: the weekend fee
+SELECTION = {
+    "serviceId": "svc_standard_clean",
+    "frequencySlug": "biweekly",
+    "parameters": [{"id": "par_bedrooms", "quantity": 3}, {"id": "par_bathrooms", "quantity": 2}],
+    "extras": [{"id": "ext_oven"}, {"id": "ext_supplies"}, {"id": "ext_first_deep"}],
+    "couponCode": "welcome10",
+    "zip": "02554",
+    "startIso": SATURDAY,
+    "manualFeeIds": ["fee_pets"],
+}
+ANSWERED_200_TOO = {("POST", "/customers"), ("POST", "/leads")}
+"""Documented as 201, these also answer 200 (existing customer, folded lead), same body."""
+
+
+class Conformance:
+    """Checks live success answers against the served document, operation by operation,
+    and remembers which operations it has seen."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+        self.seen: set[tuple[str, str]] = set()
+
+    def schema(self, method: str, path: str) -> tuple[int, dict[str, Any]]:
+        """The documented success status of an operation and its response schema."""
+        responses = self.document["paths"][API + path][method.lower()]["responses"]
+        status = next(s for s in responses if s.startswith("2"))
+        schema: dict[str, Any] = responses[status]["content"]["application/json"]["schema"]
+        return int(status), schema
+
+    def problems(self, method: str, path: str, body: Any) -> list[str]:
+        """Every way ``body`` breaks the operation's response schema ($refs resolved)."""
+        _, schema = self.schema(method, path)
+        validator = OAS31Validator(
+            {**schema, "components": self.document["components"]},
+            format_checker=OAS31Validator.FORMAT_CHECKER,
+        )
+        return [
+            f"{'/'.join(map(str, e.absolute_path))}: {e.message}"
+            for e in sorted(validator.iter_errors(body), key=lambda e: list(e.absolute_path))
+        ]
+
+    def check(self, response: httpx.Response, method: str, path: str) -> Any:
+        """The body of a success answer that matches its schema; fails the test otherwise."""
+        status, _ = self.schema(method, path)
+        allowed = {status, 200} if (method, path) in ANSWERED_200_TOO else {status}
+        assert response.status_code in allowed, (method, path, response.text)
+        body = response.json()
+        problems = self.problems(method, path, body)
+        assert not problems, (method, path, problems)
+        self.seen.add((method, path))
+        return body
+
+
+def add_crew(stack: Stack, company_id: str) -> None:
+    """Two crew members of ``company_id`` working weekdays, written as the crew admin would."""
+    hours = [WorkingHours(day, time(8), time(18)) for day in range(1, 6)]
+    with stack.container.uow() as uow:
+        for name in ("Rosa", "Ben"):
+            uow.crew.add(
+                new_crew_member(
+                    member_id=f"crew_{name.lower()}_{secrets.token_hex(4)}",
+                    company_id=company_id,
+                    name=name,
+                    home_zip="10001",
+                    at=datetime.now(UTC),
+                    service_areas=("10001", "10002"),
+                    excluded_service_ids=("svc_deep_clean",),
+                    working_hours=hours,
+                )
+            )
+        uow.commit()
+
+
+def check_scheduling(api: httpx.Client, ok: Conformance) -> str:
+    """Availability, a weekly plan, its visits, one fetched, moved and cancelled, and an
+    accepted quote converted; the id of the booking the conversion made."""
+    query = {"serviceId": "svc_standard_clean", "date": "2030-01-07", "zip": "10001"}
+    slots = ok.check(api.get(f"{API}/availability", params=query), "GET", "/availability")
+    assert len(slots["data"]) >= 2
+    body = {
+        "serviceId": "svc_standard_clean",
+        "frequencySlug": "weekly",
+        "startIso": slots["data"][0]["startIso"],
+        "customer": {"name": "Flo", "email": unique_email("book")},
+        "address": {"line1": "5 Penn Plaza", "city": "New York", "state": "NY", "zip": "10001"},
+        "parameters": [{"id": "par_bedrooms", "quantity": 2}],
+        "extras": [{"id": "ext_first_deep"}],
+    }
+    made = ok.check(api.post(f"{API}/bookings", json=body, headers=idem()), "POST", "/bookings")
+    assert len(made["bookings"]) >= 3
+    assert made["activity"]
+    walk_pages(api, ok, "/bookings")
+    ok.check(api.get(f"{API}/bookings/{made['code']}"), "GET", "/bookings/{id}")
+    move = {"startIso": slots["data"][1]["startIso"]}
+    moved = api.post(f"{API}/bookings/{made['id']}/reschedule", json=move, headers=idem())
+    ok.check(moved, "POST", "/bookings/{id}/reschedule")
+    end = {"scope": "this_and_future", "reason": "Moving away"}
+    ended = api.post(f"{API}/bookings/{made['id']}/cancel", json=end, headers=idem())
+    assert len(ok.check(ended, "POST", "/bookings/{id}/cancel")["data"]) >= 3
+
+    customer = {"name": "Gus", "email": unique_email("convert"), "address": body["address"]}
+    owner = api.post(f"{API}/customers", json=customer).json()
+    offer = {"customerId": owner["id"], "serviceId": "svc_standard_clean", "send": True}
+    quote = api.post(f"{API}/quotes", json=offer, headers=idem()).json()
+    api.post(f"{API}/quotes/{quote['id']}", json={"action": "accept"}, headers=idem())
+    convert = {"action": "convert", "startIso": slots["data"][-1]["startIso"]}
+    converted = api.post(f"{API}/quotes/{quote['id']}", json=convert, headers=idem())
+    booking: str = ok.check(converted, "POST", "/quotes/{id}")["bookingId"]
+    return booking
+
+
+def check_payments(api: httpx.Client, ok: Conformance, booking: str) -> None:
+    """A payment, a hand refund naming it, the refund reversed, and the booking's ledger."""
+    pay = {"bookingId": booking, "kind": "PAYMENT", "amountCents": 5000, "method": "CASH"}
+    paid = ok.check(api.post(f"{API}/payments", json=pay, headers=idem()), "POST", "/payments")
+    refund = {"bookingId": booking, "kind": "REFUND", "amountCents": 1000, "reverses": paid["id"]}
+    given = api.post(f"{API}/payments", json=refund, headers=idem())
+    assert ok.check(given, "POST", "/payments")["reverses"] == paid["id"]
+    reversal = {"id": given.json()["id"], "note": "Recorded by mistake."}
+    undone = api.patch(f"{API}/payments", json=reversal, headers=idem())
+    assert ok.check(undone, "PATCH", "/payments")["kind"] == Kind.REVERSAL.value
+    assert len(walk_pages(api, ok, "/payments", bookingId=booking)) == 2  # of three
+
+
+def walk_pages(api: httpx.Client, ok: Conformance, path: str, **params: Any) -> list[Any]:
+    """The first two pages of a list (one item each), each checked; the first has more."""
+    first = ok.check(api.get(API + path, params={**params, "limit": 1}), "GET", path)
+    assert first["hasMore"] is True, first
+    assert isinstance(first["nextCursor"], str)
+    cursor = first["nextCursor"]
+    second = ok.check(
+        api.get(API + path, params={**params, "limit": 1, "cursor": cursor}), "GET", path
+    )
+    return [*first["data"], *second["data"]]
+
+
+def test_every_endpoint_answers_as_its_response_schema_says(
+    stack: Stack, api: httpx.Client, document: dict[str, Any]
+):
+    ok = Conformance(document)
+
+    catalog = ok.check(api.get(f"{API}/services"), "GET", "/services")
+    assert catalog["industries"][0]["services"][0]["parameters"]
+    plan = ok.check(api.post(f"{API}/quote", json=SELECTION), "POST", "/quote")
+    assert plan["laterVisits"] is not None
+    assert {d["kind"] for d in plan["firstVisit"]["discounts"]} == {"frequency", "coupon"}
+    assert {f["id"] for f in plan["firstVisit"]["fees"]} >= {"fee_weekend", "fee_island"}
+    one_off = api.post(f"{API}/quote", json={"serviceId": "svc_handyman_hour"})
+    assert ok.check(one_off, "POST", "/quote")["laterVisits"] is None
+
+    address = {"line1": "1 Main St", "city": "Boston", "state": "MA", "zip": "02101"}
+    email = unique_email("schema")
+    created = api.post(f"{API}/customers", json={"name": "Ada", "email": email, "address": address})
+    customer = ok.check(created, "POST", "/customers")
+    assert customer["addresses"][0]["default"] is True
+    again = api.post(f"{API}/customers", json={"name": "Ada", "email": email})
+    assert again.status_code == 200
+    ok.check(again, "POST", "/customers")
+    api.post(f"{API}/customers", json={"name": "Bo", "email": unique_email("schema")})
+    walk_pages(api, ok, "/customers")
+
+    lead_email = unique_email("lead")
+    new_lead = api.post(f"{API}/leads", json={"name": "Cy", "email": lead_email})
+    lead = ok.check(new_lead, "POST", "/leads")
+    folded = api.post(f"{API}/leads", json={"name": "Cy", "email": lead_email, "message": "Hi"})
+    assert ok.check(folded, "POST", "/leads")["folded"] is True
+    change = {"stage": "contacted", "owner": "sam", "followUpOn": "2030-01-03"}
+    patched = api.patch(f"{API}/leads/{lead['id']}", json=change)
+    assert len(ok.check(patched, "PATCH", "/leads/{id}")["timeline"]) >= 4
+    ok.check(api.get(f"{API}/leads/{lead['id']}"), "GET", "/leads/{id}")
+    api.post(f"{API}/leads", json={"name": "Dee", "phone": "+1 617 555 0100"})
+    walk_pages(api, ok, "/leads")
+
+    body = {"customerId": customer["id"], "send": True, "message": "Thanks!", **SELECTION}
+    sent = ok.check(api.post(f"{API}/quotes", json=body, headers=idem()), "POST", "/quotes")
+    assert sent["followUps"]
+    assert sent["price"]["fees"]
+    assert sent["price"]["discounts"]
+    lines = [{"description": "Attic", "amountCents": 900}]
+    by_hand = {"customerId": customer["id"], "leadId": lead["id"], "manualLines": lines}
+    hand = ok.check(api.post(f"{API}/quotes", json=by_hand, headers=idem()), "POST", "/quotes")
+    assert hand["price"] is None
+    paused = api.post(f"{API}/quotes/{sent['id']}", json={"action": "pause"}, headers=idem())
+    assert ok.check(paused, "POST", "/quotes/{id}")["followUpsPaused"] is True
+    ok.check(api.get(f"{API}/quotes/{sent['id']}"), "GET", "/quotes/{id}")
+    listed = walk_pages(api, ok, "/quotes", customerId=customer["id"])
+    assert [q["id"] for q in listed] == [hand["id"], sent["id"]]  # newest first
+
+    company, key = stack.new_company()
+    add_crew(stack, company.id)
+    with stack.client(key) as own:
+        members = walk_pages(own, ok, "/crew")
+        assert {m["name"] for m in members} == {"Rosa", "Ben"}
+        check_payments(own, ok, check_scheduling(own, ok))
+
+    assert ok.seen == {(e.method, e.path) for e in all_endpoints()}
+
+
+def test_a_schema_missing_a_field_or_with_a_wrong_type_fails_the_check(
+    api: httpx.Client, document: dict[str, Any]
+):
+    lead = api.post(f"{API}/leads", json={"name": "Eve", "email": unique_email()}).json()
+    body = {"leadId": lead["id"], "send": True, **SELECTION}
+    quote = api.post(f"{API}/quotes", json=body, headers=idem()).json()
+    assert quote["followUps"]
+    assert quote["price"]["fees"]
+    assert not Conformance(document).problems("GET", "/quotes/{id}", quote)
+
+    spoilers: list[tuple[str, str, dict[str, Any] | None]] = [
+        ("QuoteWithFollowUps", "followUpsPaused", None),  # None: the field is dropped
+        ("PriceBreakdown", "taxCents", None),  # nested, reached through a $ref
+        ("FeeLine", "taxable", None),  # inside an array inside the breakdown
+        ("QuoteWithFollowUps", "totalCents", {"type": "string"}),
+        ("PriceBreakdown", "lines", {"type": "object"}),
+        ("FollowUp", "dueAt", {"type": "string", "format": "date"}),
+        ("QuoteWithFollowUps", "status", {"enum": ["draft"]}),
+    ]
+    for name, field, replacement in spoilers:
+        spoiled = copy.deepcopy(document)
+        schema = spoiled["components"]["schemas"][name]
+        if replacement is None:
+            del schema["properties"][field]
+            schema["required"].remove(field)
+        else:
+            schema["properties"][field] = replacement
+        assert Conformance(spoiled).problems("GET", "/quotes/{id}", quote), (name, field)
+
+
+def test_response_objects_are_closed_and_list_every_property_as_required(
+    document: dict[str, Any],
+):
+    def objects(node: Any, where: str) -> Iterator[tuple[str, dict[str, Any]]]:
+        if isinstance(node, list):
+            for index, item in enumerate(node):
+                yield from objects(item, f"{where}/{index}")
+        elif isinstance(node, dict):
+            if isinstance(node.get("properties"), dict):
+                yield where, node
+            for key, value in node.items():
+                yield from objects(value, f"{where}/{key}")
+
+    successes = [
+        response["content"]["application/json"]["schema"]
+        for _, _, operation in operations(document)
+        for status, response in operation["responses"].items()
+        if status.startswith("2")
+    ]
+    schemas = {k: v for k, v in document["components"]["schemas"].items() if k != "Error"}
+    found = list(objects([successes, schemas], "#"))
+    assert len(found) > 20
+    for where, schema in found:
+        assert schema["additionalProperties"] is False, where
+        assert set(schema["required"]) == set(schema["properties"]), where
+    assert all(s != {"type": "object"} for s in successes), "an endpoint lacks a response schema"
+    assert schemas["Quote"]["properties"]["status"]["enum"] == [s.value for s in QuoteStatus]
+    assert schemas["Lead"]["properties"]["stage"]["enum"] == [s.value for s in LeadStage]
+    paths = document["paths"]
+    post_lead = paths[f"{API}/leads"]["post"]["responses"]["201"]["content"]["application/json"]
+    assert post_lead["schema"] == {"$ref": "#/components/schemas/CapturedLead"}
+    assert schemas["CapturedLead"]["properties"]["folded"]["type"] == "boolean"
+    price = schemas["QuoteWithFollowUps"]["properties"]["price"]
+    assert price == {"anyOf": [{"$ref": "#/components/schemas/PriceBreakdown"}, {"type": "null"}]}

@@ -1,0 +1,127 @@
+"""The scheduling use cases over the memory adapters: book through availability, extend
+plans over the rolling horizon, cancel and reschedule with scopes."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, time, timedelta
+
+import pytest
+
+from adapters.memory import MemoryStore, MemoryUnitOfWork
+from adapters.phone import PhonenumbersNormalizer
+from booking_core.clock import FixedClock
+from booking_core.crew import WorkingHours, new_crew_member
+from booking_core.customers import Address
+from booking_core.demo import demo_catalog
+from booking_core.drive import TableDriveTime
+from booking_core.errors import SlotTaken, SlotUnavailable
+from booking_core.plans import PLAN_HORIZON_DAYS, CancelScope
+from booking_core.services import companies, scheduling
+from booking_core.services.plan_upkeep import extend_plans
+
+NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)  # a Monday
+DRIVE = TableDriveTime(default=20)
+HOME = Address("1 Main St", "New York", "NY", "10001")
+
+
+@pytest.fixture
+def world():
+    store = MemoryStore()
+    clock = FixedClock(NOW)
+
+    def uow():
+        return MemoryUnitOfWork(store)
+
+    company = companies.create_company(
+        companies.CreateCompany(slug="acme", name="Acme Maids", catalog=demo_catalog()),
+        uow=uow(),
+        clock=clock,
+    )
+    with uow() as unit:
+        unit.crew.add(
+            new_crew_member(
+                member_id="crew_rosa",
+                company_id=company.id,
+                name="Rosa",
+                home_zip="10001",
+                at=NOW,
+                service_areas=("10001",),
+                working_hours=tuple(WorkingHours(d, time(8), time(18)) for d in range(1, 8)),
+            )
+        )
+        unit.commit()
+    return store, clock, uow, company
+
+
+def book(world, start, frequency="one_time", email="ada@example.com"):
+    _, clock, uow, company = world
+    return scheduling.create_booking(
+        scheduling.CreateBooking(
+            company_id=company.id,
+            service_id="svc_standard_clean",
+            frequency_slug=frequency,
+            start=start,
+            customer=scheduling.CustomerDetails(name="Ada", email=email),
+            address=HOME,
+        ),
+        uow=uow(),
+        clock=clock,
+        drive=DRIVE,
+        phones=PhonenumbersNormalizer(),
+    )
+
+
+def tuesday_at(hour: int) -> datetime:
+    # New York is UTC-5 in November.
+    return datetime(2026, 11, 24, tzinfo=UTC) + timedelta(hours=hour + 5)
+
+
+def test_a_listed_slot_books_and_then_is_no_longer_listed(world):
+    _, clock, uow, company = world
+    request = scheduling.AvailabilityRequest(
+        company_id=company.id,
+        service_id="svc_standard_clean",
+        local_date=tuesday_at(0).date(),
+        zip_code="10001",
+    )
+    before = scheduling.list_availability(request, uow=uow(), clock=clock, drive=DRIVE)
+    chosen = before[0]
+    made = book(world, chosen.start)
+    assert made[0].crew_ids == ("crew_rosa",)
+    after = scheduling.list_availability(request, uow=uow(), clock=clock, drive=DRIVE)
+    assert chosen.start not in [slot.start for slot in after]
+    with pytest.raises(SlotTaken):
+        book(world, chosen.start, email="grace@example.com")
+
+
+def test_a_start_outside_working_hours_is_unavailable(world):
+    with pytest.raises(SlotUnavailable):
+        book(world, tuesday_at(19))
+
+
+def test_extending_plans_adds_the_visits_that_came_within_the_horizon(world):
+    _, clock, uow, company = world
+    made = book(world, tuesday_at(9), frequency="weekly")
+    assert all(v.start < NOW + timedelta(days=PLAN_HORIZON_DAYS + 1) for v in made)
+    assert extend_plans(company.id, uow_factory=uow, clock=clock)[0].added == 0
+    clock.advance(timedelta(days=14))
+    results = extend_plans(company.id, uow_factory=uow, clock=clock)
+    assert [(r.added, r.problem) for r in results] == [(2, None)]
+    with uow() as unit:
+        visits = unit.bookings.of_plan(company.id, made[0].plan_id)
+    assert len(visits) == len(made) + 2
+    assert [v.visit_index for v in visits] == list(range(len(visits)))
+    # Running it again adds nothing.
+    assert extend_plans(company.id, uow_factory=uow, clock=clock)[0].added == 0
+
+
+def test_cancel_this_and_future_leaves_earlier_visits_scheduled(world):
+    _, clock, uow, company = world
+    made = book(world, tuesday_at(9), frequency="weekly")
+    changed = scheduling.cancel_booking(
+        company.id, made[2].code, CancelScope.THIS_AND_FUTURE, uow=uow(), clock=clock
+    )
+    assert {b.id for b in changed} == {b.id for b in made[2:]}
+    with uow() as unit:
+        kept = [unit.bookings.get(company.id, b.id).status for b in made[:2]]
+    assert [s.value for s in kept] == ["scheduled", "scheduled"]
