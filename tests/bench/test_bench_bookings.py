@@ -29,7 +29,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import threading
@@ -56,6 +55,7 @@ from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.demo import demo_catalog
 from booking_core.ids import new_id
 from booking_core.services import companies as company_cases
+from tests.services import free_port, postgres_url, stop_process, wait_for_port
 
 BIN = Path(sys.executable).parent
 CLIENTS = 32
@@ -107,47 +107,12 @@ def _missing(reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
-def _postgres_url() -> str:
-    url = os.environ.get("BOOKING_TEST_POSTGRES_URL")
-    if not url:
-        _missing("BOOKING_TEST_POSTGRES_URL is not set")
-    return url
-
-
 def _libpq_url(url: str, database: str | None = None) -> str:
     """``url`` as libpq takes it (no SQLAlchemy driver), optionally for another database."""
     parsed = make_url(url).set(drivername="postgresql")
     if database is not None:
         parsed = parsed.set(database=database)
     return parsed.render_as_string(hide_password=False)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait(port: int, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server exited: {log.read_text()[-2000:]}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("server did not start")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def _seed(db: Database, members: int) -> list[str]:
@@ -230,7 +195,7 @@ def booking_server(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Server]:
     """``booking serve`` over a migrated schema of its own, its crew ids and keys."""
-    url = _postgres_url()
+    url = postgres_url()
     if shutil.which("pgbench") is None:
         _missing("pgbench is not installed (the PostgreSQL client tools)")
     full = _enabled(request.config)
@@ -251,7 +216,7 @@ def booking_server(
         }
         env.pop("BOOKING_REDIS_URL", None)
         env.pop("BOOKING_OSRM_URL", None)
-        port = _free_port()
+        port = free_port()
         with log.open("wb") as sink:
             proc = subprocess.Popen(
                 [
@@ -267,11 +232,11 @@ def booking_server(
                 stderr=sink,
             )
         keys = _create_keys(env, -(-clients // CLIENTS_PER_KEY))  # while the server starts
-        _wait(port, proc, log)
+        wait_for_port(port, proc, lambda: log.read_text()[-2000:])
         yield Server(f"http://127.0.0.1:{port}", db, crew, keys, clients, log)
     finally:
         if proc is not None:
-            _stop(proc)
+            stop_process(proc)
         db.drop_schema()
         db.dispose()
 
@@ -279,7 +244,7 @@ def booking_server(
 @pytest.fixture
 def pgbench_database() -> Iterator[str]:
     """A throwaway database for pgbench, dropped afterwards; its libpq URL."""
-    url = _postgres_url()
+    url = postgres_url()
     name = f"bench_pgbench_{os.getpid()}"
     with psycopg.connect(_libpq_url(url), autocommit=True) as connection:
         connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

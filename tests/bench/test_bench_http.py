@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +20,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.services import free_port, stop_process, wait_for_port
 
 BIN = Path(sys.executable).parent
 FULL_REQUESTS = 3_000
@@ -35,38 +36,6 @@ QUOTE_BODY = {
     "zip": "02554",
     "startIso": "2026-12-05T09:00:00-05:00",
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait(port: int, proc: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(
-                f"server exited: {proc.stderr.read().decode() if proc.stderr else ''}"
-            )
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("server did not start")
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    if proc.stderr is not None:
-        proc.stderr.close()
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +74,7 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, obje
             check=True,
         )
         keys.append(json.loads(made.stdout)["key"])
-    real_port, bare_port = _free_port(), _free_port()
+    real_port, bare_port = free_port(), free_port()
     real = subprocess.Popen(
         [str(BIN / "booking"), "serve", "--port", str(real_port)],
         env=env,
@@ -127,16 +96,16 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, obje
         stderr=subprocess.PIPE,
     )
     try:
-        _wait(real_port, real)
-        _wait(bare_port, bare)
+        wait_for_port(real_port, real)
+        wait_for_port(bare_port, bare)
         yield {
             "real": f"http://127.0.0.1:{real_port}",
             "bare": f"http://127.0.0.1:{bare_port}",
             "keys": {"GET": keys[0], "POST": keys[1]},
         }
     finally:
-        _stop(real)
-        _stop(bare)
+        stop_process(real)
+        stop_process(bare)
 
 
 def _throughput(base: str, method: str, path: str, key: str | None, total: int) -> float:

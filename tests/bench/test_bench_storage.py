@@ -28,6 +28,7 @@ from adapters.sql import Database
 from adapters.sql.tables import customers
 from booking_core.paging import PageRequest, Position
 from tests import factories as f
+from tests.services import postgres_url
 
 FULL_ROWS = 100_000
 SMOKE_ROWS = 1_000
@@ -57,10 +58,7 @@ def database(
         path: Path = tmp_path_factory.mktemp("bench") / "bench.sqlite3"
         db = Database.from_url(f"sqlite:///{path}")
     else:
-        url = os.environ.get("BOOKING_TEST_POSTGRES_URL")
-        if not url:
-            pytest.skip("BOOKING_TEST_POSTGRES_URL is not set")
-        db = Database.from_url(url, schema=f"bench_{os.getpid()}")
+        db = Database.from_url(postgres_url(), schema=f"bench_{os.getpid()}")
         db.drop_schema()  # left over from a run that was killed
     try:
         db.migrate()

@@ -16,18 +16,9 @@ import pytest
 
 from adapters.memory import MemoryStore, MemoryUnitOfWork
 from booking_core.ports import UnitOfWork
+from tests.services import postgres_url
 
 UowFactory = Callable[[], UnitOfWork]
-
-
-def postgres_url() -> str:
-    """The test server's URL, or skip (fail under BOOKING_REQUIRE_SERVICES=1)."""
-    url = os.environ.get("BOOKING_TEST_POSTGRES_URL")
-    if not url:
-        if os.environ.get("BOOKING_REQUIRE_SERVICES") == "1":
-            pytest.fail("BOOKING_TEST_POSTGRES_URL is not set but services are required")
-        pytest.skip("BOOKING_TEST_POSTGRES_URL is not set")
-    return url
 
 
 @pytest.fixture(scope="session")

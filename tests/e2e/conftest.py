@@ -28,7 +28,8 @@ from entrypoints.bootstrap import bootstrap
 from entrypoints.demo_data import load_demo
 from entrypoints.settings import Settings
 from entrypoints.web import http_deps
-from tests.e2e.support import LiveServer, Stack, free_socket, required_service
+from tests.e2e.support import LiveServer, Stack, free_socket
+from tests.services import required_service
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import secrets
 import socket
 import threading
@@ -11,7 +10,6 @@ from typing import Any
 
 import attrs
 import httpx
-import pytest
 import uvicorn
 from starlette.applications import Starlette
 
@@ -29,16 +27,6 @@ from entrypoints.web import http_deps
 
 API = "/api/v1"
 FULL_SCOPES = frozenset(auth.SCOPES)
-
-
-def required_service(variable: str, what: str) -> str:
-    """The URL in ``variable``, or skip (fail under ``BOOKING_REQUIRE_SERVICES=1``)."""
-    url = os.environ.get(variable)
-    if not url:
-        if os.environ.get("BOOKING_REQUIRE_SERVICES") == "1":
-            pytest.fail(f"{variable} is not set but services are required ({what})")
-        pytest.skip(f"{variable} is not set ({what})")
-    return url
 
 
 def free_socket() -> socket.socket:

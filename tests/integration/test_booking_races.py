@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from adapters.sql import Database
 from booking_core.bookings import ActivityKind, Booking, record
 from booking_core.errors import ConflictError, SlotTaken
+from tests.services import postgres_url
 from tests.unit.bookings_support import AT, booked, local, order
 
 CO = "cmp_acme"
@@ -32,18 +33,9 @@ WHERE a.open AND b.open AND a.starts_at < b.ends_at AND b.starts_at < a.ends_at
 """
 
 
-def _postgres_url() -> str:
-    url = os.environ.get("BOOKING_TEST_POSTGRES_URL")
-    if not url:
-        if os.environ.get("BOOKING_REQUIRE_SERVICES") == "1":
-            pytest.fail("BOOKING_TEST_POSTGRES_URL is not set but services are required")
-        pytest.skip("BOOKING_TEST_POSTGRES_URL is not set")
-    return url
-
-
 @pytest.fixture
 def postgres() -> Iterator[Database]:
-    db = Database.from_url(_postgres_url(), schema=f"race_{os.getpid()}")
+    db = Database.from_url(postgres_url(), schema=f"race_{os.getpid()}")
     db.drop_schema()
     try:
         db.migrate()
@@ -59,7 +51,7 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
     if request.param == "sqlite":
         db = Database.from_url(f"sqlite:///{tmp_path / 'races.sqlite3'}")
     else:
-        db = Database.from_url(_postgres_url(), schema=f"race_{os.getpid()}")
+        db = Database.from_url(postgres_url(), schema=f"race_{os.getpid()}")
         db.drop_schema()
     try:
         db.migrate()

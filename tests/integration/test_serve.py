@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,13 +13,9 @@ from pathlib import Path
 
 import httpx
 
+from tests.services import free_port
+
 BIN = Path(sys.executable).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def test_serve_announces_itself_answers_and_stops_cleanly_on_sigterm(tmp_path):
@@ -30,7 +25,7 @@ def test_serve_announces_itself_answers_and_stops_cleanly_on_sigterm(tmp_path):
         [str(BIN / "booking"), "demo", "--json"], env=env, capture_output=True, check=True
     )
     key = json.loads(demo.stdout)["companies"][0]["apiKey"]
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [str(BIN / "booking"), "serve", "--port", str(port)],
         env=env,

@@ -19,15 +19,7 @@ from adapters.sql.tables import customers, metadata
 from booking_core.errors import ConflictError
 from booking_core.paging import PageRequest, Position
 from tests import factories as f
-
-
-def _postgres_url() -> str:
-    url = os.environ.get("BOOKING_TEST_POSTGRES_URL")
-    if not url:
-        if os.environ.get("BOOKING_REQUIRE_SERVICES") == "1":
-            pytest.fail("BOOKING_TEST_POSTGRES_URL is not set but services are required")
-        pytest.skip("BOOKING_TEST_POSTGRES_URL is not set")
-    return url
+from tests.services import postgres_url
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -36,7 +28,7 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
     if request.param == "sqlite":
         db = Database.from_url(f"sqlite:///{tmp_path / 'storage.sqlite3'}")
     else:
-        db = Database.from_url(_postgres_url(), schema=f"it_{os.getpid()}")
+        db = Database.from_url(postgres_url(), schema=f"it_{os.getpid()}")
         db.drop_schema()
     try:
         db.migrate()
@@ -48,7 +40,7 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Databas
 
 @pytest.fixture
 def postgres() -> Iterator[Database]:
-    db = Database.from_url(_postgres_url(), schema=f"it_{os.getpid()}")
+    db = Database.from_url(postgres_url(), schema=f"it_{os.getpid()}")
     db.drop_schema()
     try:
         db.migrate()
