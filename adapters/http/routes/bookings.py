@@ -17,7 +17,7 @@ from adapters.http.booking_schemas import (
     RESCHEDULED_BOOKINGS_SCHEMA,
 )
 from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
-from adapters.http.routes.catalog import Item
+from adapters.http.routes.catalog import Item, selected
 from adapters.http.routes.customers import AddressBody
 from adapters.http.structuring import Code, Email, Id, Name, Note, Phone, ShortText, Zip, structure
 from booking_core.availability import Slot
@@ -191,8 +191,8 @@ def post_booking(ctx: Context) -> Reply:
                 name=body.customer.name, email=body.customer.email, phone=body.customer.phone
             ),
             address=body.address.address(),
-            parameters=tuple(SelectedItem(i.id, i.quantity) for i in body.parameters),
-            extras=tuple(SelectedItem(i.id, i.quantity) for i in body.extras),
+            parameters=selected(body.parameters),
+            extras=selected(body.extras),
             coupon_code=body.coupon_code,
             notes=body.notes,
             crew_ids=body.crew_ids,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from attrs import field, frozen
 
@@ -39,16 +41,27 @@ class PriceRequest:
 
     def selection(self) -> Selection:
         """The domain selection."""
-        return Selection(
-            service_id=self.service_id,
-            frequency_slug=self.frequency_slug,
-            parameters=tuple(SelectedItem(i.id, i.quantity) for i in self.parameters),
-            extras=tuple(SelectedItem(i.id, i.quantity) for i in self.extras),
-            coupon_code=self.coupon_code,
-            zip_code=self.zip,
-            start=self.start_iso,
-            manual_fee_ids=self.manual_fee_ids,
-        )
+        return selection_of(self.service_id, self)
+
+
+def selected(items: Sequence[Item]) -> tuple[SelectedItem, ...]:
+    """Request items as the domain's selected items."""
+    return tuple(SelectedItem(i.id, i.quantity) for i in items)
+
+
+def selection_of(service_id: str, body: Any) -> Selection:
+    """The selection a body describes (``frequencySlug``, ``parameters``, ``extras``,
+    ``couponCode``, ``zip``, ``startIso``, ``manualFeeIds``) for ``service_id``."""
+    return Selection(
+        service_id=service_id,
+        frequency_slug=body.frequency_slug,
+        parameters=selected(body.parameters),
+        extras=selected(body.extras),
+        coupon_code=body.coupon_code,
+        zip_code=body.zip,
+        start=body.start_iso,
+        manual_fee_ids=body.manual_fee_ids,
+    )
 
 
 def get_services(ctx: Context) -> Reply:

@@ -8,12 +8,12 @@ from datetime import datetime
 from attrs import frozen
 
 from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
-from adapters.http.routes.catalog import Item
+from adapters.http.routes.catalog import Item, selection_of
 from adapters.http.schemas import QUOTE_SCHEMA, QUOTE_WITH_FOLLOW_UPS_SCHEMA
 from adapters.http.structuring import Code, Id, Note, ShortText, Zip
 from booking_core import conversion
 from booking_core.errors import ValidationFailed
-from booking_core.pricing import SelectedItem, Selection
+from booking_core.pricing import Selection
 from booking_core.quotes import ManualLine, QuoteStatus
 from booking_core.services import conversions
 from booking_core.services import quotes as cases
@@ -52,16 +52,7 @@ class QuoteBody:
         """The catalog selection, if the quote is priced from the catalog."""
         if self.service_id is None:
             return None
-        return Selection(
-            service_id=self.service_id,
-            frequency_slug=self.frequency_slug,
-            parameters=tuple(SelectedItem(i.id, i.quantity) for i in self.parameters),
-            extras=tuple(SelectedItem(i.id, i.quantity) for i in self.extras),
-            coupon_code=self.coupon_code,
-            zip_code=self.zip,
-            start=self.start_iso,
-            manual_fee_ids=self.manual_fee_ids,
-        )
+        return selection_of(self.service_id, self)
 
 
 class Action(enum.StrEnum):
