@@ -87,43 +87,23 @@ class Coupon:
         usage: CouponUsage,
     ) -> tuple[str, str] | None:
         """The first rule this use breaks as ``(rule, detail)``, or None if it may be used."""
-        checks = (
-            (self.active, "inactive", "it is no longer active."),
-            (
-                self.valid_from is None or at >= self.valid_from,
-                "not_yet_valid",
-                "it is not valid yet.",
-            ),
-            (self.valid_until is None or at < self.valid_until, "expired", "it has expired."),
-            (
-                self.max_redemptions is None or usage.total < self.max_redemptions,
-                "max_redemptions",
-                "it has been redeemed the maximum number of times.",
-            ),
-            (
-                self.per_customer_limit is None or usage.by_customer < self.per_customer_limit,
-                "per_customer_limit",
-                "this customer has used it the maximum number of times.",
-            ),
-            (
-                not self.service_ids or service_id in self.service_ids,
-                "service",
-                "it does not apply to this service.",
-            ),
-            (
-                not self.frequency_slugs or frequency_slug in self.frequency_slugs,
-                "frequency",
-                "it does not apply to this frequency.",
-            ),
-            (
-                subtotal_cents >= self.min_subtotal_cents,
-                "min_subtotal",
-                f"the subtotal must be at least {self.min_subtotal_cents} cents.",
-            ),
-        )
-        for passed, rule, detail in checks:
-            if not passed:
-                return rule, detail
+        # Checked in order, each only when the ones before it passed (priced on every quote).
+        if not self.active:
+            return "inactive", "it is no longer active."
+        if self.valid_from is not None and at < self.valid_from:
+            return "not_yet_valid", "it is not valid yet."
+        if self.valid_until is not None and at >= self.valid_until:
+            return "expired", "it has expired."
+        if self.max_redemptions is not None and usage.total >= self.max_redemptions:
+            return "max_redemptions", "it has been redeemed the maximum number of times."
+        if self.per_customer_limit is not None and usage.by_customer >= self.per_customer_limit:
+            return "per_customer_limit", "this customer has used it the maximum number of times."
+        if self.service_ids and service_id not in self.service_ids:
+            return "service", "it does not apply to this service."
+        if self.frequency_slugs and frequency_slug not in self.frequency_slugs:
+            return "frequency", "it does not apply to this frequency."
+        if subtotal_cents < self.min_subtotal_cents:
+            return "min_subtotal", f"the subtotal must be at least {self.min_subtotal_cents} cents."
         return None
 
 

@@ -11,11 +11,14 @@ the round trips to that.
 from __future__ import annotations
 
 import json
+import typing
 from datetime import date, datetime, time
 from typing import Any, TypeVar
 
 from cattrs import Converter
 from cattrs.cols import is_frozenset
+
+from booking_core.pricing import PriceLine
 
 T = TypeVar("T")
 
@@ -37,6 +40,17 @@ def _make_converter() -> Converter:
     made.register_structure_hook(time, lambda value, _: time.fromisoformat(value))
     made.register_unstructure_hook_factory(is_frozenset, lambda _: _unstructure_frozenset)
     made.register_structure_hook_func(lambda cls: cls == _SCALAR, _scalar)
+    # Price lines are named tuples (a hot path); keep them as objects with named fields.
+    line_types = typing.get_type_hints(PriceLine)
+    made.register_unstructure_hook(
+        PriceLine, lambda line: {name: made.unstructure(v) for name, v in line._asdict().items()}
+    )
+    made.register_structure_hook(
+        PriceLine,
+        lambda data, _: PriceLine(
+            **{name: made.structure(data[name], line_types[name]) for name in PriceLine._fields}
+        ),
+    )
     return made
 
 
