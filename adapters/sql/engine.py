@@ -23,8 +23,8 @@ from adapters.sql.tables import ALL_TABLES
 from adapters.sql.uow import SqlUnitOfWork
 
 BUSY_TIMEOUT_SECONDS = 10
-POOL_SIZE = 5
-POOL_OVERFLOW = 10
+POOL_SIZE = 10
+POOL_OVERFLOW = 30
 MIGRATIONS = Path(__file__).parent / "migrations"
 SCHEMA_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 

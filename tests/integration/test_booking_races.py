@@ -5,12 +5,10 @@ Each race is checked afterwards by a self-join over ``booking_assignments``."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from sqlalchemy import text
@@ -19,7 +17,6 @@ from sqlalchemy.exc import IntegrityError
 from adapters.sql import Database
 from booking_core.bookings import ActivityKind, Booking, record
 from booking_core.errors import ConflictError, SlotTaken
-from tests.services import postgres_url
 from tests.unit.bookings_support import AT, booked, local, order
 
 CO = "cmp_acme"
@@ -31,34 +28,6 @@ JOIN booking_assignments b
   ON a.company_id = b.company_id AND a.crew_id = b.crew_id AND a.booking_id < b.booking_id
 WHERE a.open AND b.open AND a.starts_at < b.ends_at AND b.starts_at < a.ends_at
 """
-
-
-@pytest.fixture
-def postgres() -> Iterator[Database]:
-    db = Database.from_url(postgres_url(), schema=f"race_{os.getpid()}")
-    db.drop_schema()
-    try:
-        db.migrate()
-        yield db
-    finally:
-        db.drop_schema()
-        db.dispose()
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """A freshly migrated database of each backend."""
-    if request.param == "sqlite":
-        db = Database.from_url(f"sqlite:///{tmp_path / 'races.sqlite3'}")
-    else:
-        db = Database.from_url(postgres_url(), schema=f"race_{os.getpid()}")
-        db.drop_schema()
-    try:
-        db.migrate()
-        yield db
-    finally:
-        db.drop_schema()
-        db.dispose()
 
 
 def job(start_minutes: int, crew: tuple[str, ...] = ("crew_a",)) -> Booking:

@@ -4,50 +4,16 @@ leaves the unit of work usable."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
-
 import attrs
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import select
 
-from adapters.sql import Database
 from adapters.sql.tables import customers, metadata
 from booking_core.errors import ConflictError
 from booking_core.paging import PageRequest, Position
 from tests import factories as f
-from tests.services import postgres_url
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Database]:
-    """A freshly migrated database of each backend."""
-    if request.param == "sqlite":
-        db = Database.from_url(f"sqlite:///{tmp_path / 'storage.sqlite3'}")
-    else:
-        db = Database.from_url(postgres_url(), schema=f"it_{os.getpid()}")
-        db.drop_schema()
-    try:
-        db.migrate()
-        yield db
-    finally:
-        db.drop_schema()
-        db.dispose()
-
-
-@pytest.fixture
-def postgres() -> Iterator[Database]:
-    db = Database.from_url(postgres_url(), schema=f"it_{os.getpid()}")
-    db.drop_schema()
-    try:
-        db.migrate()
-        yield db
-    finally:
-        db.drop_schema()
-        db.dispose()
 
 
 def test_migrations_build_exactly_the_tables_module(database):
