@@ -160,6 +160,7 @@ def apply_processor_event(event: ProcessorEvent, *, uow: UnitOfWork, clock: Cloc
     company's processor connection: a disconnected account's events land the same way.
     """
     with uow:
+        booking = uow.bookings.get(event.company_id, event.booking_id)  # ours, or not found
         ledger = _ledger(uow, event.company_id, event.booking_id)
         entry_id = new_id("pay")
         at = clock.now()
@@ -169,7 +170,7 @@ def apply_processor_event(event: ProcessorEvent, *, uow: UnitOfWork, clock: Cloc
                     entry_id=entry_id,
                     company_id=event.company_id,
                     booking_id=event.booking_id,
-                    customer_id=event.customer_id,
+                    customer_id=event.customer_id or booking.customer_id,
                     amount_cents=event.amount_cents,
                     payment_ref=event.payment_ref,
                     tip=event.tip,

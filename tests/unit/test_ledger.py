@@ -864,3 +864,31 @@ def test_card_processor_events_land_in_the_ledger(
     with pytest.raises(NotFoundError):
         apply(CardMoneyRefunded(amount_cents=1, **{**common, "payment_ref": "pi_unknown"}))
     assert uow.commits == 7
+
+
+def test_card_money_for_a_booking_the_company_lacks_is_not_found_and_lands_nowhere(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
+) -> None:
+    from booking_core.services.payments import CardMoneyReceived, apply_processor_event
+
+    theirs = seed(uow, company_id="cmp_other")
+    for booking_id in (theirs.id, "bkg_never"):
+        event = CardMoneyReceived(
+            company_id=COMPANY,
+            booking_id=booking_id,
+            customer_id=None,
+            payment_ref="pi_1",
+            amount_cents=5_000,
+        )
+        with pytest.raises(NotFoundError):
+            apply_processor_event(event, uow=uow, clock=clock)
+    assert _stored(uow) == []
+    # The booking's own customer is named when the processor does not say whose money it is.
+    event = CardMoneyReceived(
+        company_id=COMPANY,
+        booking_id=booking.id,
+        customer_id=None,
+        payment_ref="pi_2",
+        amount_cents=5_000,
+    )
+    assert apply_processor_event(event, uow=uow, clock=clock).customer_id == booking.customer_id
