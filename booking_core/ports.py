@@ -150,6 +150,12 @@ class LeadRepository(Protocol):
         """The lead; ``NotFoundError`` for an unknown id or another company's."""
         ...
 
+    def lock_contact(self, company_id: str, contact_keys: Sequence[str]) -> None:
+        """Hold, until the unit of work ends, a lock per contact key (normalised email, E.164
+        phone) so that two enquiries from one contact fold instead of both starting a lead.
+        Stores that run one writer at a time need do nothing."""
+        ...
+
     def open_matching(
         self, company_id: str, email: str | None, phone_e164: str | None
     ) -> Sequence[Lead]:

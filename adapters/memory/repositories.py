@@ -202,6 +202,9 @@ class MemoryLeadRepository:
     def get(self, company_id: str, lead_id: str) -> Lead:
         return _get(self._t, "lead", company_id, lead_id)
 
+    def lock_contact(self, company_id: str, contact_keys: Sequence[str]) -> None:
+        pass  # units of work on the memory store already run one at a time
+
     def open_matching(
         self, company_id: str, email: str | None, phone_e164: str | None
     ) -> Sequence[Lead]:

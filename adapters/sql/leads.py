@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, or_, select, update
+from sqlalchemy import ColumnElement, func, or_, select, update
 
 from adapters.sql import codecs
 from adapters.sql.context import AnyRow, UnitContext, without_keys
@@ -62,6 +62,16 @@ class SqlLeadRepository:
 
     def __init__(self, context: UnitContext) -> None:
         self._cx = context
+
+    def lock_contact(self, company_id: str, contact_keys: Sequence[str]) -> None:
+        # SQLite already runs one writer at a time (BEGIN IMMEDIATE). On PostgreSQL a
+        # transaction-scoped advisory lock per key, taken in sorted order so two enquiries
+        # never wait on each other in a circle; released at commit or rollback.
+        if self._cx.dialect != "postgresql":
+            return
+        for key in sorted(set(contact_keys)):
+            lock = func.pg_advisory_xact_lock(func.hashtextextended(f"lead:{company_id}:{key}", 0))
+            self._cx.execute(select(lock))
 
     def get(self, company_id: str, lead_id: str) -> Lead:
         statement = select(leads).where(leads.c.company_id == company_id, leads.c.id == lead_id)

@@ -7,6 +7,7 @@ from datetime import date
 from attrs import frozen
 
 from booking_core import leads
+from booking_core.customers import normalize_email
 from booking_core.errors import UnknownCatalogItem
 from booking_core.ids import new_id
 from booking_core.leads import Enquiry, Lead, LeadStage
@@ -48,6 +49,9 @@ def capture_lead(
             service = uow.catalogs.get(cmd.company_id).services_by_id.get(cmd.service_id)
             if service is None or not service.active:
                 raise UnknownCatalogItem("serviceId", "service", cmd.service_id)
+        email_key = normalize_email(enquiry.email) if enquiry.email else None
+        keys = [key for key in (email_key, enquiry.phone_e164) if key]
+        uow.leads.lock_contact(cmd.company_id, keys)
         candidates = uow.leads.open_matching(cmd.company_id, enquiry.email, enquiry.phone_e164)
         lead, folded = leads.capture(
             enquiry,

@@ -87,3 +87,40 @@ def test_other_company_lead_is_not_found(uow_factory):
         uow.commit()
     with uow_factory() as uow, pytest.raises(NotFoundError):
         uow.leads.get("cmp_b", lead.id)
+
+
+def test_enquiries_from_one_contact_at_the_same_moment_make_one_lead(uow_factory):
+    """Eight enquiries racing with one email: the contact lock makes them fold."""
+    import threading
+
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+
+    def enquire(index: int) -> None:
+        try:
+            barrier.wait()
+            with uow_factory() as uow:
+                uow.leads.lock_contact("cmp_a", ["race@example.com"])
+                found = uow.leads.open_matching("cmp_a", "race@example.com", None)
+                lead, folded = leads.capture(
+                    Enquiry(name=f"Racer {index}", email="race@example.com"),
+                    company_id="cmp_a",
+                    candidates=found,
+                    new_lead_id=f"lead_race_{index}",
+                    at=f.at(index),
+                )
+                (uow.leads.save if folded else uow.leads.add)(lead)
+                uow.commit()
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=enquire, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    with uow_factory() as uow:
+        page = uow.leads.list("cmp_a", PageRequest())
+    assert len(page.items) == 1
+    assert len(page.items[0].timeline) == 8  # created once, then folded seven times
