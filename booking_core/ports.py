@@ -261,6 +261,12 @@ class BookingRepository(Protocol):
         """Every booking of a customer, any status, by (start, id): for lifetime statistics."""
         ...
 
+    def for_customers(
+        self, company_id: str, customer_ids: Collection[str]
+    ) -> dict[str, list[Booking]]:
+        """``for_customer`` of each id at once (every id a key), for a page of customers."""
+        ...
+
     def busy(
         self,
         company_id: str,
@@ -390,6 +396,12 @@ class PaymentRepository(Protocol):
 
     def for_booking(self, company_id: str, booking_id: str) -> Sequence[PaymentEntry]:
         """Every entry of a booking, oldest first by (created_at, id)."""
+        ...
+
+    def for_bookings(
+        self, company_id: str, booking_ids: Collection[str]
+    ) -> dict[str, list[PaymentEntry]]:
+        """``for_booking`` of each id at once (every id a key)."""
         ...
 
     def reversal_of(self, company_id: str, entry_id: str) -> PaymentEntry | None:

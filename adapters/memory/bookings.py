@@ -136,6 +136,13 @@ class MemoryBookingRepository:
         found = [b for b in self._t.values(company_id) if b.customer_id == customer_id]
         return sorted(found, key=lambda b: (b.start, b.id))
 
+    def for_customers(
+        self, company_id: str, customer_ids: Collection[str]
+    ) -> dict[str, list[Booking]]:
+        return {
+            customer_id: self.for_customer(company_id, customer_id) for customer_id in customer_ids
+        }
+
     def busy(
         self,
         company_id: str,

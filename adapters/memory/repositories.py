@@ -6,7 +6,7 @@ Each table maps a key to a ``Row``: the value plus the ordering instants lists u
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime
 from typing import Any, Generic, TypeVar
 
@@ -327,6 +327,11 @@ class MemoryPaymentRepository:
     def for_booking(self, company_id: str, booking_id: str) -> Sequence[PaymentEntry]:
         mine = [e for e in self._t.values(company_id) if e.booking_id == booking_id]
         return sorted(mine, key=lambda e: (e.created_at, e.id))
+
+    def for_bookings(
+        self, company_id: str, booking_ids: Collection[str]
+    ) -> dict[str, list[PaymentEntry]]:
+        return {b: list(self.for_booking(company_id, b)) for b in booking_ids}
 
     def reversal_of(self, company_id: str, entry_id: str) -> PaymentEntry | None:
         return next(

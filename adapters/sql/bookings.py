@@ -129,6 +129,16 @@ class SqlBookingRepository:
         where = (bookings.c.company_id == company_id, bookings.c.customer_id == customer_id)
         return self._all(where, (bookings.c.starts_at, bookings.c.id))
 
+    def for_customers(
+        self, company_id: str, customer_ids: Collection[str]
+    ) -> dict[str, list[Booking]]:
+        found: dict[str, list[Booking]] = {customer_id: [] for customer_id in customer_ids}
+        if found:
+            where = (bookings.c.company_id == company_id, bookings.c.customer_id.in_(found))
+            for booking in self._all(where, (bookings.c.starts_at, bookings.c.id)):
+                found[booking.customer_id].append(booking)
+        return found
+
     def busy(
         self,
         company_id: str,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -79,6 +79,21 @@ class SqlPaymentRepository:
             .order_by(payments.c.created_at, payments.c.id)
         )
         return [_entry(row) for row in self._cx.execute(statement)]
+
+    def for_bookings(
+        self, company_id: str, booking_ids: Collection[str]
+    ) -> dict[str, list[PaymentEntry]]:
+        found: dict[str, list[PaymentEntry]] = {booking_id: [] for booking_id in booking_ids}
+        if found:
+            statement = (
+                select(payments)
+                .where(payments.c.company_id == company_id, payments.c.booking_id.in_(found))
+                .order_by(payments.c.created_at, payments.c.id)
+            )
+            for row in self._cx.execute(statement):
+                entry = _entry(row)
+                found[entry.booking_id or ""].append(entry)
+        return found
 
     def reversal_of(self, company_id: str, entry_id: str) -> PaymentEntry | None:
         statement = (

@@ -412,3 +412,37 @@ def test_list_by_change_shows_a_saved_booking_after_the_others(uow_factory):
     with uow_factory() as uow:
         page = uow.bookings.list(CO, PageRequest(updated_since=since))
     assert [x.id for x in page.items] == [b.id, a.id]
+
+
+def test_bookings_and_their_payments_are_read_for_many_customers_at_once(uow_factory):
+    from booking_core.ledger import Kind, Method, Origin, PaymentEntry
+
+    ada, grace = "cus_batch_ada", "cus_batch_grace"
+    first = booked(order(customer_id=ada, crew_ids=("crew_x",)), start=local(2026, 3, 3, 9))
+    second = booked(order(customer_id=ada, crew_ids=("crew_x",)), start=local(2026, 3, 4, 9))
+    paid = PaymentEntry(
+        id="pay_batch",
+        company_id=first[0].company_id,
+        booking_id=first[0].id,
+        customer_id=ada,
+        kind=Kind.PAYMENT,
+        method=Method.CASH,
+        amount_cents=5_000,
+        offline=True,
+        origin=Origin.HAND,
+        created_at=AT,
+    )
+    with uow_factory() as uow:
+        uow.bookings.add_all([*first, *second])
+        uow.payments.add(paid)
+        uow.commit()
+    company = first[0].company_id
+    with uow_factory() as uow:
+        visits = uow.bookings.for_customers(company, [ada, grace])
+        entries = uow.payments.for_bookings(company, [first[0].id, second[0].id])
+    assert [b.id for b in visits[ada]] == [first[0].id, second[0].id]
+    assert visits[grace] == []
+    assert entries == {first[0].id: [paid], second[0].id: []}
+    with uow_factory() as uow:
+        assert uow.bookings.for_customers(company, []) == {}
+        assert uow.payments.for_bookings("cmp_someone_else", [first[0].id]) == {first[0].id: []}

@@ -125,3 +125,31 @@ def test_cancel_this_and_future_leaves_earlier_visits_scheduled(world):
     with uow() as unit:
         kept = [unit.bookings.get(company.id, b.id).status for b in made[:2]]
     assert [s.value for s in kept] == ["scheduled", "scheduled"]
+
+
+def test_customer_statistics_come_from_real_visits_and_the_ledger(world):
+    from booking_core.ledger import Kind, Method
+    from booking_core.services.customers import customer_standings
+    from booking_core.services.payments import RecordPayment, record_payment
+
+    _, clock, uow, company = world
+    first = book(world, tuesday_at(9))[0]
+    book(world, tuesday_at(14))
+    for kind, cents in ((Kind.PAYMENT, 14_000), (Kind.TIP, 2_000)):
+        record_payment(
+            RecordPayment(
+                company_id=company.id,
+                booking_id=first.id,
+                kind=kind,
+                amount_cents=cents,
+                method=Method.CASH,
+            ),
+            uow=uow(),
+            clock=clock,
+        )
+    with uow() as unit:
+        customer = unit.customers.get(company.id, first.customer_id)
+        ((stats, churn),) = customer_standings([customer], uow=unit, at=clock.now()).values()
+    assert (stats.bookings, stats.completed, stats.paid_cents) == (2, 0, 14_000)
+    assert stats.next_visit_at == first.start
+    assert churn.level.value == "low"

@@ -12,6 +12,7 @@ from booking_core.services.customers import (
     CreateCustomer,
     create_customer,
     customer_standing,
+    customer_standings,
     list_customers,
 )
 
@@ -50,11 +51,14 @@ def render_customer(ctx: Context, customer: Customer) -> dict[str, object]:
 
 
 def get_customers(ctx: Context) -> Reply:
-    """List and search customers."""
+    """List and search customers, each with its statistics (two queries for the page)."""
     search = ctx.query.get("search") or None
     page = ctx.page_request("customers", {"search": search})
     result = list_customers(ctx.company_id, page, search=search, uow=ctx.deps.read())
-    return ctx.page_reply(result, lambda c: render_customer(ctx, c))
+    with ctx.deps.read() as uow:
+        standings = customer_standings(result.items, uow=uow, at=ctx.now())
+    render = ctx.render()
+    return ctx.page_reply(result, lambda c: render.customer(c, *standings[c.id]))
 
 
 def post_customer(ctx: Context) -> Reply:
