@@ -143,9 +143,7 @@ def customer_standings(
     standings = {}
     for customer in customers:
         mine = visits[customer.id]
-        paid = sum(
-            BookingLedger(company_id, b.id, tuple(entries[b.id])).paid_cents for b in mine
-        )
+        paid = sum(BookingLedger(company_id, b.id, tuple(entries[b.id])).paid_cents for b in mine)
         facts = customer_visits(mine)
         standings[customer.id] = (
             lifetime(facts, paid_cents=paid, at=at),
