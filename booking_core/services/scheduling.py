@@ -191,9 +191,11 @@ def slot_for(
     drive: DriveTime,
     ignore: frozenset[str] = frozenset(),
     duration_minutes: int | None = None,
+    crew: Sequence[CrewMember] | None = None,
 ) -> Slot:
     """The open slot at ``start``, decided as availability lists it. ``duration_minutes``
-    is an existing visit's own length; by default the selection's first-visit length."""
+    is an existing visit's own length; by default the selection's first-visit length.
+    ``crew`` is the company's active crew when the caller already read it."""
     local_date = start.astimezone(catalog.zone).date()
     if duration_minutes is None:
         duration_minutes = _duration(catalog, selection, at)
@@ -213,7 +215,8 @@ def slot_for(
     )
     # Only the named members' jobs matter when the caller chose the crew.
     busy = uow.bookings.busy(company.id, lo, hi, crew_ids=crew_ids)
-    return check_slot(query, start, crew=active_crew(uow, company.id), busy=busy, drive=drive)
+    roster = active_crew(uow, company.id) if crew is None else crew
+    return check_slot(query, start, crew=roster, busy=busy, drive=drive)
 
 
 def _check_every_visit(
@@ -224,11 +227,12 @@ def _check_every_visit(
     *,
     drive: DriveTime,
     at: datetime,
+    crew: Sequence[CrewMember],
 ) -> None:
     """Every visit after the first must be open for the chosen crew too (all or nothing),
     for as long as that visit lasts (a plan's later visits skip first-visit extras)."""
     for visit in made[1:]:
-        check_visit(uow, company, catalog, visit, drive=drive, at=at)
+        check_visit(uow, company, catalog, visit, drive=drive, at=at, crew=crew)
 
 
 def check_visit(
@@ -240,6 +244,7 @@ def check_visit(
     drive: DriveTime,
     at: datetime,
     ignore: frozenset[str] = frozenset(),
+    crew: Sequence[CrewMember] | None = None,
 ) -> Slot:
     """The slot a visit (new or moved) takes, for its own crew and length, as availability
     decides; ``SlotTaken`` or ``SlotUnavailable`` when it is not open."""
@@ -256,6 +261,7 @@ def check_visit(
         drive=drive,
         ignore=ignore,
         duration_minutes=visit.duration_minutes,
+        crew=crew,
     )
 
 
@@ -298,6 +304,7 @@ def book_in_unit(
         raise ValidationFailed({"frequencySlug": f"No frequency {selection.frequency_slug!r}."})
     address: Address = order_fields["address"]  # type: ignore[assignment]
     days: int = order_fields.get("days", 1)  # type: ignore[assignment]
+    crew = active_crew(uow, company.id)  # read once for every visit checked below
     slot = slot_for(
         uow,
         company,
@@ -309,6 +316,7 @@ def book_in_unit(
         days=days,
         at=at,
         drive=drive,
+        crew=crew,
     )
     order = BookingOrder(
         company_id=company.id,
@@ -330,7 +338,7 @@ def book_in_unit(
         interval_days=frequency.interval_days,
         additional_starts=additional_starts,
     )
-    _check_every_visit(uow, company, catalog, made, drive=drive, at=at)
+    _check_every_visit(uow, company, catalog, made, drive=drive, at=at, crew=crew)
     made = store_new(uow, made)
     code = selection.coupon_code
     coupon = catalog.coupons_by_code.get(code.strip().casefold()) if code else None
@@ -446,6 +454,7 @@ def reschedule_booking(
         visits = _visits(uow, target)
         together = scope is plans.RescheduleScope.THIS_AND_FUTURE
         moving = frozenset(v.id for v in visits) if together else frozenset({target.id})
+        crew = active_crew(uow, company_id)
         slot = slot_for(
             uow,
             company,
@@ -459,6 +468,7 @@ def reschedule_booking(
             drive=drive,
             ignore=moving,
             duration_minutes=target.duration_minutes,
+            crew=crew,
         )
         changed = plans.reschedule(
             visits,
@@ -471,7 +481,9 @@ def reschedule_booking(
         )
         for visit in changed:  # the later visits moved along must be open too
             if visit.id != target.id:
-                check_visit(uow, company, catalog, visit, drive=drive, at=at, ignore=moving)
+                check_visit(
+                    uow, company, catalog, visit, drive=drive, at=at, ignore=moving, crew=crew
+                )
         uow.bookings.save_all(changed)
         uow.commit()
     return changed
