@@ -4,10 +4,6 @@ from __future__ import annotations
 
 import secrets
 
-PREFIXES = frozenset(
-    {"bkg", "cus", "lead", "quo", "pay", "crew", "whk", "svc", "evt", "ind", "fee", "cpn", "cmp"}
-)
-
 
 def new_id(prefix: str) -> str:
     """A fresh random id such as ``quo_3kTq...``; ``prefix`` names the record type."""

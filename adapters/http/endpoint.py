@@ -115,11 +115,6 @@ class Context:
             return inner
         return idempotency.MarkingUnitOfWork(inner, self.claim.company_id, self.claim.key)  # type: ignore[return-value]
 
-    def require_scope(self, scope: str) -> None:
-        """Refuse with ``insufficient_scope`` unless the key carries ``scope``."""
-        if not self.key.allows(scope):
-            raise insufficient_scope(scope)
-
     def page_request(self, list_name: str, filters: Mapping[str, object]) -> PageRequest:
         """``limit``, ``cursor`` and ``updatedSince`` of this request, checked."""
         errors: dict[str, str] = {}

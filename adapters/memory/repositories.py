@@ -26,7 +26,6 @@ from booking_core.paging import Page, PageRequest, Position, page_of
 from booking_core.quotes import Quote, QuoteStatus, effective_status
 
 T = TypeVar("T")
-EPOCH_SENTINEL: datetime | None = None
 
 
 @attrs.define

@@ -15,8 +15,6 @@ from booking_core.paging import Page, PageRequest
 from booking_core.pricing import PriceBreakdown, Selection
 from booking_core.quotes import FollowUp, ManualLine, Quote, QuoteStatus
 
-MaybeSelection = Selection | None
-MaybeBreakdown = PriceBreakdown | None
 ManualLines = tuple[ManualLine, ...]
 FollowUps = tuple[FollowUp, ...]
 
