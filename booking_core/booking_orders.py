@@ -4,8 +4,9 @@ whose ``book`` picks the right builder for a create request.
 
 A ``BookingOrder`` says what is booked apart from when; a ``PriceVisit`` prices one visit
 at its start (date fees depend on the date). Builders check every field first and raise
-one ``ValidationFailed`` naming all dotted paths (``startIso``, ``additionalStartIsos.2``,
-``days``, ``notes``, ``address.zip``, ``crewIds``); availability is the caller's check.
+one ``ValidationFailed`` naming all dotted paths in snake_case (``start_iso``,
+``additional_start_isos.2``, ``days``, ``notes``, ``address.zip``, ``crew_ids``);
+availability is the caller's check.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def fixed_pricer(first: PriceBreakdown, later: PriceBreakdown | None = None) -> 
 
 
 def order_errors(order: BookingOrder) -> dict[str, str]:
-    """Field errors of an order (``days``, ``notes``, ``address.*``, ``crewIds``)."""
+    """Field errors of an order (``days``, ``notes``, ``address.*``, ``crew_ids``)."""
     errors = order.address.errors()
     if not 1 <= order.days <= MAX_DAYS:
         errors["days"] = f"A whole number of days from 1 to {MAX_DAYS}."
@@ -132,11 +133,11 @@ def order_errors(order: BookingOrder) -> dict[str, str]:
 def crew_errors(crew_ids: Sequence[str]) -> dict[str, str]:
     """Field errors of a crew list: at least one member, none twice."""
     if not crew_ids:
-        return {"crewIds": "At least one crew member."}
+        return {"crew_ids": "At least one crew member."}
     errors: dict[str, str] = {}
     for index, crew_id in enumerate(crew_ids):
         if crew_id in crew_ids[:index]:
-            errors[f"crewIds.{index}"] = "Listed twice."
+            errors[f"crew_ids.{index}"] = "Listed twice."
     return errors
 
 
@@ -175,8 +176,8 @@ def new_booking(
 ) -> Booking:
     """A single one-time booking (``days`` may make it multi-day) after checking its fields.
 
-    Raises ``ValidationFailed`` on ``startIso``, ``days``, ``notes``, ``address.*`` or
-    ``crewIds``. A recurring frequency is booked with ``plans.new_plan``.
+    Raises ``ValidationFailed`` on ``start_iso``, ``days``, ``notes``, ``address.*`` or
+    ``crew_ids``. A recurring frequency is booked with ``plans.new_plan``.
     """
     require_aware(at, "at")
     if order.recurring:
@@ -184,7 +185,7 @@ def new_booking(
     errors = order_errors(order)
     problem = start_problem(start, order.zone, at)
     if problem:
-        errors["startIso"] = problem
+        errors["start_iso"] = problem
     if errors:
         raise ValidationFailed(errors)
     return make_visit(order, start=start, price=price, at=at, rng=rng)
@@ -207,12 +208,12 @@ def new_multi_date(
         raise ValueError("a multi-date booking has additional starts; use new_booking")
     errors = order_errors(order)
     if order.recurring:
-        errors["additionalStartIsos"] = "Only for one-time bookings: a plan books its own dates."
+        errors["additional_start_isos"] = "Only for one-time bookings: a plan books its own dates."
     elif len(additional_starts) > MAX_ADDITIONAL_STARTS:
-        errors["additionalStartIsos"] = f"At most {MAX_ADDITIONAL_STARTS} dates."
+        errors["additional_start_isos"] = f"At most {MAX_ADDITIONAL_STARTS} dates."
     starts = (start, *additional_starts)
     for index, when in enumerate(starts):
-        path = "startIso" if index == 0 else f"additionalStartIsos.{index - 1}"
+        path = "start_iso" if index == 0 else f"additional_start_isos.{index - 1}"
         problem = start_problem(when, order.zone, at)
         if problem is None and index:
             earlier = next(i for i, other in enumerate(starts) if other == when)
@@ -236,7 +237,7 @@ def new_multi_date(
         for index, when in enumerate(starts)
     ]
     overlaps = {
-        f"additionalStartIsos.{later.visit_index - 1}": (
+        f"additional_start_isos.{later.visit_index - 1}": (
             f"Its days overlap those of the job at {earlier.local_start.isoformat()}."
         )
         for later in visits

@@ -107,6 +107,7 @@ class ActivityKind(enum.StrEnum):
     CANCELLED = "cancelled"
     RESCHEDULED = "rescheduled"
     PLAN_ENDED = "plan_ended"
+    QUOTE_LINKED = "quote_linked"
 
 
 @frozen

@@ -30,7 +30,7 @@ from booking_core.ledger import (
 # -- Card money from the processor ------------------------------------------------------
 
 
-def _processor_amount(amount_cents: int, field_name: str = "amountCents") -> None:
+def _processor_amount(amount_cents: int, field_name: str = "amount_cents") -> None:
     if error := amount_error(amount_cents, None):
         raise ValidationFailed({field_name: error})
 
@@ -141,7 +141,7 @@ def dispute_won(
         raise LedgerRuleViolation(f"Entry {dispute.id} is not a dispute on this booking.")
     if dispute.id in ledger.reversed_ids:
         raise LedgerRuleViolation(f"Dispute {dispute.id} was already put back in full.")
-    _processor_amount(returned_cents, "returnedCents")
+    _processor_amount(returned_cents, "returned_cents")
     disputed_cents = -dispute.amount_cents
     if returned_cents > disputed_cents:
         raise LedgerRuleViolation(

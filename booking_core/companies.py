@@ -46,15 +46,15 @@ def validate_company(company: Company) -> Company:
     except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: e.g. "America", a folder
         errors["timezone"] = f"Unknown IANA timezone {company.timezone!r}."
     if not CODE_PREFIX_PATTERN.match(company.code_prefix):
-        errors["codePrefix"] = "Two capital letters, e.g. SC."
+        errors["code_prefix"] = "Two capital letters, e.g. SC."
     if not 0 <= company.tax_rate_bps <= 10_000:
-        errors["taxRateBps"] = "Between 0 and 10000 basis points."
+        errors["tax_rate_bps"] = "Between 0 and 10000 basis points."
     if company.custom_domain is not None and not DOMAIN_PATTERN.match(company.custom_domain):
-        errors["customDomain"] = "A lowercase host name such as book.example.com."
+        errors["custom_domain"] = "A lowercase host name such as book.example.com."
     if not 0 <= company.self_service_cutoff_hours <= 24 * 14:
-        errors["selfServiceCutoffHours"] = "Between 0 and 336 hours."
+        errors["self_service_cutoff_hours"] = "Between 0 and 336 hours."
     if not 0 <= company.min_notice_minutes <= 60 * 24 * 14:
-        errors["minNoticeMinutes"] = "Between 0 and 20160 minutes."
+        errors["min_notice_minutes"] = "Between 0 and 20160 minutes."
     if errors:
         raise ValidationFailed(errors)
     return company

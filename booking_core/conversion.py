@@ -4,22 +4,25 @@ The quote is checked and claimed before any booking exists: ``begin_conversion``
 state first, then fields, and returns the claimed (converted, not yet booked) quote with
 the ``BookingRequest`` to book; storing the claim against the read version keeps two
 converts from both proceeding. ``complete_conversion`` records the booking made from it.
-``link_booking`` is the deprecated ``bookingId`` form.
+``link_booking`` and ``linked_booking`` are the deprecated ``bookingId`` form, which
+links only a booking of the quote's own customer that no other quote holds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
 import attrs
 from attrs import frozen
 
+from booking_core.booking_orders import start_problem
+from booking_core.bookings import ActivityKind, Booking, record
 from booking_core.catalog import Catalog
 from booking_core.clock import require_aware
-from booking_core.errors import UnknownCatalogItem, ValidationFailed
+from booking_core.errors import RuleViolation, UnknownCatalogItem, ValidationFailed
 from booking_core.pricing import SelectedItem, check_manual_fees
 from booking_core.quotes import (
-    AWARE_TEXT,
     HAND_PRICED_FREQUENCY,
     ManualLine,
     Quote,
@@ -93,11 +96,11 @@ def begin_conversion(
     service_id = _booking_service(quote, request, catalog)
     start = request.start
     errors: dict[str, str] = {}
-    problem = "Required." if start is None else _start_problem(start, catalog, at)
+    problem = "Required." if start is None else start_problem(start, catalog.zone, at)
     if problem:
-        errors["startIso"] = problem
+        errors["start_iso"] = problem
     if start is not None and request.booking_id is not None:
-        errors["bookingId"] = "The deprecated bookingId form cannot be combined with startIso."
+        errors["booking_id"] = "The deprecated bookingId form cannot be combined with startIso."
     if errors or start is None:
         raise ValidationFailed(errors)
     quoted_fees = quote.selection.manual_fee_ids if quote.selection is not None else ()
@@ -133,11 +136,39 @@ def complete_conversion(quote: Quote, booking_id: str, at: datetime) -> Quote:
 
 
 def link_booking(quote: Quote, booking_id: str, at: datetime) -> Quote:
-    """Deprecated ``bookingId`` form: link a booking made separately and convert the quote."""
+    """Deprecated ``bookingId`` form: link a booking made separately and convert the quote
+    (the quote's side; ``linked_booking`` checks and marks the booking)."""
     _require_convertible(quote, at)
     if not booking_id.strip():
-        raise ValidationFailed({"bookingId": "Required."})
+        raise ValidationFailed({"booking_id": "Required."})
     return attrs.evolve(_claimed(quote, at), booking_id=booking_id)
+
+
+def linked_booking(
+    quote: Quote, booking: Booking, at: datetime, *, quotes_naming_it: Iterable[Quote] = ()
+) -> Booking:
+    """The booking a deprecated-form convert links to ``quote``, marked with the quote.
+
+    Refused with ``RuleViolation`` when the booking is not for the quote's customer (a
+    quote for a lead alone has none), or is already linked to another quote: its own
+    ``quote_id``, or one of ``quotes_naming_it`` (quotes whose ``booking_id`` is this
+    booking, as the caller found them).
+    """
+    require_aware(at, "at")
+    cannot = f"Booking {booking.id} cannot be linked to quote {quote.id}"
+    if quote.customer_id is None:
+        raise RuleViolation(f"{cannot}: the quote is for a lead with no customer yet.")
+    if booking.customer_id != quote.customer_id:
+        raise RuleViolation(
+            f"{cannot}: it is for customer {booking.customer_id}, "
+            f"the quote for customer {quote.customer_id}."
+        )
+    others = [q.id for q in quotes_naming_it if q.id != quote.id and q.booking_id == booking.id]
+    if booking.quote_id is not None and booking.quote_id != quote.id:
+        others.insert(0, booking.quote_id)
+    if others:
+        raise RuleViolation(f"{cannot}: it is already linked to quote {others[0]}.")
+    return record(booking, at, ActivityKind.QUOTE_LINKED, {"quoteId": quote.id}, quote_id=quote.id)
 
 
 def convert_quote(
@@ -152,7 +183,10 @@ def convert_quote(
             raise ValueError("converting into a new booking needs the company's catalog")
         return begin_conversion(quote, request, catalog=catalog, at=at)
     _require_convertible(quote, at)
-    unused = {"serviceId": request.service_id is not None, "manualFeeIds": request.manual_fee_ids}
+    unused = {
+        "service_id": request.service_id is not None,
+        "manual_fee_ids": request.manual_fee_ids,
+    }
     errors = {name: "Only used with startIso." for name, given in unused.items() if given}
     if errors or request.booking_id is None:
         raise ValidationFailed(errors)
@@ -183,7 +217,7 @@ def _booking_service(quote: Quote, request: ConvertRequest, catalog: Catalog) ->
         if request.service_id is not None and request.service_id != quote.selection.service_id:
             raise ValidationFailed(
                 {
-                    "serviceId": f"This quote is priced for service "
+                    "service_id": f"This quote is priced for service "
                     f"{quote.selection.service_id!r}; leave serviceId out or give that id."
                 }
             )
@@ -192,16 +226,5 @@ def _booking_service(quote: Quote, request: ConvertRequest, catalog: Catalog) ->
     service_id = request.service_id or ""
     service = catalog.services_by_id.get(service_id)
     if service is None or not service.active:
-        raise UnknownCatalogItem("serviceId", "service", service_id)
+        raise UnknownCatalogItem("service_id", "service", service_id)
     return service.id
-
-
-def _start_problem(start: datetime, catalog: Catalog, at: datetime) -> str | None:
-    if start.utcoffset() is None:
-        return AWARE_TEXT
-    local = start.astimezone(catalog.zone)
-    if local.minute % 15 or local.second or local.microsecond:
-        return "Must be on the quarter hour (:00, :15, :30 or :45)."
-    if start < at:
-        return "Must not be in the past."
-    return None

@@ -104,7 +104,7 @@ def new_crew_member(
     areas = tuple(dict.fromkeys(service_areas))
     for index, zip_code in enumerate((home_zip, *areas)):
         if len(zip_code) != 5 or not zip_code.isdigit():
-            errors["homeZip" if index == 0 else f"serviceAreas.{index - 1}"] = "A 5-digit zip."
+            errors["home_zip" if index == 0 else f"service_areas.{index - 1}"] = "A 5-digit zip."
     if errors:
         raise ValidationFailed(errors)
     return CrewMember(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
 import attrs
@@ -59,7 +59,7 @@ class Address:
             ("line1", self.line1, STREET_MAX),
             ("line2", self.line2, STREET_MAX),
             ("city", self.city, CITY_MAX),
-            ("accessNotes", self.access_notes, ACCESS_NOTES_MAX),
+            ("access_notes", self.access_notes, ACCESS_NOTES_MAX),
         ):
             if len(value) > limit:
                 errors[f"{prefix}.{name}"] = f"At most {limit} characters."
@@ -180,6 +180,31 @@ def merge(survivor: Customer, merged: Customer, *, at: datetime) -> tuple[Custom
         updated_at=at,
     )
     return new_survivor, attrs.evolve(merged, merged_into=survivor.id, updated_at=at)
+
+
+MAX_MERGE_HOPS = 16
+"""How many merges ``merge_survivor`` follows before it gives up on a chain."""
+
+
+def merge_survivor(customer: Customer, lookup: Callable[[str], Customer]) -> Customer:
+    """The record that stands for ``customer`` now: itself, or the survivor its merges
+    lead to (``lookup`` reads a customer of the same company by id).
+
+    A merged record may be merged again, so the walk follows ``merged_into`` hop by hop;
+    ``merge`` never forms a cycle, but a chain longer than ``MAX_MERGE_HOPS`` (or one that
+    loops through data written by other means) is refused rather than followed forever.
+    """
+    current = customer
+    for _ in range(MAX_MERGE_HOPS):
+        if current.merged_into is None:
+            return current
+        current = lookup(current.merged_into)
+    if current.merged_into is None:
+        return current
+    raise RuleViolation(
+        f"Customer {customer.id} leads through more than {MAX_MERGE_HOPS} merges; "
+        "merge it into its survivor directly."
+    )
 
 
 class VisitStatus(enum.StrEnum):

@@ -355,13 +355,13 @@ def record_by_hand(
     """
     errors: dict[str, str] = {}
     if ledger.booking_id is None:
-        errors["bookingId"] = "Money recorded by hand belongs to a booking."
+        errors["booking_id"] = "Money recorded by hand belongs to a booking."
     if kind not in HAND_KINDS:
         errors["kind"] = "Record PAYMENT, TIP or REFUND by hand."
     elif method_error := _hand_method_error(kind, method):
         errors["method"] = method_error
     if amount_problem := amount_error(amount_cents, MAX_HAND_AMOUNT_CENTS):
-        errors["amountCents"] = amount_problem
+        errors["amount_cents"] = amount_problem
     if note_error := _note_error(note):
         errors["note"] = note_error
     if reverses is not None and kind is not Kind.REFUND:

@@ -4,7 +4,8 @@ A plan is the visits of one recurring frequency: they share ``plan_id`` and are 
 by ``visit_index`` (0 is the first, priced ``Visit.FIRST``; the rest ``Visit.LATER``).
 Visits fall every ``interval_days`` local dates at the same wall-clock time in the
 company's zone, so a DST change never moves the visit hour. They are materialised up to
-a rolling horizon (``PLAN_HORIZON_DAYS``) and ``extend_plan`` adds the missing ones.
+a rolling horizon (``PLAN_HORIZON_DAYS`` local days) and ``extend_plan`` adds the missing
+ones, priced on the terms the plan was booked with (``kept_coupon_terms``).
 
 ``cancel_visits`` and ``reschedule`` take the visits of the target's plan (or the single
 booking) and return only the bookings they changed, in ``visit_index`` order, for the
@@ -47,13 +48,16 @@ from booking_core.bookings import (
     require_scheduled,
     wall_clock_instant,
 )
+from booking_core.catalog import Catalog
 from booking_core.clock import require_aware
+from booking_core.coupons import normalize_code
 from booking_core.errors import NotFoundError, ValidationFailed
 from booking_core.ids import new_id
-from booking_core.pricing import Visit
+from booking_core.pricing import Selection, Visit
 
 PLAN_HORIZON_DAYS = 56
-"""Visits are materialised up to eight weeks ahead (of now, or of a later first visit)."""
+"""Visits are materialised up to eight weeks (of local dates) ahead of now, or of a later
+first visit."""
 
 
 class CancelScope(enum.StrEnum):
@@ -74,10 +78,17 @@ class RescheduleScope(enum.StrEnum):
 # --- The rhythm ------------------------------------------------------------------------
 
 
-def plan_horizon_end(first_start: datetime, at: datetime) -> datetime:
-    """Where a new plan's materialised visits stop: ``PLAN_HORIZON_DAYS`` after the later
-    of now and the first visit (exclusive)."""
-    return max(first_start, at) + timedelta(days=PLAN_HORIZON_DAYS)
+def plan_horizon_end(first_start: datetime, at: datetime, zone: ZoneInfo) -> datetime:
+    """Where a plan's materialised visits stop (exclusive): ``PLAN_HORIZON_DAYS`` local
+    dates in ``zone`` after the later of now and the first visit, at its wall-clock time.
+
+    Counted in local days, not in 24-hour steps of UTC: across a DST change those would
+    end the horizon an hour off the visits' wall clock, letting one more visit in (spring)
+    than in any other eight weeks.
+    """
+    local = max(first_start, at).astimezone(zone)
+    day = local.date() + timedelta(days=PLAN_HORIZON_DAYS)
+    return wall_clock_instant(day, local.time(), zone, fold=local.fold)
 
 
 def _rhythm(anchor: datetime, interval_days: int, zone: ZoneInfo, steps: int) -> Iterator[datetime]:
@@ -113,6 +124,37 @@ def plan_visits(
 # --- Creating and extending ------------------------------------------------------------
 
 
+def kept_coupon_terms(catalog: Catalog, selection: Selection) -> Catalog:
+    """``catalog`` as a plan booked with ``selection`` is priced from when it is extended:
+    the plan's coupon keeps its discount with none of its rules judged again.
+
+    The coupon was checked once, when the plan was booked (window, activity, redemption
+    limits, service, frequency, minimum); a later visit is part of that booking, so a
+    coupon that has since expired, been switched off or used up still applies to it. A
+    coupon removed from the catalog cannot be priced and is refused as ``unknown``.
+    """
+    if selection.coupon_code is None:
+        return catalog
+    key = normalize_code(selection.coupon_code)
+    coupons = tuple(
+        attrs.evolve(
+            coupon,
+            active=True,
+            valid_from=None,
+            valid_until=None,
+            max_redemptions=None,
+            per_customer_limit=None,
+            min_subtotal_cents=0,
+            service_ids=frozenset(),
+            frequency_slugs=frozenset(),
+        )
+        if coupon.normalized_code == key
+        else coupon
+        for coupon in catalog.coupons
+    )
+    return attrs.evolve(catalog, coupons=coupons)
+
+
 def new_plan(
     order: BookingOrder,
     *,
@@ -134,12 +176,12 @@ def new_plan(
     errors = order_errors(order)
     problem = start_problem(start, order.zone, at)
     if problem:
-        errors["startIso"] = problem
+        errors["start_iso"] = problem
     if order.days > interval_days and "days" not in errors:
         errors["days"] = f"A job of {order.days} days cannot repeat every {interval_days} days."
     if errors:
         raise ValidationFailed(errors)
-    horizon = horizon_end or plan_horizon_end(start, at)
+    horizon = horizon_end or plan_horizon_end(start, at, order.zone)
     plan_id = new_id("pln")
     visits = [
         make_visit(
@@ -226,7 +268,7 @@ def book(
     if interval_days is not None:
         if additional_starts:
             raise ValidationFailed(
-                {"additionalStartIsos": "Only for one-time bookings: a plan books its own dates."}
+                {"additional_start_isos": "Only for one-time bookings: a plan books its own dates."}
             )
         return new_plan(
             order,
@@ -365,7 +407,7 @@ def reschedule(
     errors = crew_errors(crew_ids) if crew_ids is not None else {}
     problem = start_problem(new_start, zone, at)
     if problem:
-        errors["startIso"] = problem
+        errors["start_iso"] = problem
     if errors:
         raise ValidationFailed(errors)
     require_scheduled(target, "reschedule")

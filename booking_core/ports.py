@@ -132,6 +132,18 @@ class CustomerRepository(Protocol):
         """Store a new customer; ``ConflictError`` if the email is taken in the company."""
         ...
 
+    def add_unless_email_taken(self, customer: Customer) -> tuple[Customer, bool]:
+        """Store a new customer unless its email is taken in the company; either way the
+        record holding the email now and whether it is ``customer``, just added.
+
+        A record another unit of work added and committed while this one ran counts as
+        taken (the loser of a race for a new email gets the winner's record, merged or
+        not), and the transaction stays usable. The record returned is locked until the
+        unit of work ends where the store locks rows, so that changes saved to it are not
+        lost to another unit of work changing it too.
+        """
+        ...
+
     def save(self, customer: Customer) -> None:
         """Replace a stored customer."""
         ...

@@ -215,7 +215,7 @@ def price(
     referral = 0
     if visit is Visit.FIRST and selection.referral_discount_cents:
         if selection.referral_discount_cents < 0:
-            raise ValidationFailed({"referralDiscountCents": "Must not be negative."})
+            raise ValidationFailed({"referral_discount_cents": "Must not be negative."})
         remaining = subtotal - sum(d.amount_cents for d in discounts)
         referral = min(selection.referral_discount_cents, remaining)
         if referral:
@@ -271,16 +271,16 @@ def price_plan(
 def _service_and_frequency(catalog: Catalog, selection: Selection) -> tuple[Service, Frequency]:
     service = catalog.services_by_id.get(selection.service_id)
     if service is None or not service.active:
-        raise UnknownCatalogItem("serviceId", "service", selection.service_id)
+        raise UnknownCatalogItem("service_id", "service", selection.service_id)
     frequency = catalog.frequencies_by_slug.get(selection.frequency_slug)
     if frequency is None:
-        raise UnknownCatalogItem("frequencySlug", "frequency", selection.frequency_slug)
+        raise UnknownCatalogItem("frequency_slug", "frequency", selection.frequency_slug)
     count = len(selection.parameters) + len(selection.extras)
     if count > MAX_SELECTIONS:
         raise TooManySelections(count, MAX_SELECTIONS)
     if selection.start is not None and selection.start.utcoffset() is None:
         raise ValidationFailed(
-            {"startIso": "Must carry a UTC offset, e.g. 2026-05-01T09:00:00-04:00."}
+            {"start_iso": "Must carry a UTC offset, e.g. 2026-05-01T09:00:00-04:00."}
         )
     return service, frequency
 
@@ -399,11 +399,11 @@ def check_manual_fees(catalog: Catalog, fee_ids: Sequence[str]) -> tuple[str, ..
     for index, fee_id in enumerate(fee_ids):
         fee = catalog.fees_by_id.get(fee_id)
         if fee is None:
-            raise UnknownCatalogItem(f"manualFeeIds.{index}", "fee", fee_id)
+            raise UnknownCatalogItem(f"manual_fee_ids.{index}", "fee", fee_id)
         if fee.kind is not FeeKind.MANUAL or not fee.active:
             raise ManualFeeRefused(fee_id)
         if fee_id in chosen:
-            raise DuplicateSelection(f"manualFeeIds.{index}", "fee", fee_id)
+            raise DuplicateSelection(f"manual_fee_ids.{index}", "fee", fee_id)
         chosen[fee_id] = None
     return tuple(chosen)
 

@@ -131,21 +131,21 @@ def create_quote(
     lines = tuple(manual_lines)
     errors: dict[str, str] = {}
     if customer_id is None and lead_id is None:
-        errors["customerId"] = "Give a customerId or a leadId."
+        errors["customer_id"] = "Give a customerId or a leadId."
     if selection is None and not lines:
-        errors["manualLines"] = "Give a catalog selection or at least one manual line."
+        errors["manual_lines"] = "Give a catalog selection or at least one manual line."
     elif selection is not None and lines:
-        errors["manualLines"] = "A quote priced from the catalog takes no manual lines."
+        errors["manual_lines"] = "A quote priced from the catalog takes no manual lines."
     for index, line in enumerate(lines):
         if not line.description.strip():
-            errors[f"manualLines.{index}.description"] = "Required."
+            errors[f"manual_lines.{index}.description"] = "Required."
         if line.amount_cents < 0:
-            errors[f"manualLines.{index}.amountCents"] = "Must not be negative."
+            errors[f"manual_lines.{index}.amount_cents"] = "Must not be negative."
     if expires_at is not None:
         if expires_at.utcoffset() is None:
-            errors["expiresAt"] = AWARE_TEXT
+            errors["expires_at"] = AWARE_TEXT
         elif expires_at <= at:
-            errors["expiresAt"] = "Must be in the future."
+            errors["expires_at"] = "Must be in the future."
     if errors:
         raise ValidationFailed(errors)
     if selection is not None and breakdown is None:

@@ -175,6 +175,14 @@ class MemoryCustomerRepository:
             raise ConflictError("a customer with this email exists")
         self._t.insert(customer.company_id, customer.id, customer, customer.created_at)
 
+    def add_unless_email_taken(self, customer: Customer) -> tuple[Customer, bool]:
+        # Units of work are serialised by the store's lock: no other can add one meanwhile.
+        held = self.by_email(customer.company_id, customer.email)
+        if held is not None:
+            return held, False
+        self.add(customer)
+        return customer, True
+
     def save(self, customer: Customer) -> None:
         self.get(customer.company_id, customer.id)
         self._t.replace(customer.company_id, customer.id, customer)

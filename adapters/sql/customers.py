@@ -10,7 +10,7 @@ from adapters.sql import codecs
 from adapters.sql.context import AnyRow, UnitContext, without_keys
 from adapters.sql.tables import customers
 from booking_core.customers import Customer, SavedAddress, normalize_email
-from booking_core.errors import NotFoundError
+from booking_core.errors import ConflictError, NotFoundError
 from booking_core.paging import Page, PageRequest
 
 EMAIL_TAKEN = "A customer with this email already exists."
@@ -77,6 +77,35 @@ class SqlCustomerRepository:
     def add(self, customer: Customer) -> None:
         self._cx.insert_new(customers, _values(customer), EMAIL_TAKEN)
         self._cx.touch(customers, customer.company_id, customer.id)
+
+    def add_unless_email_taken(self, customer: Customer) -> tuple[Customer, bool]:
+        # ON CONFLICT DO NOTHING reports a taken email without an error, which on
+        # PostgreSQL would abort the whole transaction. Against a row another transaction
+        # has inserted but not committed, PostgreSQL waits for that transaction to end
+        # first; SQLite never gets here with one, since its writers run one at a time.
+        insert = (
+            self._cx.insert(customers)
+            .values(**_values(customer))
+            .on_conflict_do_nothing()
+            .returning(customers.c.id)
+        )
+        if self._cx.execute(insert, EMAIL_TAKEN).first() is not None:
+            self._cx.touch(customers, customer.company_id, customer.id)
+            return customer, True
+        # A new statement: at READ COMMITTED it sees the winner's committed row. Locked so
+        # that two units adding an address to it one after the other both keep theirs.
+        statement = (
+            select(customers)
+            .where(
+                customers.c.company_id == customer.company_id,
+                customers.c.email_key == customer.email_key,
+            )
+            .with_for_update()
+        )
+        row = self._cx.execute(statement).first()
+        if row is None:  # the id collided, not the email: vanishingly rare, and retryable
+            raise ConflictError("Another request added the same customer id; try again.")
+        return _customer(row), False
 
     def save(self, customer: Customer) -> None:
         statement = (

@@ -1,4 +1,6 @@
-"""Converting a quote into a booking, in one transaction (SPEC.md section 3)."""
+"""Converting a quote into a booking, in one transaction (SPEC.md section 3); the
+deprecated ``bookingId`` form links a booking of the quote's customer that no other quote
+holds, and marks it with the quote."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from booking_core.bookings import Booking
 from booking_core.catalog import Catalog
 from booking_core.errors import RuleViolation
 from booking_core.money import apply_bps
+from booking_core.paging import MAX_LIMIT, PageRequest
 from booking_core.ports import Clock, DriveTime, UnitOfWork
 from booking_core.pricing import (
     FeeLine,
@@ -97,8 +100,13 @@ def convert_quote(
         catalog = None if request.deprecated_form else uow.catalogs.get(company_id)
         claimed, wanted = conversion.convert_quote(quote, request, catalog=catalog, at=at)
         if wanted is None:  # deprecated form: link a booking made separately
-            uow.bookings.get(company_id, request.booking_id or "")
+            booking = uow.bookings.get(company_id, request.booking_id or "")
+            marked = conversion.linked_booking(
+                quote, booking, at, quotes_naming_it=_quotes_naming(uow, booking)
+            )
             uow.quotes.save(claimed, expected_version=quote.version)
+            # Saved against the version read: of two links of one booking racing, one wins.
+            uow.bookings.save_all([marked])
             uow.commit()
             return claimed, None
         assert catalog is not None
@@ -137,3 +145,20 @@ def convert_quote(
         uow.quotes.save(done, expected_version=claimed.version)
         uow.commit()
     return done, made[0]
+
+
+def _quotes_naming(uow: UnitOfWork, booking: Booking) -> list[Quote]:
+    """The quotes of the booking's customer that hold it: links made by the deprecated
+    form before bookings were marked with their quote."""
+    found: list[Quote] = []
+    after = None
+    while True:
+        page = uow.quotes.list(
+            booking.company_id,
+            PageRequest(limit=MAX_LIMIT, after=after),
+            customer_id=booking.customer_id,
+        )
+        found.extend(q for q in page.items if q.booking_id == booking.id)
+        if not page.has_more:
+            return found
+        after = page.next_after

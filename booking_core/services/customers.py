@@ -17,15 +17,14 @@ from booking_core.customers import (
     churn_risk,
     lifetime,
     merge,
+    merge_survivor,
     new_customer,
 )
-from booking_core.errors import ConflictError, ValidationFailed
+from booking_core.errors import ValidationFailed
 from booking_core.ids import new_id
 from booking_core.ledger import BookingLedger
 from booking_core.paging import Page, PageRequest
 from booking_core.ports import Clock, PhoneNormalizer, UnitOfWork
-
-MAX_MERGE_HOPS = 16
 
 
 @frozen(kw_only=True)
@@ -55,49 +54,42 @@ def create_customer(
     """The customer for ``cmd.email`` and whether it was created now.
 
     An existing email returns the existing customer; the email of a merged record returns
-    the surviving record. Two requests racing with one new email make one customer.
+    the surviving record. Two requests racing with one new email make one customer: the
+    first to add it creates it, the others return it (``add_unless_email_taken``).
     """
     try:
         phone = normalized_phone(cmd.phone, phones)
         phone_errors: dict[str, str] = {}
     except ValidationFailed as failed:
         phone, phone_errors = None, failed.field_errors
-    for _ in range(2):
-        with uow:
-            existing = uow.customers.by_email(cmd.company_id, cmd.email)
-            if existing is not None:
-                return _survivor(uow, existing), False
-            try:
-                customer = new_customer(
-                    customer_id=new_id("cus"),
-                    company_id=cmd.company_id,
-                    name=cmd.name,
-                    email=cmd.email,
-                    phone=phone,
-                    at=clock.now(),
-                    address=SavedAddress(new_id("adr"), cmd.address) if cmd.address else None,
-                )
-            except ValidationFailed as failed:
-                raise ValidationFailed({**phone_errors, **failed.field_errors}) from None
-            if phone_errors:
-                # Every field problem at once: the phone with whatever else is wrong.
-                raise ValidationFailed(phone_errors)
-            try:
-                uow.customers.add(customer)
-                uow.commit()
-            except ConflictError:
-                continue  # another request created it first: read theirs
-            return customer, True
-    raise ConflictError("the customer was being created by another request; retry")
+    with uow:
+        existing = uow.customers.by_email(cmd.company_id, cmd.email)
+        if existing is not None:
+            return _survivor(uow, existing), False
+        try:
+            customer = new_customer(
+                customer_id=new_id("cus"),
+                company_id=cmd.company_id,
+                name=cmd.name,
+                email=cmd.email,
+                phone=phone,
+                at=clock.now(),
+                address=SavedAddress(new_id("adr"), cmd.address) if cmd.address else None,
+            )
+        except ValidationFailed as failed:
+            raise ValidationFailed({**phone_errors, **failed.field_errors}) from None
+        if phone_errors:
+            # Every field problem at once: the phone with whatever else is wrong.
+            raise ValidationFailed(phone_errors)
+        held, created = uow.customers.add_unless_email_taken(customer)
+        if not created:
+            return _survivor(uow, held), False
+        uow.commit()
+    return customer, True
 
 
 def _survivor(uow: UnitOfWork, customer: Customer) -> Customer:
-    current = customer
-    for _ in range(MAX_MERGE_HOPS):
-        if current.merged_into is None:
-            return current
-        current = uow.customers.get(current.company_id, current.merged_into)
-    raise ConflictError(f"customer {customer.id} has a merge chain too long to follow")
+    return merge_survivor(customer, lambda other: uow.customers.get(customer.company_id, other))
 
 
 def merge_customers(

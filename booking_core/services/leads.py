@@ -48,7 +48,7 @@ def capture_lead(
         if cmd.service_id is not None:
             service = uow.catalogs.get(cmd.company_id).services_by_id.get(cmd.service_id)
             if service is None or not service.active:
-                raise UnknownCatalogItem("serviceId", "service", cmd.service_id)
+                raise UnknownCatalogItem("service_id", "service", cmd.service_id)
         email_key = normalize_email(enquiry.email) if enquiry.email else None
         keys = [key for key in (email_key, enquiry.phone_e164) if key]
         uow.leads.lock_contact(cmd.company_id, keys)

@@ -1,9 +1,14 @@
 """Keeping recurring plans materialised over the rolling horizon.
 
-A plan's visits exist as bookings up to ``plans.PLAN_HORIZON_DAYS`` ahead; run
+A plan's visits exist as bookings up to ``plans.PLAN_HORIZON_DAYS`` local days ahead; run
 ``extend_plans`` (``booking plans extend``, daily from cron or a scheduler) to add the
-visits that came within reach. Each plan is extended in its own unit of work, so one
-plan whose next visit collides with another job does not hold back the others.
+visits that came within reach. Each plan is extended in its own unit of work, and a plan
+that cannot be extended (its next visit collides with another job, its service left the
+catalog, ...) is reported and skipped: one bad plan never holds back the others.
+
+A plan keeps the price terms it was booked with: its later visits are priced from its own
+selection with its coupon as accepted at booking (``plans.kept_coupon_terms``), never
+refused because the coupon has since expired or run out of redemptions.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ from attrs import frozen
 from booking_core import plans
 from booking_core.booking_orders import catalog_pricer, order_of
 from booking_core.bookings import BookingStatus
-from booking_core.errors import ConflictError
+from booking_core.errors import DomainError, RuleViolation, ValidationFailed
 from booking_core.paging import MAX_LIMIT, PageRequest
 from booking_core.ports import Clock, UnitOfWork
 from booking_core.services.scheduling import store_new
@@ -23,7 +28,7 @@ from booking_core.services.scheduling import store_new
 
 @frozen
 class PlanExtension:
-    """What extending one plan did: visits added, or why it could not."""
+    """What extending one plan did: visits added, or why it was skipped (``problem``)."""
 
     plan_id: str
     added: int
@@ -51,32 +56,66 @@ def _open_plan_ids(uow: UnitOfWork, company_id: str) -> list[str]:
 def extend_plans(
     company_id: str, *, uow_factory: Callable[[], UnitOfWork], clock: Clock
 ) -> list[PlanExtension]:
-    """Add every plan's visits up to the horizon from now; idempotent."""
-    make = uow_factory
-    with make() as uow:
+    """Add every plan's visits up to the horizon from now; idempotent.
+
+    Every open plan gets one ``PlanExtension``, in the order the plans were found; a plan
+    that fails is rolled back alone and reported with its ``problem``, and the others are
+    still extended.
+    """
+    with uow_factory() as uow:
         plan_ids = _open_plan_ids(uow, company_id)
     results = []
     for plan_id in plan_ids:
-        at = clock.now()
         try:
-            with make() as uow:
-                visits = uow.bookings.of_plan(company_id, plan_id)
-                catalog = uow.catalogs.get(company_id)
-                last = max(visits, key=lambda v: v.visit_index)
-                frequency = catalog.frequencies_by_slug[last.frequency_slug]
-                if frequency.interval_days is None:
-                    continue
-                added = plans.extend_plan(
-                    visits,
-                    plans.plan_horizon_end(visits[0].start, at),
-                    interval_days=frequency.interval_days,
-                    price_visit=catalog_pricer(catalog, order_of(last), at=at),
-                    at=at,
-                )
-                if added:
-                    store_new(uow, added)
-                    uow.commit()
-            results.append(PlanExtension(plan_id, len(added)))
-        except ConflictError as clash:
-            results.append(PlanExtension(plan_id, 0, clash.message))
+            added = _extend_one(company_id, plan_id, uow_factory=uow_factory, clock=clock)
+        except Exception as error:
+            # A batch: one plan's refusal or fault is reported beside the others' results
+            # rather than ending the run.
+            results.append(PlanExtension(plan_id, 0, _problem(error)))
+        else:
+            results.append(PlanExtension(plan_id, added))
     return results
+
+
+def _extend_one(
+    company_id: str, plan_id: str, *, uow_factory: Callable[[], UnitOfWork], clock: Clock
+) -> int:
+    """Extend one plan in its own unit of work; the number of visits added."""
+    at = clock.now()
+    with uow_factory() as uow:
+        visits = uow.bookings.of_plan(company_id, plan_id)
+        catalog = uow.catalogs.get(company_id)
+        last = max(visits, key=lambda v: v.visit_index)
+        frequency = catalog.frequencies_by_slug.get(last.frequency_slug)
+        if frequency is None:
+            raise RuleViolation(
+                f"Frequency {last.frequency_slug!r} is no longer in the catalog; "
+                "the plan's rhythm is unknown."
+            )
+        if frequency.interval_days is None:
+            raise RuleViolation(f"Frequency {frequency.slug!r} no longer repeats.")
+        terms = plans.kept_coupon_terms(catalog, last.selection)
+        added = plans.extend_plan(
+            visits,
+            plans.plan_horizon_end(visits[0].start, at, last.zone),
+            interval_days=frequency.interval_days,
+            price_visit=catalog_pricer(terms, order_of(last), at=at),
+            at=at,
+        )
+        if added:
+            store_new(uow, added)
+            uow.commit()
+    return len(added)
+
+
+def _problem(error: Exception) -> str:
+    """One line saying why a plan was skipped."""
+    if isinstance(error, ValidationFailed):
+        fields = "; ".join(f"{path}: {text}" for path, text in error.field_errors.items())
+        return f"{error.message} {fields}".strip()
+    if isinstance(error, DomainError):
+        return error.message
+    # Not a refusal: a fault. Its first line only, since storage errors go on with the
+    # statement text.
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0][:200] if lines else ''}".rstrip(": ")

@@ -29,7 +29,14 @@ from booking_core.bookings import MAX_DAYS, Booking, normalize_human_code
 from booking_core.catalog import Catalog
 from booking_core.companies import Company
 from booking_core.crew import CrewMember
-from booking_core.customers import Address, Customer, SavedAddress, add_address, new_customer
+from booking_core.customers import (
+    Address,
+    Customer,
+    SavedAddress,
+    add_address,
+    merge_survivor,
+    new_customer,
+)
 from booking_core.errors import ConflictError, NotFoundError, SlotTaken, ValidationFailed
 from booking_core.ids import new_id
 from booking_core.paging import MAX_LIMIT, PageRequest
@@ -155,10 +162,13 @@ def _customer_for(
     phones: PhoneNormalizer,
     at: datetime,
 ) -> Customer:
-    """The customer of the email (the survivor of a merge), created or given the address."""
+    """The customer of the email (the survivor of a merge), created or given the address.
+
+    Two first bookings racing with one new email share one customer: the one that adds it
+    first wins and the others take its record (``add_unless_email_taken``), so no booking
+    is refused because its customer was being created at the same moment.
+    """
     existing = uow.customers.by_email(company_id, details.email)
-    while existing is not None and existing.merged_into is not None:
-        existing = uow.customers.get(company_id, existing.merged_into)
     if existing is None:
         customer = new_customer(
             customer_id=new_id("cus"),
@@ -169,8 +179,10 @@ def _customer_for(
             at=at,
             address=SavedAddress(new_id("adr"), address),
         )
-        uow.customers.add(customer)
-        return customer
+        existing, created = uow.customers.add_unless_email_taken(customer)
+        if created:
+            return customer
+    existing = merge_survivor(existing, lambda other: uow.customers.get(company_id, other))
     if all(saved.address != address for saved in existing.addresses):
         existing = add_address(existing, SavedAddress(new_id("adr"), address), at=at, default=False)
         uow.customers.save(existing)
@@ -301,7 +313,7 @@ def book_in_unit(
 ) -> list[Booking]:
     frequency = catalog.frequencies_by_slug.get(selection.frequency_slug)
     if frequency is None:
-        raise ValidationFailed({"frequencySlug": f"No frequency {selection.frequency_slug!r}."})
+        raise ValidationFailed({"frequency_slug": f"No frequency {selection.frequency_slug!r}."})
     address: Address = order_fields["address"]  # type: ignore[assignment]
     days: int = order_fields.get("days", 1)  # type: ignore[assignment]
     crew = active_crew(uow, company.id)  # read once for every visit checked below

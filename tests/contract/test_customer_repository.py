@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+import threading
+import time
+
 import attrs
 import pytest
 
-from booking_core.customers import merge
+from booking_core.customers import Address, SavedAddress, add_address, merge
 from booking_core.errors import ConflictError, NotFoundError
 from booking_core.paging import PageRequest
 from tests import factories as f
@@ -85,3 +88,92 @@ def test_updated_since_lists_by_change_ascending(uow_factory):
     with uow_factory() as uow:
         pages = walk(lambda p: uow.customers.list("cmp_a", p), 2, updated_since=f.at(-10_000))
         assert [i for page in pages for i in page] == [b.id, c.id, a.id]
+
+
+# --- add_unless_email_taken: the race for a new email ----------------------------------
+
+
+def test_add_unless_email_taken_adds_a_new_email_and_returns_the_holder_of_a_taken_one(
+    uow_factory,
+):
+    ada = f.customer("cmp_a", email="ada@example.com")
+    with uow_factory() as uow:
+        assert uow.customers.add_unless_email_taken(ada) == (ada, True)
+        uow.commit()
+    again = f.customer("cmp_a", email=" ADA@example.com", minutes=1)
+    elsewhere = f.customer("cmp_b", email="ada@example.com", minutes=2)
+    with uow_factory() as uow:
+        assert uow.customers.add_unless_email_taken(again) == (ada, False)
+        assert uow.customers.add_unless_email_taken(elsewhere) == (elsewhere, True)
+        # The transaction is still usable after the taken email (PostgreSQL aborts it
+        # on an error otherwise).
+        uow.customers.add(f.customer("cmp_a", email="grace@example.com", minutes=3))
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.customers.get("cmp_a", ada.id) == ada
+        with pytest.raises(NotFoundError):
+            uow.customers.get("cmp_a", again.id)
+        assert uow.customers.by_email("cmp_b", "ada@example.com") == elsewhere
+        assert uow.customers.by_email("cmp_a", "grace@example.com") is not None
+
+
+def test_add_unless_email_taken_returns_a_merged_holder_as_it_is(uow_factory):
+    survivor, merged = merge(
+        f.customer("cmp_a", email="kept@example.com"),
+        f.customer("cmp_a", email="gone@example.com", minutes=1),
+        at=f.at(5),
+    )
+    with uow_factory() as uow:
+        uow.customers.add(survivor)
+        uow.customers.add(merged)
+        uow.commit()
+    with uow_factory() as uow:
+        held, created = uow.customers.add_unless_email_taken(
+            f.customer("cmp_a", email="gone@example.com", minutes=2)
+        )
+    assert (held, created) == (merged, False)
+
+
+RACERS = 8
+
+
+def test_racing_adds_of_one_new_email_make_one_customer_and_every_racer_gets_it(uow_factory):
+    """Each racer holds its unit open a moment after adding, so that the others reach the
+    insert while the winner has not committed; each loser then adds an address of its own
+    to the record it got, and none of those addresses is lost."""
+    barrier = threading.Barrier(RACERS)
+    outcomes: list[tuple[str, bool] | BaseException] = [ValueError("did not run")] * RACERS
+
+    def racer(index: int) -> None:
+        mine = f.customer("cmp_a", email="race@example.com", minutes=index)
+        try:
+            barrier.wait(timeout=30)
+            with uow_factory() as uow:
+                held, created = uow.customers.add_unless_email_taken(mine)
+                time.sleep(0.05)
+                if not created:
+                    address = SavedAddress(
+                        f"adr_racer_{index}", Address(f"{index} Race St", "Albany", "NY", "12207")
+                    )
+                    uow.customers.save(add_address(held, address, at=f.at(10), default=False))
+                uow.commit()
+            outcomes[index] = (held.id, created)
+        except BaseException as error:
+            outcomes[index] = error
+
+    threads = [threading.Thread(target=racer, args=(i,)) for i in range(RACERS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads), "a racer hung"
+
+    results = [o for o in outcomes if isinstance(o, tuple)]
+    assert len(results) == RACERS, outcomes
+    assert len({held_id for held_id, _ in results}) == 1
+    assert [created for _, created in results].count(True) == 1
+    with uow_factory() as uow:
+        (customer,) = uow.customers.list("cmp_a", PageRequest()).items
+    assert customer.id == results[0][0]
+    losers = {f"adr_racer_{i}" for i, (_, created) in enumerate(results) if not created}
+    assert losers <= {a.id for a in customer.addresses}

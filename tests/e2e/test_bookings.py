@@ -1015,7 +1015,10 @@ def test_the_deprecated_booking_id_form_links_a_booking_made_separately(
 ):
     customer = customer_with_address(client)
     quote = new_quote(client, customer["id"], **CATALOG_QUOTE)
-    made = book(client, at(shop, tuesday, "10:00"))
+    # Made separately, for the quote's own customer (another's booking is refused).
+    who = {"name": customer["name"], "email": customer["email"]}
+    made = book(client, at(shop, tuesday, "10:00"), customer=who)
+    assert made["customerId"] == customer["id"]
     response = act(client, quote["id"], "convert", bookingId=made["id"])
     assert response.status_code == 200, response.text
     assert (response.json()["status"], response.json()["bookingId"]) == ("converted", made["id"])

@@ -253,6 +253,36 @@ def test_the_deprecated_booking_id_convert_links_only_a_real_booking_of_the_comp
     assert bookings_of(api, customer_id) == booked  # linked, not booked again
 
 
+def test_the_deprecated_booking_id_convert_refuses_another_customers_or_a_linked_booking(
+    stack: Stack, api: httpx.Client, answered: dict[str, str], customer_id: str
+):
+    quote_id = answered["accepted"]
+    someone_else = api.post(
+        f"{API}/customers",
+        json={"name": "Someone Else", "email": unique_email("else"), "address": HOME},
+    ).json()["id"]
+    theirs = add_booking(stack.container, stack.company.id, someone_else)
+    before = api.get(f"{API}/bookings/{theirs}").json()
+
+    refused = error_of(act(api, quote_id, "convert", bookingId=theirs), 422, "unprocessable")
+
+    assert theirs in refused["message"]
+    assert someone_else in refused["message"]
+    quote = api.get(f"{API}/quotes/{quote_id}").json()
+    assert (quote["status"], quote["bookingId"]) == ("accepted", None)
+    assert api.get(f"{API}/bookings/{theirs}").json() == before
+
+    # A booking of the quote's own customer, once linked, is not linked to another quote.
+    ours = add_booking(stack.container, stack.company.id, customer_id)
+    linked = act(api, answered["sent"], "convert", bookingId=ours)
+    assert linked.status_code == 200, linked.text
+    assert api.get(f"{API}/bookings/{ours}").json()["quoteId"] == answered["sent"]
+    again = error_of(act(api, quote_id, "convert", bookingId=ours), 422, "unprocessable")
+    assert answered["sent"] in again["message"]
+    quote = api.get(f"{API}/quotes/{quote_id}").json()
+    assert (quote["status"], quote["bookingId"]) == ("accepted", None)
+
+
 @pytest.mark.parametrize("status", ["accepted", "sent"])
 def test_convert_books_the_customer_at_their_default_address(
     stack: Stack, api: httpx.Client, status: str

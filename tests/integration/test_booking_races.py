@@ -1,22 +1,33 @@
 """Races for crew time on both SQL backends: however many writers race for one member's
 slot, exactly one wins and the others get ``SlotTaken`` (or ``ConflictError``), never a
 double booking and never another error; concurrent saves of one booking lose no update.
-Each race is checked afterwards by a self-join over ``booking_assignments``."""
+Each race is checked afterwards by a self-join over ``booking_assignments``.
+
+Races for a customer: first bookings of one new email at different free slots all
+succeed and all name the one customer the first of them created."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from datetime import time as wall_time
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
+from adapters.phone import PhonenumbersNormalizer
 from adapters.sql import Database
 from booking_core.bookings import ActivityKind, Booking, record
+from booking_core.clock import FixedClock
+from booking_core.crew import WorkingHours, new_crew_member
+from booking_core.customers import Address
+from booking_core.demo import demo_catalog
+from booking_core.drive import TableDriveTime
 from booking_core.errors import ConflictError, SlotTaken
+from booking_core.services import companies, scheduling
 from tests.unit.bookings_support import AT, booked, local, order
 
 CO = "cmp_acme"
@@ -196,3 +207,68 @@ def test_postgres_itself_refuses_overlapping_open_assignments(postgres):
     with pytest.raises(IntegrityError) as caught, postgres.engine.begin() as connection:
         connection.execute(text(row), {"booking": "b4", "open": True, **overlap})
     assert getattr(caught.value.orig, "sqlstate", None) == "23P01"
+
+
+FIRST_BOOKERS = 8
+NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)  # a Monday; New York is UTC-5
+
+
+def test_first_bookings_racing_with_one_new_email_share_one_customer(database):
+    """Eight first bookings of one email, each at a free slot of its own (10:00 on eight
+    different days), released together: every one is booked, for one customer, who keeps
+    both addresses the bookings gave."""
+    clock = FixedClock(NOW)
+    company = companies.create_company(
+        companies.CreateCompany(slug="race", name="Race Maids", catalog=demo_catalog()),
+        uow=database.uow(),
+        clock=clock,
+    )
+    with database.uow() as uow:
+        uow.crew.add(
+            new_crew_member(
+                member_id="crew_solo",
+                company_id=company.id,
+                name="Solo",
+                home_zip="10001",
+                at=NOW,
+                service_areas=("10001",),
+                working_hours=tuple(
+                    WorkingHours(day, wall_time(8), wall_time(18)) for day in range(1, 8)
+                ),
+            )
+        )
+        uow.commit()
+    homes = (
+        Address("1 Main St", "New York", "NY", "10001"),
+        Address("9 Side St", "New York", "NY", "10001"),
+    )
+    made: list[list[Booking]] = [[] for _ in range(FIRST_BOOKERS)]
+
+    def attempt(index: int) -> None:
+        made[index] = scheduling.create_booking(
+            scheduling.CreateBooking(
+                company_id=company.id,
+                service_id="svc_standard_clean",
+                frequency_slug="one_time",
+                start=NOW + timedelta(days=index + 1, hours=3),  # 10:00 in New York
+                customer=scheduling.CustomerDetails(name="Racing Ada", email="Race@Example.com"),
+                address=homes[index % 2],
+            ),
+            uow=database.uow(),
+            clock=clock,
+            drive=TableDriveTime(default=20),
+            phones=PhonenumbersNormalizer(),
+        )
+
+    assert race(FIRST_BOOKERS, attempt) == [None] * FIRST_BOOKERS
+    customer_ids = {bookings[0].customer_id for bookings in made}
+    assert len(customer_ids) == 1
+    with database.uow() as uow:
+        customer = uow.customers.by_email(company.id, "race@example.com")
+        assert customer is not None
+        assert customer.id in customer_ids
+        assert sorted(s.address.line1 for s in customer.addresses) == sorted(h.line1 for h in homes)
+        assert len(uow.bookings.for_customer(company.id, customer.id)) == FIRST_BOOKERS
+    with database.engine.connect() as connection:
+        assert connection.execute(text("SELECT count(*) FROM customers")).scalar_one() == 1
+    assert overlapping_open_pairs(database) == 0

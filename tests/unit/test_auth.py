@@ -149,8 +149,8 @@ def test_rate_limit_outside_10_to_6000_is_refused(rate_limit: int) -> None:
     with pytest.raises(ValidationFailed) as on_edit:
         auth.edit_key(issue().key, at=at(1), rate_limit=rate_limit)
 
-    assert list(on_create.value.field_errors) == ["rateLimit"]
-    assert list(on_edit.value.field_errors) == ["rateLimit"]
+    assert list(on_create.value.field_errors) == ["rate_limit"]
+    assert list(on_edit.value.field_errors) == ["rate_limit"]
 
 
 @given(rate_limit=st.integers(min_value=10, max_value=6_000))
@@ -169,7 +169,7 @@ def test_every_problem_with_a_new_key_is_reported_at_once() -> None:
     with pytest.raises(ValidationFailed) as refused:
         auth.issue_key(key_id="key_1", company_id="cmp_1", name=" ", at=T0, scopes=[], rate_limit=5)
 
-    assert set(refused.value.field_errors) == {"name", "scopes", "rateLimit"}
+    assert set(refused.value.field_errors) == {"name", "scopes", "rate_limit"}
     assert refused.value.field_errors["scopes"] == SPEC_NO_SCOPES_MESSAGE
 
 

@@ -259,16 +259,16 @@ def test_a_day_block_at_a_wall_time_skipped_by_dst_moves_forward_by_the_gap():
 @pytest.mark.parametrize(
     ("changes", "start", "path", "text"),
     [
-        ({}, datetime(2026, 3, 3, 9), "startIso", "UTC offset"),
-        ({}, local(2026, 3, 3, 9, 10), "startIso", "quarter hour"),
-        ({}, local(2026, 3, 3, 9, 15, 30), "startIso", "quarter hour"),
-        ({}, local(2026, 2, 28, 9), "startIso", "past"),
+        ({}, datetime(2026, 3, 3, 9), "start_iso", "UTC offset"),
+        ({}, local(2026, 3, 3, 9, 10), "start_iso", "quarter hour"),
+        ({}, local(2026, 3, 3, 9, 15, 30), "start_iso", "quarter hour"),
+        ({}, local(2026, 2, 28, 9), "start_iso", "past"),
         ({"days": 0}, None, "days", "1 to 14"),
         ({"days": 15}, None, "days", "1 to 14"),
         ({"notes": "x" * 2001}, None, "notes", "2000"),
         ({"address": Address("1 Main St", "NYC", "NY", "1000")}, None, "address.zip", "5-digit"),
-        ({"crew_ids": ()}, None, "crewIds", "At least one"),
-        ({"crew_ids": ("crew_a", "crew_b", "crew_a")}, None, "crewIds.2", "twice"),
+        ({"crew_ids": ()}, None, "crew_ids", "At least one"),
+        ({"crew_ids": ("crew_a", "crew_b", "crew_a")}, None, "crew_ids.2", "twice"),
     ],
 )
 def test_new_booking_names_each_bad_field_by_its_dotted_path(changes, start, path, text):
@@ -281,7 +281,7 @@ def test_new_booking_names_each_bad_field_by_its_dotted_path(changes, start, pat
 def test_new_booking_reports_every_bad_field_at_once():
     with pytest.raises(ValidationFailed) as caught:
         booked(order(days=20, notes="x" * 2001), start=local(2026, 3, 3, 9, 5))
-    assert set(caught.value.field_errors) == {"days", "notes", "startIso"}
+    assert set(caught.value.field_errors) == {"days", "notes", "start_iso"}
 
 
 def test_notes_of_exactly_2000_characters_and_14_days_are_accepted():
@@ -346,19 +346,19 @@ def test_each_date_is_a_one_time_job_but_the_referral_is_taken_once():
 def test_a_multi_date_request_is_all_or_nothing():
     with pytest.raises(ValidationFailed) as caught:
         booked(additional_starts=[*_dates(12), local(2026, 2, 1, 9)])
-    assert caught.value.field_errors == {"additionalStartIsos.1": "Must not be in the past."}
+    assert caught.value.field_errors == {"additional_start_isos.1": "Must not be in the past."}
 
 
 @pytest.mark.parametrize(
     ("additional", "errors"),
     [
-        (_dates(3), {"additionalStartIsos.0": "Same as startIso."}),
-        (_dates(5, 6, 5), {"additionalStartIsos.2": "Listed twice."}),
+        (_dates(3), {"additional_start_isos.0": "Same as startIso."}),
+        (_dates(5, 6, 5), {"additional_start_isos.2": "Listed twice."}),
         (
             [local(2026, 3, 5, 9, 7), datetime(2026, 3, 6, 9)],
             {
-                "additionalStartIsos.0": "Must be on the quarter hour (:00, :15, :30 or :45).",
-                "additionalStartIsos.1": AWARE_TEXT,
+                "additional_start_isos.0": "Must be on the quarter hour (:00, :15, :30 or :45).",
+                "additional_start_isos.1": AWARE_TEXT,
             },
         ),
     ],
@@ -373,7 +373,7 @@ def test_the_same_instant_written_in_another_offset_is_still_a_duplicate():
     again = local(2026, 3, 3, 9).astimezone(UTC)
     with pytest.raises(ValidationFailed) as caught:
         booked(additional_starts=[again])
-    assert caught.value.field_errors == {"additionalStartIsos.0": "Same as startIso."}
+    assert caught.value.field_errors == {"additional_start_isos.0": "Same as startIso."}
 
 
 def test_at_most_twenty_additional_dates():
@@ -381,13 +381,13 @@ def test_at_most_twenty_additional_dates():
     assert len(booked(additional_starts=starts[:MAX_ADDITIONAL_STARTS])) == 21
     with pytest.raises(ValidationFailed) as caught:
         booked(additional_starts=starts)
-    assert caught.value.field_errors == {"additionalStartIsos": "At most 20 dates."}
+    assert caught.value.field_errors == {"additional_start_isos": "At most 20 dates."}
 
 
 def test_additional_dates_are_for_one_time_bookings_only():
     with pytest.raises(ValidationFailed) as caught:
         booked(order("weekly"), additional_starts=_dates(5))
-    assert set(caught.value.field_errors) == {"additionalStartIsos"}
+    assert set(caught.value.field_errors) == {"additional_start_isos"}
     made = order("weekly")
     with pytest.raises(ValidationFailed):
         new_multi_date(
@@ -402,8 +402,8 @@ def test_additional_dates_are_for_one_time_bookings_only():
 def test_dates_whose_days_overlap_are_refused_on_the_later_date():
     with pytest.raises(ValidationFailed) as caught:
         booked(order(days=3), additional_starts=_dates(10, 4))
-    assert set(caught.value.field_errors) == {"additionalStartIsos.1"}
-    assert "overlap" in caught.value.field_errors["additionalStartIsos.1"]
+    assert set(caught.value.field_errors) == {"additional_start_isos.1"}
+    assert "overlap" in caught.value.field_errors["additional_start_isos.1"]
 
 
 def test_multi_day_dates_that_do_not_overlap_are_accepted():

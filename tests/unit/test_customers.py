@@ -4,6 +4,7 @@ default, merge, lifetime statistics and churn risk."""
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import attrs
@@ -12,6 +13,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from booking_core.customers import (
+    MAX_MERGE_HOPS,
     Address,
     ChurnLevel,
     Customer,
@@ -22,6 +24,7 @@ from booking_core.customers import (
     churn_risk,
     lifetime,
     merge,
+    merge_survivor,
     new_customer,
     normalize_email,
 )
@@ -160,7 +163,7 @@ def test_customer_with_a_bad_address_is_refused_with_dotted_paths() -> None:
         ({"line1": "x" * 201}, "address.line1"),
         ({"line2": "x" * 201}, "address.line2"),
         ({"city": "x" * 121}, "address.city"),
-        ({"access_notes": "x" * 2_001}, "address.accessNotes"),
+        ({"access_notes": "x" * 2_001}, "address.access_notes"),
         ({"line1": " "}, "address.line1"),
         ({"city": ""}, "address.city"),
         ({"state": ""}, "address.state"),
@@ -330,6 +333,48 @@ def test_factory_customers_merge_cleanly() -> None:
     assert len(kept.addresses) == 2
     assert kept.default_address_id == survivor.default_address_id
     assert gone.merged_into == kept.id
+
+
+def chain(length: int) -> list[Customer]:
+    """``length + 1`` customers, each merged into the next: the last is the survivor."""
+    people = [make(customer_id=f"cus_{i}", email=f"p{i}@example.com") for i in range(length + 1)]
+    for i in range(length):
+        people[i] = attrs.evolve(people[i], merged_into=people[i + 1].id)
+    return people
+
+
+def lookup_in(people: list[Customer]) -> Callable[[str], Customer]:
+    by_id = {p.id: p for p in people}
+    return lambda customer_id: by_id[customer_id]
+
+
+def test_an_unmerged_customer_is_its_own_survivor() -> None:
+    customer = make()
+    assert merge_survivor(customer, lookup_in([])) is customer
+
+
+def test_the_survivor_is_found_through_every_merge_of_the_chain() -> None:
+    people = chain(3)
+    for person in people:
+        assert merge_survivor(person, lookup_in(people)) == people[-1]
+
+
+def test_a_chain_of_exactly_the_most_hops_is_followed() -> None:
+    people = chain(MAX_MERGE_HOPS)
+    assert merge_survivor(people[0], lookup_in(people)) == people[-1]
+
+
+def test_a_chain_longer_than_the_most_hops_or_looping_is_refused_not_followed_forever() -> None:
+    people = chain(MAX_MERGE_HOPS + 1)
+    with pytest.raises(RuleViolation, match=people[0].id):
+        merge_survivor(people[0], lookup_in(people))
+    loop = [
+        attrs.evolve(make(), merged_into="cus_2"),
+        make(customer_id="cus_2", email="b@example.com"),
+    ]
+    loop[1] = attrs.evolve(loop[1], merged_into="cus_1")
+    with pytest.raises(RuleViolation):
+        merge_survivor(loop[0], lookup_in(loop))
 
 
 # --- Lifetime -------------------------------------------------------------------------------

@@ -400,7 +400,7 @@ def test_only_payment_tip_and_refund_are_recorded_by_hand(kind: Kind) -> None:
 def test_amount_must_be_a_positive_whole_number_of_cents(amount: Any) -> None:
     with pytest.raises(ValidationFailed) as refused:
         by_hand(empty(), Kind.PAYMENT, amount)
-    assert set(refused.value.field_errors) == {"amountCents"}
+    assert set(refused.value.field_errors) == {"amount_cents"}
 
 
 def test_note_over_2000_characters_is_refused() -> None:
@@ -413,13 +413,13 @@ def test_note_over_2000_characters_is_refused() -> None:
 def test_hand_money_belongs_to_a_booking() -> None:
     with pytest.raises(ValidationFailed) as refused:
         by_hand(BookingLedger(COMPANY, None), Kind.PAYMENT, 100)
-    assert set(refused.value.field_errors) == {"bookingId"}
+    assert set(refused.value.field_errors) == {"booking_id"}
 
 
 def test_every_field_problem_is_reported_at_once() -> None:
     with pytest.raises(ValidationFailed) as refused:
         by_hand(empty(), Kind.PAYMENT, -1, Method.CARD, note="x" * 2_001)
-    assert set(refused.value.field_errors) == {"amountCents", "method", "note"}
+    assert set(refused.value.field_errors) == {"amount_cents", "method", "note"}
 
 
 # -- Reversals ---------------------------------------------------------------------------
@@ -715,7 +715,7 @@ def test_record_payment_without_a_booking_is_a_field_error(
 ) -> None:
     with pytest.raises(ValidationFailed) as refused:
         _record(uow, clock, booking, Kind.PAYMENT, 5_000, booking_id=None)
-    assert set(refused.value.field_errors) == {"bookingId"}
+    assert set(refused.value.field_errors) == {"booking_id"}
     assert _stored(uow) == []
 
 

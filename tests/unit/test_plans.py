@@ -3,7 +3,7 @@ scopes of cancel and reschedule."""
 
 from __future__ import annotations
 
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta, timezone
 from itertools import pairwise
 from zoneinfo import ZoneInfo
 
@@ -167,13 +167,94 @@ def test_a_plan_materialises_eight_weeks_of_visits_sharing_one_plan_id():
 
 
 def test_the_horizon_counts_from_the_later_of_now_and_the_first_visit():
-    assert plan_horizon_end(local(2026, 3, 3, 9), AT) == local(2026, 3, 3, 9) + timedelta(
-        days=PLAN_HORIZON_DAYS
-    )
+    assert plan_horizon_end(local(2026, 3, 3, 9), AT, NY) == local(2026, 4, 28, 9)
     later_now = local(2026, 3, 10, 9)
-    assert plan_horizon_end(local(2026, 3, 3, 9), later_now) == later_now + timedelta(days=56)
+    assert plan_horizon_end(local(2026, 3, 3, 9), later_now, NY) == local(2026, 5, 5, 9)
     visits = booked(order("every_four_weeks"), start=local(2026, 9, 1, 9))
     assert [v.local_start.date() for v in visits] == [date(2026, 9, 1), date(2026, 9, 29)]
+
+
+def test_the_horizon_is_counted_in_local_days_whatever_offset_the_start_carries():
+    """09:00 EST on 3 March and 56 local days later is 09:00 EDT on 28 April: one hour
+    sooner than 56 days of UTC, which would let a ninth weekly visit in."""
+    for start in (
+        local(2026, 3, 3, 9),
+        local(2026, 3, 3, 9).astimezone(UTC),
+        local(2026, 3, 3, 9).astimezone(timezone(timedelta(hours=-5))),
+    ):
+        assert plan_horizon_end(start, AT, NY) == local(2026, 4, 28, 9)
+        assert len(booked(order("weekly"), start=start)) == 8
+
+
+DST_ZONES = tuple(
+    ZoneInfo(name) for name in ("America/New_York", "Europe/London", "Australia/Sydney")
+)
+
+
+@given(
+    zone=st.sampled_from(DST_ZONES),
+    first_date=plan_dates,
+    wall=quarter_hours,
+    form=st.sampled_from(("zone", "utc", "offset")),
+    lead_days=st.integers(min_value=0, max_value=60),
+)
+@example(  # New York springs forward inside the horizon
+    zone=ZoneInfo("America/New_York"),
+    first_date=date(2026, 3, 3),
+    wall=time(9),
+    form="offset",
+    lead_days=2,
+)
+@example(  # New York falls back inside the horizon
+    zone=ZoneInfo("America/New_York"),
+    first_date=date(2026, 10, 6),
+    wall=time(9),
+    form="utc",
+    lead_days=0,
+)
+@example(  # London springs forward on 29 March, falls back on 25 October
+    zone=ZoneInfo("Europe/London"),
+    first_date=date(2026, 3, 10),
+    wall=time(0, 30),
+    form="offset",
+    lead_days=1,
+)
+@example(
+    zone=ZoneInfo("Europe/London"),
+    first_date=date(2026, 10, 6),
+    wall=time(23, 45),
+    form="utc",
+    lead_days=0,
+)
+@example(  # Sydney falls back on 5 April and springs forward on 4 October
+    zone=ZoneInfo("Australia/Sydney"),
+    first_date=date(2026, 3, 10),
+    wall=time(9),
+    form="utc",
+    lead_days=3,
+)
+@example(
+    zone=ZoneInfo("Australia/Sydney"),
+    first_date=date(2026, 9, 8),
+    wall=time(2, 30),
+    form="offset",
+    lead_days=0,
+)
+def test_a_weekly_plan_has_eight_visits_whichever_dst_change_its_horizon_crosses(
+    zone, first_date, wall, form, lead_days
+):
+    first = wall_clock_instant(first_date, wall, zone)
+    start = {
+        "zone": first.astimezone(zone),
+        "utc": first,
+        "offset": first.astimezone(timezone(first.astimezone(zone).utcoffset() or timedelta())),
+    }[form]
+    booked_at = first - timedelta(days=lead_days)
+    horizon = plan_horizon_end(start, booked_at, zone)
+    starts = plan_visits(start, 7, horizon, zone)
+    assert len(starts) == PLAN_HORIZON_DAYS // 7
+    assert local_wall(horizon, zone).date() == first_date + timedelta(days=PLAN_HORIZON_DAYS)
+    assert {local_wall(s, zone).date().weekday() for s in starts} == {first_date.weekday()}
 
 
 def test_the_first_visit_is_priced_first_and_the_others_later():
@@ -206,7 +287,7 @@ def test_a_multi_day_job_may_not_outlast_its_interval():
 def test_a_plan_checks_its_fields_like_a_single_booking():
     with pytest.raises(ValidationFailed) as caught:
         booked(order("weekly", notes="x" * 2001), start=local(2026, 3, 3, 9, 20))
-    assert set(caught.value.field_errors) == {"notes", "startIso"}
+    assert set(caught.value.field_errors) == {"notes", "start_iso"}
 
 
 def test_a_one_time_frequency_is_no_plan():
@@ -631,11 +712,11 @@ def test_only_a_scheduled_visit_can_be_rescheduled(status, reason):
 @pytest.mark.parametrize(
     ("new_start", "crew_ids", "paths"),
     [
-        (local(2026, 3, 12, 9, 5), None, {"startIso"}),
-        (datetime(2026, 3, 12, 9), None, {"startIso"}),
-        (local(2026, 2, 12, 9), None, {"startIso"}),
-        (local(2026, 3, 12, 9), (), {"crewIds"}),
-        (local(2026, 3, 12, 9, 1), ("crew_a", "crew_a"), {"startIso", "crewIds.1"}),
+        (local(2026, 3, 12, 9, 5), None, {"start_iso"}),
+        (datetime(2026, 3, 12, 9), None, {"start_iso"}),
+        (local(2026, 2, 12, 9), None, {"start_iso"}),
+        (local(2026, 3, 12, 9), (), {"crew_ids"}),
+        (local(2026, 3, 12, 9, 1), ("crew_a", "crew_a"), {"start_iso", "crew_ids.1"}),
     ],
 )
 def test_reschedule_checks_its_fields(new_start, crew_ids, paths):

@@ -94,11 +94,11 @@ def test_quantity_outside_bounds_is_refused_naming_item_and_bound(selection, fie
 @pytest.mark.parametrize(
     ("selection", "field"),
     [
-        (standard(service_id="svc_nope"), "serviceId"),
-        (standard(frequency_slug="daily"), "frequencySlug"),
+        (standard(service_id="svc_nope"), "service_id"),
+        (standard(frequency_slug="daily"), "frequency_slug"),
         (standard(parameters=(SelectedItem("par_nope"),)), "parameters.0.id"),
         (standard(extras=(SelectedItem("ext_oven"), SelectedItem("ext_nope"))), "extras.1.id"),
-        (standard(manual_fee_ids=("fee_nope",)), "manualFeeIds.0"),
+        (standard(manual_fee_ids=("fee_nope",)), "manual_fee_ids.0"),
     ],
 )
 def test_unknown_id_is_an_invalid_field_naming_it(selection, field):
@@ -145,7 +145,7 @@ def test_two_hundred_selections_are_priced_and_two_hundred_and_one_refused():
 def test_naive_start_is_refused():
     with pytest.raises(ValidationFailed) as caught:
         price(CATALOG, standard(start=datetime(2026, 12, 5, 9)), at=AT)
-    assert "startIso" in caught.value.field_errors
+    assert "start_iso" in caught.value.field_errors
 
 
 # --- discounts -----------------------------------------------------------------------

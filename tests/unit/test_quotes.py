@@ -216,7 +216,7 @@ def test_hand_priced_quote_totals_its_manual_lines() -> None:
 def test_quote_needs_a_customer_or_a_lead() -> None:
     with pytest.raises(ValidationFailed) as caught:
         quotes.create_quote(company_id=COMPANY, at=AT, manual_lines=(ManualLine("Job", 100),))
-    assert set(caught.value.field_errors) == {"customerId"}
+    assert set(caught.value.field_errors) == {"customer_id"}
 
 
 def test_quote_for_a_lead_only_is_allowed() -> None:
@@ -230,7 +230,7 @@ def test_quote_for_a_lead_only_is_allowed() -> None:
 def test_quote_needs_either_a_selection_or_manual_lines() -> None:
     with pytest.raises(ValidationFailed) as neither:
         quotes.create_quote(company_id=COMPANY, at=AT, customer_id="cus_1")
-    assert "manualLines" in neither.value.field_errors
+    assert "manual_lines" in neither.value.field_errors
     with pytest.raises(ValidationFailed) as both:
         quotes.create_quote(
             company_id=COMPANY,
@@ -240,7 +240,7 @@ def test_quote_needs_either_a_selection_or_manual_lines() -> None:
             breakdown=price(CATALOG, SELECTION, at=AT),
             manual_lines=(ManualLine("Job", 100),),
         )
-    assert "manualLines" in both.value.field_errors
+    assert "manual_lines" in both.value.field_errors
 
 
 def test_manual_lines_need_a_description_and_a_non_negative_amount() -> None:
@@ -249,8 +249,8 @@ def test_manual_lines_need_a_description_and_a_non_negative_amount() -> None:
             company_id=COMPANY, at=AT, customer_id="cus_1", manual_lines=(ManualLine(" ", -1),)
         )
     assert set(caught.value.field_errors) == {
-        "manualLines.0.description",
-        "manualLines.0.amountCents",
+        "manual_lines.0.description",
+        "manual_lines.0.amount_cents",
     }
 
 
@@ -266,7 +266,7 @@ def test_expiry_must_be_aware_and_in_the_future_when_created(expires_at: datetim
             manual_lines=(ManualLine("Job", 100),),
             expires_at=expires_at,
         )
-    assert set(caught.value.field_errors) == {"expiresAt"}
+    assert set(caught.value.field_errors) == {"expires_at"}
 
 
 def test_transitions_refuse_a_naive_instant() -> None:
@@ -576,13 +576,13 @@ def test_convert_of_hand_priced_quote_files_the_booking_under_the_given_service(
 def test_convert_of_hand_priced_quote_under_unknown_service_is_invalid(service_id: str) -> None:
     with pytest.raises(UnknownCatalogItem) as caught:
         convert(accepted(hand_priced=True), service_id=service_id)
-    assert set(caught.value.field_errors) == {"serviceId"}
+    assert set(caught.value.field_errors) == {"service_id"}
 
 
 def test_convert_of_catalog_priced_quote_under_another_service_is_invalid() -> None:
     with pytest.raises(ValidationFailed) as caught:
         convert(accepted(), service_id="svc_deep")
-    assert set(caught.value.field_errors) == {"serviceId"}
+    assert set(caught.value.field_errors) == {"service_id"}
 
 
 def test_convert_of_catalog_priced_quote_naming_its_own_service_is_allowed() -> None:
@@ -596,7 +596,7 @@ def test_convert_of_catalog_priced_quote_naming_its_own_service_is_allowed() -> 
 def test_start_is_required_in_the_current_form() -> None:
     with pytest.raises(ValidationFailed) as caught:
         convert(accepted(), start=None)
-    assert set(caught.value.field_errors) == {"startIso"}
+    assert set(caught.value.field_errors) == {"start_iso"}
 
 
 @pytest.mark.parametrize(
@@ -612,7 +612,7 @@ def test_start_is_required_in_the_current_form() -> None:
 def test_start_not_on_quarter_hour_is_invalid(start: datetime) -> None:
     with pytest.raises(ValidationFailed) as caught:
         convert(accepted(), start=start)
-    assert caught.value.field_errors["startIso"].startswith("Must be on the quarter hour")
+    assert caught.value.field_errors["start_iso"].startswith("Must be on the quarter hour")
 
 
 def test_start_on_quarter_hour_given_in_another_offset_is_allowed() -> None:
@@ -625,13 +625,13 @@ def test_start_on_quarter_hour_given_in_another_offset_is_allowed() -> None:
 def test_start_without_an_offset_is_invalid() -> None:
     with pytest.raises(ValidationFailed) as caught:
         convert(accepted(), start=datetime(2026, 6, 20, 10, 15))
-    assert "UTC offset" in caught.value.field_errors["startIso"]
+    assert "UTC offset" in caught.value.field_errors["start_iso"]
 
 
 def test_start_in_the_past_is_invalid() -> None:
     with pytest.raises(ValidationFailed) as caught:
         convert(accepted(), at=START + timedelta(minutes=1))
-    assert caught.value.field_errors == {"startIso": "Must not be in the past."}
+    assert caught.value.field_errors == {"start_iso": "Must not be in the past."}
 
 
 def test_start_at_the_current_instant_is_allowed() -> None:
@@ -647,13 +647,13 @@ def test_state_is_checked_before_fields_so_a_draft_always_answers_422() -> None:
 def test_convert_with_both_start_and_booking_id_is_invalid() -> None:
     with pytest.raises(ValidationFailed) as caught:
         convert(accepted(), booking_id="bkg_1")
-    assert set(caught.value.field_errors) == {"bookingId"}
+    assert set(caught.value.field_errors) == {"booking_id"}
 
 
 def test_convert_with_unknown_manual_fee_is_invalid() -> None:
     with pytest.raises(UnknownCatalogItem) as caught:
         convert(accepted(), manual_fee_ids=("fee_stairs", "fee_nope"))
-    assert set(caught.value.field_errors) == {"manualFeeIds.1"}
+    assert set(caught.value.field_errors) == {"manual_fee_ids.1"}
 
 
 @pytest.mark.parametrize("fee_id", ["fee_old", "fee_weekend"], ids=["inactive", "automatic"])
@@ -719,7 +719,7 @@ def test_deprecated_booking_id_form_is_refused_in_any_other_state(state: str) ->
 def test_deprecated_booking_id_form_refuses_fields_of_the_current_form() -> None:
     with pytest.raises(ValidationFailed) as caught:
         link(accepted(), service_id="svc_deep", manual_fee_ids=("fee_pets",))
-    assert set(caught.value.field_errors) == {"serviceId", "manualFeeIds"}
+    assert set(caught.value.field_errors) == {"service_id", "manual_fee_ids"}
 
 
 def test_deprecated_booking_id_form_refuses_a_blank_id() -> None:
@@ -1030,16 +1030,17 @@ def test_convert_stores_the_converted_quote_with_its_new_booking(
 
 
 def test_convert_in_deprecated_form_links_the_booking(
-    store: MemoryStore, clock: FixedClock, customer: Customer
+    store: MemoryStore, clock: FixedClock
 ) -> None:
-    (made,) = booked(order(company_id=COMPANY, customer_id=customer.id))
+    quote = stored(store, accepted())
+    (made,) = booked(order(company_id=COMPANY, customer_id=quote.customer_id))
     with MemoryUnitOfWork(store) as uow:
         uow.bookings.add_all([made])
         uow.commit()
-    quote = stored(store, accepted())
     claimed, booking = claim(store, clock, quote, start=None, booking_id=made.id)
     assert booking is None
     assert store.values("quotes")[(COMPANY, quote.id)].booking_id == made.id == claimed.booking_id
+    assert store.values("bookings")[(COMPANY, made.id)].quote_id == quote.id
 
 
 @pytest.mark.parametrize("state", REFUSED_STATES)

@@ -63,7 +63,7 @@ def test_lead_naming_an_unknown_service_is_an_invalid_field(world):
             clock=clock,
             phones=PHONES,
         )
-    assert list(caught.value.field_errors) == ["serviceId"]
+    assert list(caught.value.field_errors) == ["service_id"]
 
 
 def test_lead_naming_a_retired_service_is_refused_and_an_active_one_is_kept(world):
@@ -90,7 +90,7 @@ def test_lead_naming_a_retired_service_is_refused_and_an_active_one_is_kept(worl
 
     with pytest.raises(UnknownCatalogItem) as caught:
         enquire(retired.id)
-    assert list(caught.value.field_errors) == ["serviceId"]
+    assert list(caught.value.field_errors) == ["service_id"]
     assert [
         lead for (company, _), lead in store.values("leads").items() if company == "cmp_a"
     ] == []
