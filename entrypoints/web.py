@@ -1,4 +1,5 @@
-"""The web application wired from settings: the HTTP adapter over the configured stores."""
+"""The web application wired from settings: the HTTP adapter over the configured stores,
+and the health probes (``/healthz``, ``/readyz``) over the same stores."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import secrets
 
 from starlette.applications import Starlette
 
-from adapters.http.app import HttpDeps, create_app
+from adapters.http.app import create_app
 from adapters.http.cursors import CursorCodec
+from adapters.http.deps import HttpDeps
+from adapters.http.health import Check, health_routes
 from adapters.http.ratelimit import RateLimiter
 from adapters.http.routes import all_endpoints
 from booking_core.services.companies import authenticate
@@ -49,8 +52,22 @@ def http_deps(container: Container, rate_limiter: RateLimiter | None = None) -> 
     )
 
 
+def readiness_checks(container: Container, rate_limiter: RateLimiter) -> dict[str, Check]:
+    """What ``/readyz`` checks: the database, and Redis when the rate limits count there."""
+    checks: dict[str, Check] = {"database": container.database.ping}
+    if rate_limiter.shared:
+        checks["redis"] = rate_limiter.ping
+    return checks
+
+
+def web_app(container: Container, deps: HttpDeps | None = None) -> Starlette:
+    """``/api/v1`` and the health probes over ``container`` (``deps`` default: its own)."""
+    deps = deps or http_deps(container)
+    probes = health_routes(readiness_checks(container, deps.rate_limiter))
+    return create_app(deps, all_endpoints(), extra_routes=probes)
+
+
 def build_app(settings: Settings | None = None) -> Starlette:
     """The ASGI application for ``settings`` (default: the environment)."""
     configure_logging()
-    container = bootstrap(settings)
-    return create_app(http_deps(container), all_endpoints())
+    return web_app(bootstrap(settings))

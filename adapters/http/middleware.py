@@ -2,7 +2,8 @@
 
 A caller's ``x-request-id`` is kept when it is sane (at most 64 characters of
 ``[A-Za-z0-9._-]``), otherwise one is made. It is echoed in the header, put in
-``error.requestId`` and bound to every log line. Logs never hold keys or bodies.
+``error.requestId`` and bound to every log line. Logs never hold keys, bodies, query
+strings, exception text or the tokens of public paths (``adapters.http.redaction``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters.http.endpoint import json_response
 from adapters.http.errors import internal_error
+from adapters.http.redaction import error_fields, masked_path
 
 SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
 log = structlog.get_logger("booking.http")
@@ -27,7 +29,7 @@ def request_id_from(scope: Scope) -> str:
     """The caller's request id if sane, else a fresh one."""
     for name, value in scope.get("headers", ()):
         if name == b"x-request-id":
-            text = value.decode("latin-1")
+            text: str = value.decode("latin-1")
             if SANE_REQUEST_ID.match(text):
                 return text
             break
@@ -61,8 +63,13 @@ class RequestContextMiddleware:
 
         try:
             await self.app(scope, receive, send_with_id)
-        except Exception:
-            log.exception("unhandled_error", request_id=request_id, path=scope.get("path"))
+        except Exception as error:
+            log.error(
+                "unhandled_error",
+                request_id=request_id,
+                path=masked_path(scope.get("path")),
+                **error_fields(error),
+            )
             if response_started:
                 raise
             status = 500
@@ -77,7 +84,7 @@ class RequestContextMiddleware:
                 "request",
                 request_id=request_id,
                 method=scope.get("method"),
-                route=getattr(route, "path", scope.get("path")),
+                route=masked_path(getattr(route, "path", None) or scope.get("path")),
                 status=status,
                 duration_ms=round((time.perf_counter() - started) * 1000, 2),
                 company_id=getattr(key, "company_id", None),

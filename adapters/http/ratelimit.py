@@ -1,16 +1,36 @@
 """Per-key rate limits with the ``limits`` library: Redis when configured (shared by every
 worker process), in-process memory otherwise. Fixed one-minute windows per key.
+
+Redis going away must not take the API with it: when the store fails (refused, timed
+out, any Redis error) the request is counted in this process's memory instead, a warning
+is logged at most once a minute, and Redis is asked again a few seconds later; once it
+answers, counting moves back to it. While it is away each process counts on its own, so a
+key may get up to its limit once per process.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 import time
+from collections.abc import Callable
 
+import structlog
 from attrs import frozen
 from limits import RateLimitItemPerMinute
-from limits.storage import storage_from_string
+from limits.errors import StorageError
+from limits.storage import Storage, storage_from_string
 from limits.strategies import FixedWindowRateLimiter
+
+MEMORY = "memory://"
+REDIS_TIMEOUT_SECONDS = 0.5
+"""How long connecting to Redis, or one command, may take before the request falls back."""
+RETRY_REDIS_AFTER_SECONDS = 5.0
+"""How long requests count in memory after a Redis failure before Redis is asked again."""
+WARN_EVERY_SECONDS = 60.0
+"""At most one warning per this interval while Redis keeps failing."""
+
+log = structlog.get_logger("booking.ratelimit")
 
 
 @frozen
@@ -35,21 +55,104 @@ class Verdict:
 
 
 class RateLimiter:
-    """Counts requests per key id in one-minute windows."""
+    """Counts requests per key id in one-minute windows; falls back to memory while a
+    shared store fails."""
 
-    def __init__(self, storage_uri: str = "memory://") -> None:
+    def __init__(
+        self,
+        storage_uri: str = MEMORY,
+        *,
+        retry_after: float = RETRY_REDIS_AFTER_SECONDS,
+        warn_every: float = WARN_EVERY_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.storage_uri = storage_uri
-        self._storage = storage_from_string(storage_uri)
+        self._storage = _storage(storage_uri)
         self._limiter = FixedWindowRateLimiter(self._storage)
+        self._memory = _storage(MEMORY)
+        self._fallback = FixedWindowRateLimiter(self._memory)
+        self._retry_after = retry_after
+        self._warn_every = warn_every
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._shared_down_until: float | None = None
+        self._warned_at: float | None = None
+
+    @property
+    def shared(self) -> bool:
+        """True when counts live in a store other processes share (Redis)."""
+        return not self.storage_uri.startswith(MEMORY)
 
     def hit(self, key_id: str, per_minute: int) -> Verdict:
         """Count one request for ``key_id``; refuse it when the window is full."""
-        item = RateLimitItemPerMinute(per_minute)
-        allowed = self._limiter.hit(item, "apikey", key_id)
-        stats = self._limiter.get_window_stats(item, "apikey", key_id)
-        reset = max(0, math.ceil(stats.reset_time - time.time()))
-        return Verdict(allowed, per_minute, max(0, stats.remaining), reset)
+        if self.shared and self._shared_usable():
+            try:
+                verdict = _count(self._limiter, key_id, per_minute)
+            except StorageError as error:
+                self._shared_failed(error)
+            else:
+                self._shared_answered()
+                return verdict
+        return _count(self._fallback, key_id, per_minute)
+
+    def ping(self) -> bool:
+        """True when the store answers (always, in memory): for the readiness probe."""
+        return bool(self._storage.check()) if self.shared else True
 
     def reset(self) -> None:
         """Forget every count (tests)."""
-        self._storage.reset()
+        self._memory.reset()
+        if self.shared:
+            self._storage.reset()
+
+    def _shared_usable(self) -> bool:
+        with self._lock:
+            until = self._shared_down_until
+            return until is None or self._clock() >= until
+
+    def _shared_failed(self, error: StorageError) -> None:
+        now = self._clock()
+        with self._lock:
+            self._shared_down_until = now + self._retry_after
+            warn = self._warned_at is None or now - self._warned_at >= self._warn_every
+            if warn:
+                self._warned_at = now
+        if warn:
+            # The error's class only: its text may name hosts and credentials of the URL.
+            log.warning(
+                "rate_limit_store_unavailable",
+                error_type=type(error.storage_error).__name__,
+                fallback="memory",
+                retry_after_seconds=self._retry_after,
+            )
+
+    def _shared_answered(self) -> None:
+        with self._lock:
+            recovered = self._shared_down_until is not None
+            self._shared_down_until = None
+        if recovered:
+            log.info("rate_limit_store_recovered")
+
+
+def _storage(uri: str) -> Storage:
+    options: dict[str, float | bool] = {}
+    if not uri.startswith(MEMORY):
+        # Short timeouts: a hung Redis costs a request half a second, not the client's
+        # patience; errors come wrapped in StorageError, whatever the client library.
+        options = {
+            "wrap_exceptions": True,
+            "socket_connect_timeout": REDIS_TIMEOUT_SECONDS,
+            "socket_timeout": REDIS_TIMEOUT_SECONDS,
+        }
+    storage = storage_from_string(uri, **options)
+    if not isinstance(storage, Storage):
+        raise ValueError(f"not a synchronous rate-limit store: {uri.split(':', 1)[0]}")
+    return storage
+
+
+def _count(limiter: FixedWindowRateLimiter, key_id: str, per_minute: int) -> Verdict:
+    item = RateLimitItemPerMinute(per_minute)
+    allowed = limiter.hit(item, "apikey", key_id)
+    stats = limiter.get_window_stats(item, "apikey", key_id)
+    reset = max(0, math.ceil(stats.reset_time - time.time()))
+    return Verdict(allowed, per_minute, max(0, stats.remaining), reset)

@@ -3,21 +3,23 @@ document; crew assignments beside them (``adapters.sql.assignments``).
 
 Every write of ``add_all`` and ``save_all`` runs inside a savepoint: a refused batch
 (``SlotTaken``, ``ConflictError``, ``NotFoundError``) leaves nothing behind and the unit
-of work usable, so a use case can redraw codes and try again in the same transaction.
+of work usable, so a use case can redraw codes and try again in the same transaction. A
+batch that meets a deadlock is rolled back to its savepoint and written again, a few
+times at most (``adapters.sql.retry``); an exclusion violation (``23P01``) is
+``SlotTaken``, any other unique violation ``ConflictError``: 409 ``conflict`` either way.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, exists, select, update
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
-from adapters.sql import assignments, codecs
+from adapters.sql import assignments, codecs, retry
 from adapters.sql.context import (
     AnyRow,
     UnitContext,
@@ -50,7 +52,6 @@ COLUMN_OF_FIELD = {
 """Booking fields kept as columns (and not in the document), by column name."""
 
 _KEYS_TAKEN = "A booking with that id, code, tracking token or plan visit already exists."
-_RETRY = "Another request changed the same data; try again."
 
 
 def _values(booking: Booking) -> dict[str, Any]:
@@ -93,10 +94,13 @@ class SqlBookingRepository:
         taken = assignments.first_collision(batch, {})
         if taken is not None:
             raise taken
-        with self._guarded(batch, saving=False):
+
+        def write() -> None:
             self._check_free(batch, saving=False)
             assignments.replace_rows(self._cx.connection, batch, new=True)
             assignments.insert_rows(self._cx.connection, bookings, [_values(b) for b in batch])
+
+        self._guarded(batch, write, saving=False)
         for booking in batch:
             self._cx.touch(bookings, booking.company_id, booking.id)
 
@@ -109,11 +113,14 @@ class SqlBookingRepository:
         taken = assignments.first_collision(batch, {})
         if taken is not None:
             raise taken
-        with self._guarded(batch, saving=True):
+
+        def write() -> None:
             for booking in batch:
                 self._update(booking)
             self._check_free(batch, saving=True)
             assignments.replace_rows(self._cx.connection, batch, new=False)
+
+        self._guarded(batch, write, saving=True)
         for booking in batch:
             self._cx.touch(bookings, booking.company_id, booking.id)
 
@@ -184,13 +191,14 @@ class SqlBookingRepository:
         if taken is not None:
             raise taken
 
-    @contextmanager
-    def _guarded(self, batch: Sequence[Booking], *, saving: bool) -> Iterator[None]:
-        """Run the batch's writes in a savepoint; translate what the database refused
-        once it is rolled back (no SQL or driver text leaves here)."""
+    def _guarded(
+        self, batch: Sequence[Booking], write: Callable[[], None], *, saving: bool
+    ) -> None:
+        """Run the batch's writes in a savepoint, again after a deadlock (bounded, with
+        jitter: ``adapters.sql.retry``); translate what the database refused once it is
+        rolled back (no SQL or driver text leaves here)."""
         try:
-            with self._cx.connection.begin_nested():
-                yield
+            retry.in_savepoint(self._cx.connection, write)
         except IntegrityError as error:
             if is_exclusion_violation(error):
                 raise self._taken_after_violation(batch, saving=saving) from None
@@ -199,7 +207,7 @@ class SqlBookingRepository:
             raise
         except DBAPIError as error:
             if is_retryable(error):
-                raise ConflictError(_RETRY) from None
+                raise ConflictError(retry.RETRY_MESSAGE) from None
             raise
 
     def _taken_after_violation(self, batch: Sequence[Booking], *, saving: bool) -> SlotTaken:

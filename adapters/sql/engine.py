@@ -6,6 +6,9 @@ begins with ``BEGIN IMMEDIATE``, so writers queue for the one write lock instead
 interleaving. PostgreSQL goes through psycopg 3 with a pre-pinged connection pool at
 READ COMMITTED; an optional schema of its own is put first on every connection's
 ``search_path`` (tests and benchmarks use one each).
+
+Both engines hide statement parameters (``hide_parameters=True``): a driver error's text
+then holds the SQL but never the values bound to it (emails, names, tokens).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 
@@ -24,7 +29,14 @@ from adapters.sql.uow import SqlUnitOfWork
 
 BUSY_TIMEOUT_SECONDS = 10
 POOL_SIZE = 10
-POOL_OVERFLOW = 30
+"""Connections kept open between bursts."""
+POOL_OVERFLOW = 40
+"""More opened in a burst: 50 in all, above the 40 worker threads of a uvicorn process
+(each request holds one connection at a time), so a request never waits for one."""
+POOL_TIMEOUT_SECONDS = 30
+"""How long a unit of work waits for a free connection before failing."""
+CONNECT_TIMEOUT_SECONDS = 10
+"""How long opening a PostgreSQL connection may take (``/readyz`` reports failure then)."""
 MIGRATIONS = Path(__file__).parent / "migrations"
 SCHEMA_PATTERN = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
@@ -77,6 +89,31 @@ class Database:
             config.attributes["schema"] = self.schema
             command.upgrade(config, "head")
 
+    def is_migrated(self) -> bool:
+        """Whether every migration has been applied. A SQLite file that does not exist is
+        not migrated, and asking does not create it."""
+        if self.dialect == "sqlite" and not Path(self.engine.url.database or "").is_file():
+            return False
+        heads = set(ScriptDirectory(str(MIGRATIONS)).get_heads())
+        with self.engine.connect() as connection:
+            connection.execution_options(booking_read_only=True)
+            context = MigrationContext.configure(
+                connection, opts={"version_table_schema": self.schema}
+            )
+            current = set(context.get_current_heads())
+            connection.rollback()
+        return current == heads
+
+    @property
+    def location(self) -> str:
+        """Where the data lives, for messages: the SQLite file's absolute path, or the URL
+        without its password (and the schema, if any)."""
+        url = self.engine.url
+        if self.dialect == "sqlite":
+            return str(Path(url.database or "").resolve())
+        shown = url.set(drivername="postgresql").render_as_string(hide_password=True)
+        return f"{shown} (schema {self.schema})" if self.schema else shown
+
     def truncate_all(self) -> None:
         """Empty every table but Alembic's (for tests)."""
         with self.engine.begin() as connection:
@@ -96,6 +133,12 @@ class Database:
         with self.engine.begin() as connection:
             connection.execute(text(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE'))
 
+    def ping(self) -> None:
+        """``SELECT 1`` on a pooled connection; raises when the database cannot answer."""
+        with self.engine.connect() as connection:
+            connection.exec_driver_sql("SELECT 1")
+            connection.rollback()
+
     def dispose(self) -> None:
         """Close every pooled connection."""
         self.engine.dispose()
@@ -111,6 +154,8 @@ def _sqlite_engine(url: str) -> Engine:
         connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False},
         pool_size=POOL_SIZE,
         max_overflow=POOL_OVERFLOW,
+        pool_timeout=POOL_TIMEOUT_SECONDS,
+        hide_parameters=True,
     )
     event.listen(engine, "connect", _sqlite_on_connect)
     event.listen(engine, "begin", _sqlite_on_begin)
@@ -143,7 +188,7 @@ def _sqlite_on_begin(connection: Any) -> None:
 
 def _postgres_engine(url: str, schema: str | None) -> Engine:
     parsed = make_url(url).set(drivername="postgresql+psycopg")
-    connect_args: dict[str, Any] = {}
+    connect_args: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
     if schema is not None:
         connect_args["options"] = f"-c search_path={schema}"
     return create_engine(
@@ -151,6 +196,8 @@ def _postgres_engine(url: str, schema: str | None) -> Engine:
         connect_args=connect_args,
         pool_size=POOL_SIZE,
         max_overflow=POOL_OVERFLOW,
+        pool_timeout=POOL_TIMEOUT_SECONDS,
         pool_pre_ping=True,
         isolation_level="READ COMMITTED",
+        hide_parameters=True,
     )

@@ -1,4 +1,6 @@
-"""The SQL unit of work: one transaction, rolled back unless committed.
+"""The SQL unit of work: one transaction, rolled back unless committed. A database
+refusal that leaves it (deadlock, serialisation failure, lock timeout, a constraint no
+repository translated) leaves as ``ConflictError``; see ``adapters.sql.retry``.
 
 At commit, every listed row the unit touched gets ``changed_at`` stamped under its
 company's ``change_clock`` row lock (see ``SqlUnitOfWork.commit``), which is what lets
@@ -23,6 +25,7 @@ from adapters.sql.idempotency import SqlIdempotencyRepository
 from adapters.sql.leads import SqlLeadRepository
 from adapters.sql.payments import SqlPaymentRepository
 from adapters.sql.quotes import SqlQuoteRepository
+from adapters.sql.retry import refusal_of
 from adapters.sql.tables import STAMPED, change_clock
 from adapters.sql.tenancy import SqlApiKeyRepository, SqlCompanyRepository
 from booking_core.ports import UnitOfWork
@@ -86,6 +89,11 @@ class SqlUnitOfWork:
             self._connection = None
             if connection is not None:
                 connection.close()
+        # A deadlock, lock timeout or constraint that no repository translated is still a
+        # lost race (409, try again), never a fault: say so, without the driver's text.
+        refusal = refusal_of(exc) if exc is not None else None
+        if refusal is not None:
+            raise refusal from None
 
     def commit(self) -> None:
         """Stamp the touched rows' ``changed_at`` and commit.

@@ -21,13 +21,11 @@ import httpx
 import pytest
 import structlog
 
-from adapters.http.app import create_app
 from adapters.http.ratelimit import RateLimiter
-from adapters.http.routes import all_endpoints
 from entrypoints.bootstrap import bootstrap
 from entrypoints.demo_data import load_demo
 from entrypoints.settings import Settings
-from entrypoints.web import http_deps
+from entrypoints.web import http_deps, web_app
 from tests.e2e.support import LiveServer, Stack, free_socket
 from tests.services import required_service
 
@@ -81,7 +79,7 @@ def stack(
         container.database.migrate()
         demo = load_demo(container)
         deps = http_deps(container, RateLimiter())
-        server = LiveServer(sock).start(create_app(deps, all_endpoints()))
+        server = LiveServer(sock).start(web_app(container, deps))
         try:
             yield Stack(backend, container, server, demo, deps)
         finally:

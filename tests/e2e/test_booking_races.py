@@ -5,16 +5,28 @@ refusal (409 ``conflict``, or 422 for a quote already converted), never a 500.
 Each client is a thread with its own connection and its own ``Idempotency-Key``; a
 barrier releases them together. The outcome is read back through the API and, straight
 from the stack's database, by an overlap self-join on ``booking_assignments``.
+
+The slot race runs once more with every core kept busy by a spinning process, against the
+live server and against ``booking serve --workers 2`` (PostgreSQL): slow, overlapping
+transactions and two connection pools must still give one 201 and 49 409s, no 5xx.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from collections import Counter
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
+import attrs
 import httpx
+import pytest
 from sqlalchemy import text
 
 from tests.e2e.support import (
@@ -30,25 +42,31 @@ from tests.e2e.support import (
     unique_email,
     weekday_ahead,
 )
+from tests.e2e.support import client as open_client
+from tests.services import free_port, stop_process, wait_for_port
 
 BOOKERS = 50
 CONVERTERS = 20
 NYC = ("10001", "10003")
+BIN = Path(sys.executable).parent
 
 
-def together(stack: Stack, key: str, count: int, request: Any) -> list[tuple[int, dict[str, Any]]]:
+def together(
+    stack: Stack, key: str, count: int, request: Any, base_url: str | None = None
+) -> list[tuple[int, dict[str, Any]]]:
     """Run ``request(client, n)`` in ``count`` threads released at once; (status, body).
 
     The threads share one client (httpx pools a connection per request in flight, so each
     still has its own connection): making fifty clients would take longer than the race.
+    ``base_url`` sends them to another server over the stack's database.
     """
     barrier = threading.Barrier(count)
 
-    with stack.client(key) as client:
+    with open_client(base_url or stack.base_url, key) as shared:
 
         def one(n: int) -> tuple[int, dict[str, Any]]:
             barrier.wait(timeout=30)
-            response: httpx.Response = request(client, n)
+            response: httpx.Response = request(shared, n)
             body: dict[str, Any] = response.json()
             return response.status_code, body
 
@@ -57,7 +75,8 @@ def together(stack: Stack, key: str, count: int, request: Any) -> list[tuple[int
 
 
 def error_codes(outcomes: list[tuple[int, dict[str, Any]]]) -> Counter[tuple[int, str]]:
-    return Counter((status, body["error"]["code"]) for status, body in outcomes if status >= 400)
+    failed = [(status, body) for status, body in outcomes if not 200 <= status < 400]
+    return Counter((status, body["error"]["code"]) for status, body in failed)
 
 
 def solo_shop(stack: Stack) -> Shop:
@@ -116,6 +135,40 @@ def test_fifty_clients_of_one_customer_racing_for_overlapping_starts_make_one_bo
     assert overlapping_assignments(stack, shop.company.id) == 0
 
 
+FIRST_BOOKERS = 10
+
+
+def test_first_bookings_of_one_new_email_at_different_free_slots_all_succeed_for_one_customer(
+    stack: Stack,
+):
+    """Ten tabs of one new customer book ten different free slots (10:00 on ten weekdays)
+    at the same moment: ten bookings, all naming the one customer the first created."""
+    shop = solo_shop(stack)
+    days = [
+        weekday_ahead(shop.zone, 9 + 7 * (n // 5), weekday=1 + n % 5) for n in range(FIRST_BOOKERS)
+    ]
+    assert len(set(days)) == FIRST_BOOKERS
+    email = unique_email("first-bookings")
+
+    def attempt(client: httpx.Client, n: int) -> httpx.Response:
+        body = booking_body(at_local(days[n], "10:00", shop.zone), notes=f"tab {n}")
+        body["customer"]["email"] = email
+        return client.post(f"{API}/bookings", json=body, headers=idem())
+
+    outcomes = together(stack, shop.key, FIRST_BOOKERS, attempt)
+
+    assert [status for status, _ in outcomes] == [201] * FIRST_BOOKERS, error_codes(outcomes)
+    customer_ids = {body["customerId"] for _, body in outcomes}
+    assert len(customer_ids) == 1
+    with stack.client(shop.key) as client:
+        found = client.get(f"{API}/customers", params={"search": email}).json()["data"]
+        assert [c["id"] for c in found] == list(customer_ids)
+        listed = client.get(f"{API}/bookings", params={"limit": "200"}).json()["data"]
+        assert len(listed) == FIRST_BOOKERS
+        assert {b["customerId"] for b in listed} == customer_ids
+    assert overlapping_assignments(stack, shop.company.id) == 0
+
+
 def test_twenty_simultaneous_converts_of_one_quote_make_exactly_one_booking(stack: Stack):
     shop = solo_shop(stack)
     start = at_local(weekday_ahead(shop.zone, 9, weekday=2), "10:00", shop.zone)
@@ -160,4 +213,105 @@ def test_twenty_simultaneous_converts_of_one_quote_make_exactly_one_booking(stac
     query = text("SELECT count(*) FROM bookings WHERE company_id = :company")
     with stack.container.database.engine.connect() as connection:
         assert connection.execute(query, {"company": shop.company.id}).scalar_one() == 1
+    assert overlapping_assignments(stack, shop.company.id) == 0
+
+
+# --- Under load: a busy machine, two worker processes --------------------------------
+
+
+@contextmanager
+def busy_machine() -> Iterator[None]:
+    """Every core spinning in a process of its own for the duration: requests are slow,
+    transactions overlap for longer, and locks are held while their holder is descheduled."""
+    burners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        for _ in range(os.cpu_count() or 2)
+    ]
+    try:
+        yield
+    finally:
+        for burner in burners:
+            burner.kill()
+        for burner in burners:
+            burner.wait()
+
+
+@attrs.frozen
+class Served:
+    """A server of the stack's database: where it listens and where it logs."""
+
+    base_url: str | None
+    log: Path
+
+
+@pytest.fixture(scope="module")
+def two_workers(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """``booking serve --workers 2`` over the stack's PostgreSQL schema: two processes, two
+    connection pools, as in production."""
+    if stack.backend != "postgres":
+        pytest.skip("several worker processes share one database on PostgreSQL only")
+    settings = stack.container.settings
+    port = free_port()
+    env = {
+        **os.environ,
+        "BOOKING_DATABASE_URL": settings.database_url,
+        "BOOKING_DATABASE_SCHEMA": settings.database_schema or "",
+        "BOOKING_BASE_URL": f"http://127.0.0.1:{port}",
+    }
+    env.pop("BOOKING_REDIS_URL", None)
+    log_path = tmp_path_factory.mktemp("two-workers") / "serve.log"
+    with log_path.open("w", encoding="utf-8") as log:
+        command = [str(BIN / "booking"), "serve", "--workers", "2", "--port", str(port)]
+        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=log)
+        try:
+            wait_for_port(port, server, lambda: log_path.read_text(encoding="utf-8"))
+            base_url = f"http://127.0.0.1:{port}"
+            with open_client(base_url, stack.key) as warm:
+                for _ in range(4):  # both workers up and past their first request
+                    assert warm.get(f"{API}/services").status_code == 200
+            yield Served(base_url, log_path)
+        finally:
+            stop_process(server)
+
+
+def bookings_in_database(stack: Stack, company_id: str) -> int:
+    """How many bookings the company has, counted straight in the database."""
+    query = text("SELECT count(*) FROM bookings WHERE company_id = :company")
+    with stack.container.database.engine.connect() as connection:
+        return int(connection.execute(query, {"company": company_id}).scalar_one())
+
+
+def trouble_in(log: Path, since: int) -> list[str]:
+    """The server's log lines past byte ``since`` other than its one line per request."""
+    with log.open("rb") as lines:
+        lines.seek(since)
+        return [line.decode(errors="replace")[:500] for line in lines if b'"request"' not in line]
+
+
+@pytest.mark.parametrize("server", ["live", "two_workers"])
+def test_fifty_creates_for_one_slot_on_a_busy_machine_make_one_booking_and_no_5xx(
+    stack: Stack, server: str, request: pytest.FixtureRequest, server_logs: Path
+):
+    served = request.getfixturevalue(server) if server != "live" else Served(None, server_logs)
+    shop = solo_shop(stack)
+    (sol,) = shop.crew_ids
+    start = at_local(weekday_ahead(shop.zone, 11, weekday=2), "13:00", shop.zone)
+
+    def attempt(client: httpx.Client, n: int) -> httpx.Response:
+        body = booking_body(start, crewIds=[sol], notes=f"loaded racer {n}")
+        try:
+            return client.post(f"{API}/bookings", json=body, headers=idem())
+        except httpx.HTTPError as error:  # no answer at all: status 0, named in the report
+            return httpx.Response(0, json={"error": {"code": type(error).__name__}})
+
+    logged = served.log.stat().st_size
+    with busy_machine():
+        outcomes = together(stack, shop.key, BOOKERS, attempt, base_url=served.base_url)
+
+    report = (error_codes(outcomes), trouble_in(served.log, logged)[-20:])
+    statuses = Counter(status for status, _ in outcomes)
+    assert not [s for s in statuses if s >= 500], report
+    assert statuses == {201: 1, 409: BOOKERS - 1}, report
+    assert error_codes(outcomes) == {(409, "conflict"): BOOKERS - 1}
+    assert bookings_in_database(stack, shop.company.id) == 1
     assert overlapping_assignments(stack, shop.company.id) == 0

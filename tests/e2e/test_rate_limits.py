@@ -1,15 +1,18 @@
-"""Per-key rate limits: headers on every authenticated answer, 429 past the limit, and one
-counter shared by every worker when Redis is configured."""
+"""Per-key rate limits: headers on every authenticated answer, 429 past the limit, one
+counter shared by every worker when Redis is configured, and answers as usual (counted in
+the process, one warning logged) while that Redis is down."""
 
 from __future__ import annotations
 
 import attrs
 import httpx
 import pytest
+from structlog.testing import capture_logs
 
 from adapters.http.ratelimit import RateLimiter
 from entrypoints.web import http_deps
 from tests.e2e.support import API, LiveServer, Stack, add_booking, error_of, free_socket, idem
+from tests.services import free_port
 
 HEADERS = ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset")
 
@@ -136,3 +139,23 @@ def test_a_rate_limited_idempotent_write_does_not_claim_its_key(stack: Stack):
     assert later.status_code == 201
     assert "idempotent-replayed" not in later.headers
     assert [e["id"] for e in entries] == [later.json()["id"]]  # the refused one wrote nothing
+
+
+def test_with_redis_down_requests_keep_their_answers_and_headers_and_one_warning(stack: Stack):
+    """Redis configured but refusing connections: every request is counted in the process
+    instead (headers and all), and the outage is logged once, not once per request."""
+    down = RateLimiter(f"redis://127.0.0.1:{free_port()}/0", retry_after=0)  # ask every time
+    server = LiveServer(free_socket())
+    server.start(stack.app(server.base_url, down))
+    key = stack.new_key("catalog:read", rate_limit=10)
+    try:
+        with capture_logs() as logged, stack.client(key) as c:
+            answers = [c.get(server.base_url + f"{API}/services") for _ in range(11)]
+    finally:
+        server.stop()
+    assert [r.status_code for r in answers] == [200] * 10 + [429]
+    assert [limit_headers(r)[1] for r in answers[:10]] == list(range(9, -1, -1))
+    warnings = [line for line in logged if line["log_level"] == "warning"]
+    assert [w["event"] for w in warnings] == ["rate_limit_store_unavailable"]
+    assert warnings[0]["error_type"] == "ConnectionError"
+    assert not [line for line in logged if line["log_level"] == "error"]
