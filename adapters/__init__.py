@@ -1,1 +1,1 @@
-"""Adapters: the technologies behind booking_core's ports (memory, SQL, HTTP, webhooks)."""
+"""Adapters: the technologies behind booking_core's ports (memory, SQL, HTTP, drive time)."""

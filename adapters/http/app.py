@@ -4,13 +4,9 @@ one error shape for unknown routes and wrong methods. ``/api/v1`` sends no CORS 
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
-from zoneinfo import ZoneInfo
 
-import attrs
-from attrs import define
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -19,11 +15,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route, Router
 
-from adapters.http.cursors import CursorCodec
+from adapters.http.deps import HttpDeps
+from adapters.http.docs_page import docs_routes
 from adapters.http.endpoint import (
     Endpoint,
     admit,
-    build_route,
+    build_routes,
     credential,
     json_response,
     rate_limited,
@@ -31,51 +28,8 @@ from adapters.http.endpoint import (
 )
 from adapters.http.errors import ApiError, not_found_route
 from adapters.http.middleware import RequestContextMiddleware
-from adapters.http.ratelimit import RateLimiter
-from adapters.http.render import Renderer
-from booking_core.auth import ApiKey
-from booking_core.ports import Clock, DriveTime, PhoneNormalizer, UnitOfWork
 
 API_PREFIX = "/api/v1"
-RENDERER_TTL_SECONDS = 10.0
-
-
-@define
-class HttpDeps:
-    """What the HTTP layer needs from the wiring."""
-
-    uow: Callable[[], UnitOfWork]
-    clock: Clock
-    phones: PhoneNormalizer
-    rate_limiter: RateLimiter
-    cursors: CursorCodec
-    authenticate: Callable[[str], ApiKey | None]
-    base_url: str
-    reader: Callable[[], UnitOfWork] | None = None
-    drive: DriveTime | None = None
-    _renderers: dict[str, tuple[float, Renderer]] = attrs.field(factory=dict, init=False)
-
-    def read(self) -> UnitOfWork:
-        """A unit of work for reading only (no write lock on SQLite); ``uow`` if none."""
-        return self.reader() if self.reader is not None else self.uow()
-
-    def renderer_for(self, company_id: str) -> Renderer:
-        """The renderer for a company: its timezone, slug and domain, kept for a few
-        seconds (they only shape how answers are written, never what is stored)."""
-        now = time.monotonic()
-        cached = self._renderers.get(company_id)
-        if cached is not None and now - cached[0] < RENDERER_TTL_SECONDS:
-            return cached[1]
-        with self.read() as uow:
-            company = uow.companies.get(company_id)
-        renderer = Renderer(
-            ZoneInfo(company.timezone),
-            base_url=self.base_url,
-            slug=company.slug,
-            custom_domain=company.custom_domain,
-        )
-        self._renderers[company_id] = (now, renderer)
-        return renderer
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -123,10 +77,15 @@ def create_app(
     # before any key is checked; here it is a 404 (or 401) in the one error shape.
     api = Mount(
         API_PREFIX,
-        app=Router(routes=[build_route(e, deps) for e in endpoints], redirect_slashes=False),
+        app=Router(routes=build_routes(endpoints, deps), redirect_slashes=False),
     )
     app = Starlette(
-        routes=[Route("/api/openapi.json", openapi, methods=["GET"]), api, *extra_routes],
+        routes=[
+            Route("/api/openapi.json", openapi, methods=["GET"]),
+            api,
+            *docs_routes(),
+            *extra_routes,
+        ],
         middleware=[Middleware(RequestContextMiddleware)],
         exception_handlers={HTTPException: _http_error},
     )

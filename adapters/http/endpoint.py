@@ -11,9 +11,9 @@ authenticated answer, success or refusal, carries the ``x-ratelimit-*`` headers.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import structlog
@@ -25,26 +25,44 @@ from starlette.routing import Route
 
 from adapters.http import idempotency
 from adapters.http.cursors import CursorCodec
+from adapters.http.deprecation import Deprecation
+from adapters.http.deps import HttpDeps
 from adapters.http.errors import ApiError, from_domain, internal_error
+from adapters.http.queries import PageQuery
 from adapters.http.ratelimit import Verdict
-from adapters.http.render import Renderer
-from adapters.http.structuring import structure
+from adapters.http.redaction import error_fields
+from adapters.http.structuring import RequestInvalid, structure, structure_query
+from adapters.http.views import PageView, RenderContext, to_json
 from booking_core.auth import ApiKey
 from booking_core.errors import DomainError, ValidationFailed
-from booking_core.paging import DEFAULT_LIMIT, MAX_LIMIT, Page, PageRequest
+from booking_core.paging import Page, PageRequest
 from booking_core.ports import UnitOfWork
 
 MAX_BODY_BYTES = 1_000_000
+"""The largest ``/api/v1`` body read; counted while it streams, chunked or not."""
+MAX_JSON_DEPTH = 32
+"""The deepest nesting of arrays and objects a body may have."""
+MAX_PATH_PARAM = 200
+JSON = "application/json"
 
 log = structlog.get_logger("booking.http")
+
+T = TypeVar("T")
 
 
 @frozen
 class Reply:
-    """A successful answer."""
+    """A successful answer: a view (``adapters.http.views``), with any headers of its own
+    (``Deprecation``, ``Sunset``)."""
 
-    body: Any
+    view: attrs.AttrsInstance
     status: int = 200
+    headers: Mapping[str, str] = attrs.field(factory=dict)
+
+    @property
+    def body(self) -> dict[str, object]:
+        """The view as camelCase JSON."""
+        return to_json(self.view)
 
 
 @frozen(kw_only=True)
@@ -58,24 +76,20 @@ class Endpoint:
     summary: str
     body: type | None = None
     idempotent: bool = False
-    query: tuple[QueryParam, ...] = ()
+    query: type | None = None
+    """The attrs class the query string is structured into (``PageQuery`` for lists)."""
     paginated: bool = False
-    response: Mapping[str, Any] = attrs.field(factory=dict)
+    response: type | None = None
+    """The view class of a success answer (of each item, on a paginated endpoint)."""
     success_status: int = 200
     tag: str = "api"
     body_scopes: Callable[[Any], Sequence[str]] | None = None
     """Further scopes a particular body needs (checked before any idempotency claim)."""
     also: Mapping[int, str] = attrs.field(factory=dict)
     """Other success statuses answering the same body, with what each means."""
-
-
-@frozen
-class QueryParam:
-    """A documented query parameter (strings unless ``schema`` says otherwise)."""
-
-    name: str
-    description: str
-    schema: Mapping[str, Any] = attrs.field(factory=lambda: {"type": "string"})
+    deprecation: Callable[[Any], Deprecation | None] | None = None
+    """The deprecated form a particular body uses, if any: every reply to it, refusals
+    included, carries ``Deprecation`` and ``Sunset`` headers."""
 
 
 @define
@@ -85,18 +99,19 @@ class Context:
     request_id: str
     key: ApiKey
     path_params: Mapping[str, str]
-    query: Mapping[str, str]
+    query: Any
+    """The structured query string: an instance of the endpoint's ``query`` class."""
     body: Any
-    deps: Any
+    deps: HttpDeps
     claim: idempotency.Claim | None = None
     cursor_scope: str = ""
-    _renderer: Renderer | None = None
+    _render_context: RenderContext | None = None
 
-    def render(self) -> Renderer:
-        """The renderer for the caller's company (its timezone and public addresses)."""
-        if self._renderer is None:
-            self._renderer = self.deps.renderer_for(self.company_id)
-        return self._renderer
+    def render(self) -> RenderContext:
+        """How answers to the caller's company are written (its timezone, its addresses)."""
+        if self._render_context is None:
+            self._render_context = self.deps.render_context_for(self.company_id)
+        return self._render_context
 
     def now(self) -> datetime:
         """The current instant from the wired clock."""
@@ -113,56 +128,32 @@ class Context:
         inner: UnitOfWork = self.deps.uow()
         if self.claim is None:
             return inner
-        return idempotency.MarkingUnitOfWork(inner, self.claim.company_id, self.claim.key)  # type: ignore[return-value]
+        return idempotency.MarkingUnitOfWork(inner, self.claim.company_id, self.claim.key)
 
     def page_request(self, list_name: str, filters: Mapping[str, object]) -> PageRequest:
-        """``limit``, ``cursor`` and ``updatedSince`` of this request, checked."""
-        errors: dict[str, str] = {}
-        limit = DEFAULT_LIMIT
-        raw_limit = self.query.get("limit")
-        if raw_limit is not None:
-            if not raw_limit.isdigit() or not 1 <= int(raw_limit) <= MAX_LIMIT:
-                errors["limit"] = f"A whole number from 1 to {MAX_LIMIT}."
-            else:
-                limit = int(raw_limit)
-        since = None
-        if "updatedSince" in self.query:
-            try:
-                since = structure({"t": self.query["updatedSince"]}, _Since).t
-            except ValidationFailed as failed:
-                errors["updatedSince"] = failed.field_errors["t"]
-        if errors:
-            raise ValidationFailed(errors)
+        """The page this request asks for: its ``limit``, ``cursor`` and ``updatedSince``."""
+        query: PageQuery = self.query
+        since = query.updated_since
         codec: CursorCodec = self.deps.cursors
         # The company is part of the scope: another company's cursor is refused like a
         # tampered one, never read as a position in this company's list.
         scope = codec.scope_of(
             list_name, since is not None, {**filters, "since": since, "company": self.company_id}
         )
-        cursor = self.query.get("cursor")
-        after = codec.decode(cursor, scope) if cursor else None
+        after = codec.decode(query.cursor, scope) if query.cursor else None
         self.cursor_scope = scope
-        return PageRequest(limit=limit, after=after, updated_since=since)
+        return PageRequest(limit=query.limit, after=after, updated_since=since)
 
-    def page_reply(self, page: Page[Any], render: Callable[[Any], Any]) -> Reply:
-        """The list shape of SPEC.md: ``data``, ``hasMore``, ``nextCursor``."""
+    def page_reply(self, page: Page[T], view: Callable[[T], attrs.AttrsInstance]) -> Reply:
+        """The list shape of SPEC.md: ``data`` (each item's view), ``hasMore``,
+        ``nextCursor``."""
         codec: CursorCodec = self.deps.cursors
         next_cursor = codec.encode(page.next_after, self.cursor_scope) if page.next_after else None
-        return Reply(
-            {
-                "data": [render(item) for item in page.items],
-                "hasMore": page.has_more,
-                "nextCursor": next_cursor,
-            }
-        )
+        data = tuple(view(item) for item in page.items)
+        return Reply(PageView(data=data, has_more=page.has_more, next_cursor=next_cursor))
 
 
-@frozen
-class _Since:
-    t: datetime
-
-
-def admit(deps: Any, secret: str | None) -> tuple[ApiKey, Verdict] | None:
+def admit(deps: HttpDeps, secret: str | None) -> tuple[ApiKey, Verdict] | None:
     """The caller's key and its rate-limit verdict, or None when no key is identified.
 
     One trip to a worker thread for both: they are the first two steps of every request.
@@ -200,7 +191,7 @@ def insufficient_scope(scope: str) -> ApiError:
 
 def json_response(status: int, body: Any, headers: Mapping[str, str]) -> Response:
     """A JSON answer with compact encoding."""
-    payload = json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+    payload = _encode(body)
     return Response(payload, status, headers=dict(headers), media_type="application/json")
 
 
@@ -219,20 +210,151 @@ def _too_large() -> ApiError:
     return ApiError(413, "payload_too_large", f"The body is over {MAX_BODY_BYTES} bytes.")
 
 
-def _parse_json(raw: bytes) -> Any:
-    if len(raw) > MAX_BODY_BYTES:
-        raise _too_large()
-    if not raw.strip():
-        return {}
+def _not_json(text: str) -> ApiError:
+    message = "The body is not valid JSON."
+    return ApiError(400, "invalid_request", message, field_errors={"body": text})
+
+
+class _Object(dict[str, Any]):
+    """A decoded JSON object that remembers keys it was given more than once."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    out = _Object(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        out.repeated = tuple(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    return out
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "May not contain NUL characters."
     try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ApiError(
-            400,
-            "invalid_request",
-            "The body is not valid JSON.",
-            field_errors={"body": "Not valid JSON."},
-        ) from None
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "Must be valid Unicode text (no lone surrogates)."
+    return None
+
+
+def _scan(data: Any) -> dict[str, str]:
+    """Problems no field type can see: repeated keys, nesting past ``MAX_JSON_DEPTH``,
+    and text a database cannot store (NUL, lone surrogates), each under its path."""
+    problems: dict[str, str] = {}
+    stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
+    while stack:
+        node, path = stack.pop()
+        where = ".".join(path) or "body"
+        if isinstance(node, str):
+            problem = _text_problem(node)
+            if problem:
+                problems.setdefault(where, problem)
+            continue
+        if not isinstance(node, dict | list):
+            continue
+        if len(path) >= MAX_JSON_DEPTH:
+            problems.setdefault(where, f"Nested deeper than {MAX_JSON_DEPTH} levels.")
+            continue
+        if isinstance(node, list):
+            stack.extend((item, (*path, str(i))) for i, item in enumerate(node))
+            continue
+        for key in getattr(node, "repeated", ()):
+            problems.setdefault(".".join((*path, key)), "Given more than once in one object.")
+        for key, value in node.items():
+            problem = _text_problem(key)
+            if problem:
+                problems.setdefault(where, f"A key: {problem}")
+                continue
+            stack.append((value, (*path, key)))
+    return problems
+
+
+def _parse_json(raw: bytes) -> tuple[Any, dict[str, str]]:
+    """The decoded body (``{}`` when empty) and the problems ``_scan`` finds in it."""
+    if not raw.strip():
+        return {}, {}
+    try:
+        data = json.loads(
+            raw.decode("utf-8"), object_pairs_hook=_object, parse_constant=_refuse_constant
+        )
+    except RecursionError:
+        raise _not_json(f"Nested deeper than {MAX_JSON_DEPTH} levels.") from None
+    except ValueError:  # bad JSON, bad UTF-8, NaN/Infinity, a number of thousands of digits
+        raise _not_json("Not valid JSON.") from None
+    return data, _scan(data)
+
+
+def _inputs(endpoint: Endpoint, incoming: _Incoming) -> tuple[Any, Any, Any]:
+    """The structured query, the decoded body and the structured body; every problem of
+    the query string and the body in one answer."""
+    problems: dict[str, str] = {}
+    query: Any = None
+    try:
+        query = structure_query(incoming.query, endpoint.query)
+    except ValidationFailed as failed:
+        problems.update(failed.field_errors)
+    if endpoint.body is None:
+        if problems:
+            raise RequestInvalid(problems)
+        return query, None, None
+    raw, found = _parse_json(incoming.raw_body)
+    body: Any = None
+    try:
+        body = structure(raw, endpoint.body)
+    except ValidationFailed as failed:
+        problems.update(failed.field_errors)
+    problems.update(found)
+    if problems:
+        raise RequestInvalid(problems)
+    return query, raw, body
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.partition(";")[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+async def read_limited(request: Request, limit: int) -> bytes:
+    """The body, counted while it streams: over ``limit`` bytes is 413 at once, whether
+    the length was declared or the body is chunked."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large()
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _json_body(request: Request) -> bytes:
+    content_type = request.headers.get("content-type")
+    if content_type is not None and not _is_json(content_type):
+        text = "Send the body as JSON, with Content-Type: application/json."
+        raise ApiError(400, "invalid_request", text, field_errors={"Content-Type": text})
+    return await read_limited(request, MAX_BODY_BYTES)
+
+
+def _safe_path_params(params: Mapping[str, Any]) -> dict[str, str]:
+    """Path ids no record can have (NUL, overlong) become one that matches nothing, so
+    they answer the same ``not_found`` as any other unknown id."""
+    return {
+        name: value
+        if isinstance(value, str) and len(value) <= MAX_PATH_PARAM and "\x00" not in value
+        else "-"
+        for name, value in params.items()
+    }
 
 
 @frozen
@@ -245,9 +367,12 @@ class _Incoming:
     path: str
     headers: Mapping[str, str]
     path_params: Mapping[str, str]
-    query: Mapping[str, str]
+    query: Sequence[tuple[str, str]]
     raw_body: bytes
-    too_large: bool = False
+    admitted: tuple[ApiKey, Verdict] | None = None
+    """Set when the key was checked before the body was read."""
+    early: ApiError | None = None
+    """A refusal found while reading the body (413, a content type other than JSON)."""
 
 
 @frozen
@@ -258,10 +383,10 @@ class _Outcome:
     key: ApiKey | None
 
 
-def _process(endpoint: Endpoint, deps: Any, incoming: _Incoming) -> _Outcome:
+def _process(endpoint: Endpoint, deps: HttpDeps, incoming: _Incoming) -> _Outcome:
     """Every step of a request after its bytes are read, in one worker thread."""
     request_id = incoming.request_id
-    admitted = admit(deps, incoming.secret)
+    admitted = incoming.admitted or admit(deps, incoming.secret)
     if admitted is None:
         return _Outcome(401, _encode(unauthorized().body(request_id)), {}, None)
     key, verdict = admitted
@@ -272,10 +397,12 @@ def _process(endpoint: Endpoint, deps: Any, incoming: _Incoming) -> _Outcome:
             raise rate_limited(verdict)
         if not key.allows(endpoint.scope):
             raise insufficient_scope(endpoint.scope)
-        if incoming.too_large:
-            raise _too_large()
-        raw = _parse_json(incoming.raw_body) if endpoint.body is not None else None
-        body = structure(raw, endpoint.body) if endpoint.body is not None else None
+        if incoming.early is not None:
+            raise incoming.early
+        query, raw, body = _inputs(endpoint, incoming)
+        deprecated = endpoint.deprecation(body) if endpoint.deprecation else None
+        if deprecated is not None:
+            headers = {**headers, **deprecated.headers()}
         for scope in endpoint.body_scopes(body) if endpoint.body_scopes else ():
             if not key.allows(scope):
                 raise insufficient_scope(scope)
@@ -298,68 +425,103 @@ def _process(endpoint: Endpoint, deps: Any, incoming: _Incoming) -> _Outcome:
         context = Context(
             request_id=request_id,
             key=key,
-            path_params=incoming.path_params,
-            query=incoming.query,
+            path_params=_safe_path_params(incoming.path_params),
+            query=query,
             body=body,
             deps=deps,
             claim=claimed,
         )
         reply = endpoint.handler(context)
         status, payload = reply.status, reply.body
-    except ApiError as error:
-        status, payload = error.status, error.body(request_id)
-        headers = {**headers, **error.headers}
+        headers = {**headers, **reply.headers}
+    except ApiError as refusal:
+        status, payload = refusal.status, refusal.body(request_id)
+        headers = {**headers, **refusal.headers}
     except DomainError as domain_error:
-        error = from_domain(domain_error)
-        status, payload = error.status, error.body(request_id)
-    except Exception:
-        log.exception("unexpected_error", request_id=request_id, route=endpoint.path)
-        error = internal_error()
-        status, payload = error.status, error.body(request_id)
+        mapped = from_domain(domain_error)
+        status, payload = mapped.status, mapped.body(request_id)
+    except Exception as error:
+        # Its class and place only: its text may quote customer data or SQL.
+        fields = error_fields(error)
+        log.error("unexpected_error", request_id=request_id, route=endpoint.path, **fields)
+        fault = internal_error()
+        status, payload = fault.status, fault.body(request_id)
     encoded = _encode(payload)
     if claimed is not None:
         try:
             idempotency.store_answer(deps.uow, claimed, status, encoded)
-        except Exception:
+        except Exception as error:
             # The effect stands; only the replay copy is lost, so the answer still goes out.
-            log.exception("idempotency_store_failed", request_id=request_id)
+            log.error("idempotency_store_failed", request_id=request_id, **error_fields(error))
     return _Outcome(status, encoded, headers, key)
 
 
 def _encode(payload: Any) -> bytes:
-    return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+    try:
+        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
+    except UnicodeEncodeError:  # a lone surrogate echoed in a field path: escape it
+        return json.dumps(payload, separators=(",", ":")).encode()
 
 
-def build_route(endpoint: Endpoint, deps: Any) -> Route:
-    """The Starlette route running ``endpoint`` through the platform's steps: the body is
-    read on the event loop, everything else happens in one trip to a worker thread."""
+def build_routes(endpoints: Sequence[Endpoint], deps: HttpDeps) -> list[Route]:
+    """One Starlette route per path, dispatching on the method, so that a wrong method is
+    a 405 whose ``allow`` header lists every method the path takes."""
+    by_path: dict[str, dict[str, Callable[[Request], Awaitable[Response]]]] = {}
+    for endpoint in endpoints:
+        by_path.setdefault(endpoint.path, {})[endpoint.method] = _handler(endpoint, deps)
+    return [_route(path, handlers) for path, handlers in by_path.items()]
+
+
+def _route(path: str, handlers: Mapping[str, Callable[[Request], Awaitable[Response]]]) -> Route:
+    async def dispatch(request: Request) -> Response:
+        method = "GET" if request.method == "HEAD" else request.method
+        return await handlers[method](request)
+
+    return Route(path, dispatch, methods=list(handlers), name=path)
+
+
+def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitable[Response]]:
+    """The coroutine running ``endpoint`` through the platform's steps.
+
+    A route with a body checks the key, its rate limit and its scope first, so nobody
+    unauthenticated gets a byte of a body read; then the body is read on the event loop,
+    counted as it streams. Everything else happens in one trip to a worker thread.
+    """
 
     async def run(request: Request) -> Response:
-        declared = request.headers.get("content-length", "")
-        too_large = declared.isdigit() and int(declared) > MAX_BODY_BYTES
-        read = endpoint.body is not None and not too_large
-        raw_body = await request.body() if read else b""
+        request_id: str = request.state.request_id
+        secret = credential(request)
+        admitted: tuple[ApiKey, Verdict] | None = None
+        early: ApiError | None = None
+        raw_body = b""
+        if endpoint.body is not None:
+            admitted = await run_in_threadpool(admit, deps, secret)
+            if admitted is None:
+                return Response(_encode(unauthorized().body(request_id)), 401, media_type=JSON)
+            key, verdict = admitted
+            request.state.key = key
+            if verdict.allowed and key.allows(endpoint.scope):
+                try:
+                    raw_body = await _json_body(request)
+                except ApiError as refusal:
+                    early = refusal
         incoming = _Incoming(
-            request_id=request.state.request_id,
-            secret=credential(request),
+            request_id=request_id,
+            secret=secret,
             method=request.method,
             path=request.url.path,
             headers=request.headers,
             path_params=request.path_params,
-            query=request.query_params,
+            query=request.query_params.multi_items(),
             raw_body=raw_body,
-            too_large=too_large,
+            admitted=admitted,
+            early=early,
         )
         outcome = await run_in_threadpool(_process, endpoint, deps, incoming)
         if outcome.key is not None:
             request.state.key = outcome.key
         return Response(
-            outcome.body,
-            outcome.status,
-            headers=dict(outcome.headers),
-            media_type="application/json",
+            outcome.body, outcome.status, headers=dict(outcome.headers), media_type=JSON
         )
 
-    return Route(
-        endpoint.path, run, methods=[endpoint.method], name=f"{endpoint.method} {endpoint.path}"
-    )
+    return run

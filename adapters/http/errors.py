@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from adapters.http.structuring import RequestInvalid, wire_path
 from booking_core.errors import (
     ConflictError,
     DomainError,
@@ -65,11 +66,17 @@ def from_domain(error: DomainError) -> ApiError:
     """The API error for a domain error; unmapped classes are internal errors."""
     for cls in type(error).__mro__:
         if cls in STATUS_BY_ERROR:
-            status, code = STATUS_BY_ERROR[cls]  # type: ignore[index]
+            status, code = STATUS_BY_ERROR[cls]
             if isinstance(error, NotFoundError):
                 # One text whether the id is a typo, stale, or another company's.
-                return ApiError(status, code, f"No such {error.kind}: {error.id!r}.")
-            field_errors = error.field_errors if isinstance(error, ValidationFailed) else None
+                # It never echoes the id: nothing the caller sent is played back to them.
+                return ApiError(status, code, f"No such {error.kind}.")
+            field_errors = None
+            if isinstance(error, RequestInvalid):
+                field_errors = error.field_errors
+            elif isinstance(error, ValidationFailed):
+                # The core names fields in snake_case; the wire spells them in camelCase.
+                field_errors = {wire_path(k): v for k, v in error.field_errors.items()}
             return ApiError(status, code, error.message, field_errors=field_errors)
     return internal_error()
 

@@ -19,6 +19,7 @@ older than that is forgotten when its key comes again, and expired records are p
 from __future__ import annotations
 
 import threading
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
@@ -40,7 +41,7 @@ EFFECT_COMMITTED = 0
 PURGE_EVERY = timedelta(minutes=10)
 
 
-def key_from(headers: Any) -> str:
+def key_from(headers: Mapping[str, str]) -> str:
     """The request's key, or ``invalid_request`` naming the header."""
     key = headers.get(HEADER)
     if key is None or not key.strip():

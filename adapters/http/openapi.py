@@ -1,25 +1,24 @@
 """The OpenAPI 3.1 description, generated from the endpoint table, the request body
-classes the code structures with, and the response schemas of ``adapters.http.schemas``
-(never a hand-kept copy).
+classes the code structures with, and the view classes the code answers with
+(``adapters.http.views``; never a hand-kept copy).
 
-Every response schema that carries a ``title`` becomes ``components/schemas/<title>`` and
-is referred to by ``$ref`` wherever it appears, so a shared piece (a price breakdown, a
+Every view's schema carries a ``title`` and becomes ``components/schemas/<title>``,
+referred to by ``$ref`` wherever it appears, so a shared piece (a price breakdown, a
 saved address) is described once."""
 
 from __future__ import annotations
 
-import enum
 import re
 import types
 import typing
 from collections.abc import Sequence
-from datetime import date, datetime
 from typing import Any
 
 import attrs
 
 from adapters.http.endpoint import Endpoint
-from adapters.http.structuring import MAX_LENGTHS, Zip, camel
+from adapters.http.jsonschema import request_schema, type_schema, view_schema
+from adapters.http.structuring import camel
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -54,6 +53,17 @@ ERRORS = {
     "500": "internal_error: a genuine fault; the only code worth retrying",
 }
 
+DEPRECATION_HEADERS = {
+    "deprecation": {
+        "schema": {"type": "string"},
+        "description": "RFC 9745: @<unix seconds> the form used here was deprecated.",
+    },
+    "sunset": {
+        "schema": {"type": "string"},
+        "description": "RFC 8594: the HTTP date after which the deprecated form is gone.",
+    },
+}
+
 RATE_HEADERS = {
     name: {"schema": {"type": "integer"}, "description": text}
     for name, text in (
@@ -62,62 +72,6 @@ RATE_HEADERS = {
         ("x-ratelimit-reset", "Whole seconds until the window resets."),
     )
 }
-
-
-def schema_of(tp: Any) -> dict[str, Any]:
-    """JSON Schema of a type the structuring converter accepts."""
-    if tp is Zip:
-        return {"type": "string", "pattern": "^[0-9]{5}$"}
-    if tp in MAX_LENGTHS:
-        return {"type": "string", "maxLength": MAX_LENGTHS[tp]}
-    simple = {str: "string", int: "integer", bool: "boolean", float: "number"}
-    if tp in simple:
-        return {"type": simple[tp]}
-    if tp is datetime:
-        return {"type": "string", "format": "date-time", "description": "ISO 8601 with offset"}
-    if tp is date:
-        return {"type": "string", "format": "date"}
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return {"type": "string", "enum": [m.value for m in tp]}
-    if attrs.has(tp):
-        return object_schema(tp)
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin in (typing.Union, types.UnionType):
-        options = [schema_of(a) for a in args if a is not type(None)]
-        schema = options[0] if len(options) == 1 else {"anyOf": options}
-        if type(None) in args:
-            return {"anyOf": [schema, {"type": "null"}]}
-        return schema
-    if origin in (list, tuple, Sequence, frozenset, set):
-        return {"type": "array", "items": schema_of(args[0]) if args else {}}
-    if origin is typing.Literal:
-        return {"enum": list(args)}
-    return {}
-
-
-def object_schema(cls: type) -> dict[str, Any]:
-    """Schema of an attrs request class: camelCase properties, no unknown fields."""
-    hints = typing.get_type_hints(cls)
-    properties: dict[str, Any] = {}
-    required: list[str] = []
-    for field in attrs.fields(cls):
-        name = camel(field.name)
-        properties[name] = schema_of(hints[field.name])
-        if field.metadata.get("description"):
-            properties[name]["description"] = field.metadata["description"]
-        if field.default is attrs.NOTHING:
-            required.append(name)
-    schema: dict[str, Any] = {
-        "type": "object",
-        "properties": properties,
-        "additionalProperties": False,
-    }
-    if required:
-        schema["required"] = required
-    if cls.__doc__:
-        schema["description"] = cls.__doc__.strip().splitlines()[0]
-    return schema
 
 
 def hoist(node: Any, components: dict[str, Any]) -> Any:
@@ -136,46 +90,52 @@ def hoist(node: Any, components: dict[str, Any]) -> Any:
     return {"$ref": f"#/components/schemas/{title}"}
 
 
+def query_parameters(cls: type | None) -> list[dict[str, Any]]:
+    """The query parameters an endpoint's query class reads; lists are comma-separated."""
+    if cls is None:
+        return []
+    hints = typing.get_type_hints(cls, include_extras=True)
+    out: list[dict[str, Any]] = []
+    for field in attrs.fields(cls):
+        # ``X | None``: in a query string, leaving the parameter out is how one says none.
+        options = [a for a in typing.get_args(hints[field.name]) if a is not type(None)]
+        optional = typing.get_origin(hints[field.name]) in (typing.Union, types.UnionType)
+        schema = type_schema(options[0] if optional else hints[field.name], answer=False)
+        if field.default is not attrs.NOTHING and field.default is not None:
+            default = field.default
+            schema = {**schema, "default": list(default) if isinstance(default, tuple) else default}
+        parameter: dict[str, Any] = {
+            "name": camel(field.name),
+            "in": "query",
+            "required": field.default is attrs.NOTHING,
+            "schema": schema,
+        }
+        if schema.get("type") == "array":
+            parameter.update(style="form", explode=False)
+        if field.metadata.get("description"):
+            parameter["description"] = field.metadata["description"]
+        out.append(parameter)
+    return out
+
+
 def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]:
     parameters: list[dict[str, Any]] = [
         {"name": name, "in": "path", "required": True, "schema": {"type": "string"}}
         for name in re.findall(r"{(\w+)}", endpoint.path)
     ]
-    if endpoint.paginated:
-        parameters += [
-            {
-                "name": "limit",
-                "in": "query",
-                "schema": {"type": "integer", "minimum": 1, "maximum": 200, "default": 50},
-            },
-            {
-                "name": "cursor",
-                "in": "query",
-                "schema": {"type": "string"},
-                "description": "nextCursor of the previous page",
-            },
-            {
-                "name": "updatedSince",
-                "in": "query",
-                "schema": {"type": "string", "format": "date-time"},
-                "description": "changes from this instant, oldest first",
-            },
-        ]
-    parameters += [
-        {"name": p.name, "in": "query", "schema": dict(p.schema), "description": p.description}
-        for p in endpoint.query
-    ]
+    parameters += query_parameters(endpoint.query)
     if endpoint.idempotent:
         parameters.append(
             {
                 "name": "Idempotency-Key",
                 "in": "header",
                 "required": True,
-                "schema": {"type": "string", "maxLength": 255},
+                "schema": {"type": "string", "minLength": 1, "maxLength": 255},
                 "description": "Same key and body replays the first answer; kept 24 hours.",
             }
         )
-    success = hoist(dict(endpoint.response) or {"type": "object"}, components)
+    response = view_schema(endpoint.response) if endpoint.response else {"type": "object"}
+    success = hoist(response, components)
     if endpoint.paginated:
         success = {
             "type": "object",
@@ -190,10 +150,11 @@ def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]
             },
             "additionalProperties": False,
         }
+    headers = {**RATE_HEADERS, **(DEPRECATION_HEADERS if endpoint.deprecation else {})}
     responses: dict[str, Any] = {
         str(status): {
             "description": text,
-            "headers": RATE_HEADERS,
+            "headers": headers,
             "content": {"application/json": {"schema": success}},
         }
         for status, text in {endpoint.success_status: "Success", **endpoint.also}.items()
@@ -214,9 +175,11 @@ def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]
         "description": f"Requires the `{endpoint.scope}` scope.",
     }
     if endpoint.body is not None:
+        body = request_schema(endpoint.body)
         operation["requestBody"] = {
-            "required": True,
-            "content": {"application/json": {"schema": object_schema(endpoint.body)}},
+            # A body whose every field has a default may be left out (e.g. a plain cancel).
+            "required": bool(body.get("required")),
+            "content": {"application/json": {"schema": body}},
         }
     return operation
 

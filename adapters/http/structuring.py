@@ -9,57 +9,154 @@ strings carry their SPEC.md ceiling. Any failure becomes ``ValidationFailed`` wh
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+import re
+import typing
+from collections import abc
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import date, datetime
-from typing import Any, NewType, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import attrs
 import cattrs
-from cattrs.errors import ForbiddenExtraKeysError
+from attrs import frozen
+from cattrs.errors import ForbiddenExtraKeysError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, override
 
+from booking_core.bookings import MAX_DAYS
+from booking_core.customers import email_errors
 from booking_core.errors import ValidationFailed
+from booking_core.paging import MAX_LIMIT
 
 T = TypeVar("T")
 
-MAX_LENGTHS: dict[object, int] = {}
-"""Ceiling of every bounded string type, for validation and the OpenAPI description."""
+INT64 = 2**63 - 1
+"""No integer outside a signed 64-bit word is ever read, whatever the field."""
+
+MIN_YEAR, MAX_YEAR = 1970, 2199
+"""Dates and instants outside these years are refused: far enough for any booking or
+poll, and clear of the calendar's edges (year 1, 9999) where date arithmetic overflows."""
 
 AWARE_TEXT = "Must be an ISO 8601 time with a UTC offset, e.g. 2026-05-01T09:00:00-04:00."
+YEARS_TEXT = f"Must fall in the years {MIN_YEAR} to {MAX_YEAR}."
 
 
 class FieldProblem(ValueError):
     """What is wrong with one field, in words a person can act on."""
 
 
-def bounded(name: str, max_length: int) -> Any:
-    """A string type of at most ``max_length`` characters."""
-    kind = NewType(name, str)
-    MAX_LENGTHS[kind] = max_length
-    return kind
+class RequestInvalid(ValidationFailed):
+    """Field problems found at the edge, their paths already spelt as on the wire."""
 
 
-Name = bounded("Name", 200)
-City = bounded("City", 120)
-Street = bounded("Street", 200)
-Email = bounded("Email", 254)
-Phone = bounded("Phone", 40)
-AccessNotes = bounded("AccessNotes", 2_000)
-Code = bounded("Code", 100)
-Note = bounded("Note", 2_000)
-Id = bounded("Id", 100)
-ShortText = bounded("ShortText", 200)
+def wire_path(path: str) -> str:
+    """A snake_case field path of the core (``address.access_notes``, ``extras.0.id``)
+    as the wire spells it (``address.accessNotes``)."""
+    return ".".join(camel(part) for part in path.split("."))
 
 
-Zip = NewType("Zip", str)
-"""A 5-digit US zip code."""
+@frozen
+class MaxLength:
+    """At most ``limit`` characters."""
+
+    limit: int
 
 
-def _zip(value: object, _: object) -> str:
-    text = _str(value, None)
-    if len(text) != 5 or not text.isdigit():
-        raise FieldProblem("A 5-digit US zip code.")
-    return text
+@frozen
+class NotEmpty:
+    """At least one character: an empty name or id is a mistake, not a value."""
+
+
+@frozen
+class Between:
+    """A whole number from ``low`` to ``high`` inclusive."""
+
+    low: int
+    high: int
+
+
+@frozen
+class Matches:
+    """Text matching ``pattern`` (anchored with ``\\Z``); ``text`` says what is expected."""
+
+    pattern: re.Pattern[str]
+    text: str
+
+
+@frozen
+class EmailAddress:
+    """An email address by the core's one rule (``booking_core.customers.email_errors``)."""
+
+
+Name = Annotated[str, NotEmpty(), MaxLength(200)]
+City = Annotated[str, MaxLength(120)]
+Street = Annotated[str, MaxLength(200)]
+Email = Annotated[str, MaxLength(254), EmailAddress()]
+Phone = Annotated[str, MaxLength(40)]
+AccessNotes = Annotated[str, MaxLength(2_000)]
+Code = Annotated[str, MaxLength(100)]
+Note = Annotated[str, MaxLength(2_000)]
+Id = Annotated[str, NotEmpty(), MaxLength(100)]
+ShortText = Annotated[str, MaxLength(200)]
+Cursor = Annotated[str, MaxLength(1_000)]
+"""String types with their SPEC.md section 8 ceilings, for validation and the OpenAPI
+description alike."""
+
+MAX_CENTS = 100_000_000
+"""The ceiling of every cents field: one million dollars, far above any home-service job."""
+
+Cents = Annotated[int, Between(-MAX_CENTS, MAX_CENTS)]
+Quantity = Annotated[int, Between(0, 10_000)]
+Days = Annotated[int, Between(1, MAX_DAYS)]
+Limit = Annotated[int, Between(1, MAX_LIMIT)]
+
+ZIP = re.compile(r"^[0-9]{5}\Z")
+ITEM_SPEC = re.compile(r"^[A-Za-z0-9_-]{1,100}(:[0-9]{1,5})?\Z")
+
+Zip = Annotated[str, Matches(ZIP, "A 5-digit US zip code.")]
+ItemSpec = Annotated[str, Matches(ITEM_SPEC, "Use id or id:quantity.")]
+"""A selection in a query string: ``id`` or ``id:quantity``."""
+
+
+def constraints(tp: Any) -> tuple[Any, tuple[object, ...]]:
+    """``tp``'s base type and the constraints annotated on it (none for a plain type)."""
+    metadata = getattr(tp, "__metadata__", None)  # only ``Annotated`` types carry it
+    if metadata is None:
+        return tp, ()
+    return tp.__origin__, tuple(metadata)
+
+
+def _check(constraint: object, value: Any) -> None:
+    """Raise ``FieldProblem`` unless ``value`` meets ``constraint``."""
+    if isinstance(constraint, NotEmpty) and not value:
+        raise FieldProblem("Required: may not be empty.")
+    if isinstance(constraint, MaxLength) and len(value) > constraint.limit:
+        raise FieldProblem(f"At most {constraint.limit} characters.")
+    if isinstance(constraint, Between) and not constraint.low <= value <= constraint.high:
+        raise FieldProblem(f"A whole number from {constraint.low} to {constraint.high}.")
+    if isinstance(constraint, Matches) and not constraint.pattern.match(value):
+        raise FieldProblem(constraint.text)
+    if isinstance(constraint, EmailAddress):
+        problems = email_errors(value)
+        if problems:
+            raise FieldProblem(problems["email"])
+
+
+def _annotated_hook(converter: cattrs.Converter) -> Any:
+    """The base type's hook, then every constraint annotated on the type."""
+
+    def factory(tp: Any) -> Any:
+        base, checks = constraints(tp)
+        read = converter.get_structure_hook(base)
+
+        def structure_constrained(value: object, _: object) -> Any:
+            parsed = read(value, base)
+            for check in checks:
+                _check(check, parsed)
+            return parsed
+
+        return structure_constrained
+
+    return factory
 
 
 def _str(value: object, _: object) -> str:
@@ -68,26 +165,38 @@ def _str(value: object, _: object) -> str:
     return value
 
 
-def _bounded_hook(limit: int) -> Any:
-    def hook(value: object, _: object) -> str:
-        text = _str(value, None)
-        if len(text) > limit:
-            raise FieldProblem(f"At most {limit} characters.")
-        return text
-
-    return hook
-
-
 def _int(value: object, _: object) -> int:
     if type(value) is not int:
         raise FieldProblem("Expected a whole number.")
+    if not -INT64 <= value <= INT64:
+        raise FieldProblem("Outside the 64-bit range.")
     return value
+
+
+def _query_int(value: object, _: object) -> int:
+    """A whole number written in ASCII digits (no sign, no other script's digits)."""
+    text = _str(value, None)
+    if not (text.isascii() and text.isdigit()) or len(text) > 19:
+        raise FieldProblem("Expected a whole number written in the digits 0-9.")
+    return _int(int(text), None)
 
 
 def _bool(value: object, _: object) -> bool:
     if type(value) is not bool:
         raise FieldProblem("Expected true or false.")
     return value
+
+
+def _query_bool(value: object, _: object) -> bool:
+    text = _str(value, None)
+    if text not in ("true", "false"):
+        raise FieldProblem("Expected true or false.")
+    return text == "true"
+
+
+def _in_years(year: int) -> None:
+    if not MIN_YEAR <= year <= MAX_YEAR:
+        raise FieldProblem(YEARS_TEXT)
 
 
 def _datetime(value: object, _: object) -> datetime:
@@ -98,6 +207,7 @@ def _datetime(value: object, _: object) -> datetime:
         raise FieldProblem(AWARE_TEXT) from None
     if parsed.utcoffset() is None:
         raise FieldProblem(AWARE_TEXT)
+    _in_years(parsed.year)
     return parsed
 
 
@@ -113,42 +223,102 @@ def _enum(value: object, kind: type[enum.Enum]) -> enum.Enum:
 def _date(value: object, _: object) -> date:
     text = _str(value, None)
     try:
-        return date.fromisoformat(text)
+        parsed = date.fromisoformat(text)
     except ValueError:
         raise FieldProblem("Must be a date such as 2026-05-01.") from None
+    _in_years(parsed.year)
+    return parsed
+
+
+def _is_sequence(tp: Any) -> bool:
+    return typing.get_origin(tp) in (tuple, list, Sequence, abc.Sequence)
 
 
 def camel(name: str) -> str:
-    """``service_id`` -> ``serviceId``: Python fields, JSON names."""
+    """``service_id`` -> ``serviceId``: Python fields, JSON names (``from_`` -> ``from``)."""
     head, *rest = name.split("_")
     return head + "".join(word.title() for word in rest)
 
 
-def make_converter() -> cattrs.Converter:
-    """The strict converter every request goes through; JSON keys are camelCase."""
+MAX_ITEMS = 200
+"""The longest array a request may carry (SPEC.md: at most 200 selections)."""
+
+
+def _sequence_hook(converter: cattrs.Converter, *, query: bool) -> Any:
+    """Arrays: a JSON array in a body, comma-separated in a query string; never a string
+    split into characters, never an object taken for a list."""
+
+    def factory(tp: Any) -> Any:
+        args = typing.get_args(tp)
+        element = args[0] if args else Any
+
+        def structure_sequence(value: object, _: object) -> tuple[Any, ...]:
+            if query:
+                text = _str(value, None)
+                items: list[object] = list(text.split(",")) if text else []
+                if "" in items:
+                    raise FieldProblem("Comma-separated values, none of them empty.")
+            elif isinstance(value, list):
+                items = value
+            else:
+                raise FieldProblem("Expected a JSON array.")
+            if len(items) > MAX_ITEMS:
+                raise FieldProblem(f"At most {MAX_ITEMS} items.")
+            out: list[Any] = []
+            failures: list[Exception] = []
+            for index, item in enumerate(items):
+                try:
+                    out.append(converter.structure(item, element))
+                except Exception as exc:  # each is reported with its index
+                    note = IterableValidationNote(f"@ index {index}", index, element)
+                    exc.__notes__ = [*getattr(exc, "__notes__", []), note]
+                    failures.append(exc)
+            if failures:
+                raise cattrs.IterableValidationError("invalid items", failures, tp)
+            return tuple(out)
+
+        return structure_sequence
+
+    return factory
+
+
+def make_converter(*, query: bool = False) -> cattrs.Converter:
+    """The strict converter every request body goes through (JSON keys are camelCase);
+    with ``query`` its twin for query strings, where every value arrives as text."""
     converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
 
     def camel_case_class(cls: type) -> Any:
         renames = {a.name: override(rename=camel(a.name)) for a in attrs.fields(cls)}
-        return make_dict_structure_fn(cls, converter, _cattrs_forbid_extra_keys=True, **renames)
+        make: Any = make_dict_structure_fn  # its overrides are keyword arguments by name
+        generated = make(cls, converter, _cattrs_forbid_extra_keys=True, **renames)
 
+        def structure_object(value: object, _: object) -> Any:
+            if not isinstance(value, dict):
+                raise FieldProblem("Expected a JSON object.")
+            return generated(value, cls)
+
+        return structure_object
+
+    read_int = _query_int if query else _int
     converter.register_structure_hook_factory(attrs.has, camel_case_class)
+    converter.register_structure_hook_factory(_is_sequence, _sequence_hook(converter, query=query))
     converter.register_structure_hook(str, _str)
-    converter.register_structure_hook(int, _int)
-    converter.register_structure_hook(bool, _bool)
+    converter.register_structure_hook(int, read_int)
+    converter.register_structure_hook(bool, _query_bool if query else _bool)
     converter.register_structure_hook(datetime, _datetime)
     converter.register_structure_hook(date, _date)
     # Hooks registered for a class also serve its subclasses, and a StrEnum is a str:
     # without these, "kind": "BOGUS" would pass as a plain string instead of an enum member.
     converter.register_structure_hook(enum.Enum, _enum)
     converter.register_structure_hook(enum.StrEnum, _enum)
-    converter.register_structure_hook(Zip, _zip)
-    for kind, limit in MAX_LENGTHS.items():
-        converter.register_structure_hook(kind, _bounded_hook(limit))
+    converter.register_structure_hook_factory(
+        lambda tp: bool(constraints(tp)[1]), _annotated_hook(converter)
+    )
     return converter
 
 
 CONVERTER = make_converter()
+QUERY_CONVERTER = make_converter(query=True)
 
 
 def _problems(exc: BaseException, path: tuple[str, ...]) -> Iterator[tuple[str, str]]:
@@ -159,9 +329,9 @@ def _problems(exc: BaseException, path: tuple[str, ...]) -> Iterator[tuple[str, 
         for sub in without:
             yield from _problems(sub, path)
     elif isinstance(exc, cattrs.IterableValidationError):
-        with_notes, without = exc.group_exceptions()
-        for sub, note in with_notes:
-            yield from _problems(sub, (*path, str(note.index)))
+        with_index, without = exc.group_exceptions()
+        for sub, item in with_index:
+            yield from _problems(sub, (*path, str(item.index)))
         for sub in without:
             yield from _problems(sub, path)
     elif isinstance(exc, ForbiddenExtraKeysError):
@@ -174,20 +344,56 @@ def _problems(exc: BaseException, path: tuple[str, ...]) -> Iterator[tuple[str, 
     elif isinstance(exc, cattrs.BaseValidationError):
         for sub in exc.exceptions:
             yield from _problems(sub, path)
-    elif isinstance(exc, (ValueError, TypeError)) and path:
+    elif isinstance(exc, (ValueError, TypeError, AttributeError)) and path:
         yield ".".join(path), "Invalid value."
     else:
         raise exc
 
 
-def structure(data: object, cls: type[T], *, root: str = "body") -> T:
-    """``data`` as a ``cls``, or ``ValidationFailed`` naming every wrong field."""
-    if not isinstance(data, dict):
-        raise ValidationFailed({root: "Expected a JSON object."})
+def _structure(converter: cattrs.Converter, data: object, cls: type[T], root: str) -> T:
     try:
-        return CONVERTER.structure(data, cls)
-    except (cattrs.BaseValidationError, ForbiddenExtraKeysError) as exc:
+        return converter.structure(data, cls)
+    except (cattrs.BaseValidationError, ForbiddenExtraKeysError, FieldProblem) as exc:
         errors: dict[str, str] = {}
         for field, text in _problems(exc, ()):
             errors.setdefault(field or root, text)
-        raise ValidationFailed(errors) from None
+        raise RequestInvalid(errors) from None
+
+
+def structure(data: object, cls: type[T], *, root: str = "body") -> T:
+    """``data`` as a ``cls``, or ``ValidationFailed`` naming every wrong field."""
+    if not isinstance(data, dict):
+        raise RequestInvalid({root: "Expected a JSON object."})
+    return _structure(CONVERTER, data, cls, root)
+
+
+def query_names(cls: type | None) -> frozenset[str]:
+    """The query parameters ``cls`` reads, as they are spelt on the wire."""
+    return frozenset(camel(a.name) for a in attrs.fields(cls)) if cls is not None else frozenset()
+
+
+def structure_query(pairs: Iterable[tuple[str, str]], cls: type[T] | None) -> T | None:
+    """A query string as a ``cls``. Unknown and repeated parameters are refused (a misspelt
+    filter must never silently widen a list), as is text no database can store."""
+    known = query_names(cls)
+    errors: dict[str, str] = {}
+    values: dict[str, str] = {}
+    for name, value in pairs:
+        shown = name[:100]
+        if name not in known:
+            errors[shown] = "Unknown query parameter."
+        elif name in values:
+            errors[shown] = "Given more than once."
+        elif "\x00" in value:
+            errors[shown] = "May not contain NUL characters."
+        else:
+            values[name] = value
+    parsed: T | None = None
+    if cls is not None:
+        try:
+            parsed = _structure(QUERY_CONVERTER, values, cls, "query")
+        except ValidationFailed as failed:
+            errors = {**failed.field_errors, **errors}
+    if errors:
+        raise RequestInvalid(errors)
+    return parsed

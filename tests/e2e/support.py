@@ -13,7 +13,8 @@ import httpx
 import uvicorn
 from starlette.applications import Starlette
 
-from adapters.http.app import HttpDeps, create_app
+from adapters.http.app import create_app
+from adapters.http.deps import HttpDeps
 from adapters.http.ratelimit import RateLimiter
 from adapters.http.routes import all_endpoints
 from booking_core import auth

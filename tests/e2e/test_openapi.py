@@ -16,6 +16,8 @@ from adapters.http.routes import all_endpoints
 from tests.e2e.support import API, Stack, idem
 
 METHODS = {"get", "post", "put", "patch", "delete"}
+DEPRECATED = {("GET", f"{API}/crew"), ("POST", f"{API}/quotes/{{id}}")}
+"""Operations some of whose replies carry Deprecation and Sunset headers."""
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +63,7 @@ def test_the_document_is_valid_openapi_3_1(document: dict[str, Any]):
 def test_the_document_lists_every_route_the_app_serves(stack: Stack, document: dict[str, Any]):
     served = served_routes(stack)
     described = {(method, path) for method, path, _ in operations(document)}
-    assert served - {("GET", "/api/openapi.json")} == described
+    assert served - {("GET", "/api/openapi.json"), ("GET", "/docs")} == described
     assert all(path.startswith(API) for _, path in described)
     assert ("GET", f"{API}/providers") not in described
 
@@ -83,7 +85,9 @@ def test_each_operation_states_its_scope_security_and_errors(document: dict[str,
             assert schema == error_ref, (method, path, status)
         success = next(s for s in operation["responses"] if s.startswith("2"))
         headers = operation["responses"][success]["headers"]
-        assert set(headers) == {"x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"}
+        rate = {"x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"}
+        deprecated = {"deprecation", "sunset"} if (method, path) in DEPRECATED else set()
+        assert set(headers) == rate | deprecated, (method, path)
 
 
 def test_idempotent_writes_require_the_idempotency_key_header(document: dict[str, Any]):
@@ -156,8 +160,9 @@ def test_request_bodies_carry_their_ceilings_enums_and_refuse_unknown_fields(
         "resume",
     }
     price = body("post", "/quote")
-    assert price["properties"]["couponCode"]["anyOf"][0]["maxLength"] == 100
-    assert price["properties"]["startIso"]["anyOf"][0]["format"] == "date-time"
+    assert price["properties"]["couponCode"]["maxLength"] == 100
+    assert price["properties"]["couponCode"]["type"] == ["string", "null"]
+    assert price["properties"]["startIso"]["format"] == "date-time"
 
 
 def test_live_errors_match_the_documented_error_schema(
@@ -178,3 +183,46 @@ def test_live_errors_match_the_documented_error_schema(
     for response in answers:
         assert response.status_code >= 400
         validator.validate(response.json())
+
+
+def _parameters(document: dict[str, Any], path: str) -> dict[str, dict[str, Any]]:
+    return {p["name"]: p for p in document["paths"][path]["get"]["parameters"]}
+
+
+def test_query_parameters_say_what_they_are(document: dict[str, Any]):
+    availability = _parameters(document, f"{API}/availability")
+    assert {n for n, p in availability.items() if p.get("required")} == {
+        "serviceId",
+        "date",
+        "zip",
+    }
+    assert availability["days"]["schema"]["type"] == "integer"
+    assert availability["crewIds"]["schema"]["type"] == "array"
+    assert availability["crewIds"]["explode"] is False
+    bookings = _parameters(document, f"{API}/bookings")
+    assert bookings["limit"]["schema"] == {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 200,
+        "default": 50,
+    }
+    assert bookings["status"]["schema"]["enum"] == [
+        "scheduled",
+        "in_progress",
+        "completed",
+        "cancelled",
+    ]
+    assert bookings["from"]["schema"]["format"] == "date-time"
+
+
+def test_the_docs_page_renders_the_document_from_packaged_files(stack: Stack):
+    with stack.client() as c:
+        page = c.get("/docs")
+        assert page.status_code == 200
+        assert page.headers["content-type"].startswith("text/html")
+        assert "/api/openapi.json" in page.text
+        # No CDN: every script and stylesheet is served by this server.
+        for asset in ("/docs/static/swagger-ui-bundle.js", "/docs/static/swagger-ui.css"):
+            assert asset in page.text
+            assert c.get(asset).status_code == 200
+        assert "https://" not in page.text

@@ -124,10 +124,19 @@ def test_the_company_comes_from_the_key_not_the_address(anon: httpx.Client, stac
             "Host": "sparkle-cleaning.example.com",
             "x-company": stack.company.slug,
         },
-        params={"company": stack.company.slug, "companyId": stack.company.id},
     )
     assert response.status_code == 200
     assert {i["id"] for i in response.json()["industries"]} == {"ind_handyman"}
+    # Naming a company in the query string is no way in either: it is an unknown parameter.
+    response = anon.get(
+        f"{API}/services",
+        headers={"Authorization": f"Bearer {stack.other_key}"},
+        params={"company": stack.company.slug, "companyId": stack.company.id},
+    )
+    assert error_of(response, 400, "invalid_request")["fieldErrors"] == {
+        "company": "Unknown query parameter.",
+        "companyId": "Unknown query parameter.",
+    }
 
 
 @pytest.mark.parametrize("resource", ["leads", "quotes"])

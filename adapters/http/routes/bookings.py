@@ -4,24 +4,40 @@ human code, cancel and reschedule with scopes."""
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
 
 from attrs import field, frozen
 
-from adapters.http.booking_schemas import (
-    AVAILABILITY_SCHEMA,
-    BOOKING_SCHEMA,
-    BOOKING_WITH_ACTIVITY_SCHEMA,
-    CANCELLED_BOOKINGS_SCHEMA,
-    CREATED_BOOKING_SCHEMA,
-    RESCHEDULED_BOOKINGS_SCHEMA,
-)
-from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
+from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.queries import PageQuery
 from adapters.http.routes.catalog import Item, selected
 from adapters.http.routes.customers import AddressBody
-from adapters.http.structuring import Code, Email, Id, Name, Note, Phone, ShortText, Zip, structure
-from booking_core.availability import Slot
-from booking_core.bookings import Booking, BookingStatus, tracking_url
+from adapters.http.structuring import (
+    Code,
+    Days,
+    Email,
+    Id,
+    ItemSpec,
+    Name,
+    Note,
+    Phone,
+    ShortText,
+    Zip,
+)
+from adapters.http.views.bookings import (
+    AvailabilityView,
+    BookingView,
+    BookingWithActivityView,
+    CancelledBookingsView,
+    CreatedBookingView,
+    RescheduledBookingsView,
+    availability_view,
+    booking_view,
+    booking_with_activity_view,
+    cancelled_bookings_view,
+    created_booking_view,
+    rescheduled_bookings_view,
+)
+from booking_core.bookings import BookingStatus
 from booking_core.errors import RuleViolation, ValidationFailed
 from booking_core.paging import PageRequest
 from booking_core.plans import CancelScope, RescheduleScope
@@ -56,7 +72,7 @@ class BookingBody:
     crew_ids: tuple[Id, ...] | None = field(
         default=None, metadata={"description": "otherwise the best-ranked free crew"}
     )
-    days: int = 1
+    days: Days = 1
     additional_start_isos: tuple[datetime, ...] = ()
 
 
@@ -78,74 +94,39 @@ class RescheduleBody:
     scope: RescheduleScope = RescheduleScope.THIS
 
 
-def render_booking(ctx: Context, b: Booking, *, activity: bool = False) -> dict[str, Any]:
-    """One booking as the API shows it."""
-    render = ctx.render()
-    out: dict[str, Any] = {
-        "id": b.id,
-        "code": b.code,
-        "status": b.status.value,
-        "customerId": b.customer_id,
-        "serviceId": b.service_id,
-        "frequencySlug": b.frequency_slug,
-        "startIso": render.time(b.start),
-        "endIso": render.time(b.end),
-        "durationMinutes": b.duration_minutes,
-        "days": b.days,
-        "crewIds": list(b.crew_ids),
-        "address": render.address(b.address),
-        "price": render.breakdown(b.price),
-        "notes": b.notes,
-        "planId": b.plan_id,
-        "visitIndex": b.visit_index,
-        "groupId": b.group_id,
-        "quoteId": b.quote_id,
-        "trackingUrl": tracking_url(render.base_url, render.slug, b.tracking_token),
-        "createdAt": render.time(b.created_at),
-        "updatedAt": render.time(b.updated_at),
-        "completedAt": render.time(b.completed_at),
-        "cancelledAt": render.time(b.cancelled_at),
-        "cancelReason": b.cancel_reason,
-    }
-    if activity:
-        out["activity"] = [
-            {"at": render.time(e.at), "kind": e.kind.value, "details": e.details}
-            for e in b.activity
-        ]
-    return out
-
-
-def _items(text: str | None, name: str) -> tuple[SelectedItem, ...]:
-    """``id:quantity,id`` in a query string."""
-    if not text:
-        return ()
+def _items(specs: tuple[ItemSpec, ...]) -> tuple[SelectedItem, ...]:
+    """``id`` or ``id:quantity`` items of a query string as selected items."""
     items = []
-    for index, part in enumerate(text.split(",")):
-        item_id, _, quantity = part.strip().partition(":")
-        if not item_id or (quantity and not quantity.isdigit()):
-            raise ValidationFailed({f"{name}.{index}": "Use id or id:quantity."})
+    for spec in specs:
+        item_id, _, quantity = spec.partition(":")
         items.append(SelectedItem(item_id, int(quantity) if quantity else 1))
     return tuple(items)
 
 
 @frozen(kw_only=True)
-class _AvailabilityQuery:
+class AvailabilityQuery:
+    """What to find open starts for; ``parameters`` and ``extras`` set the job's length."""
+
     service_id: Id
-    date: date
+    date: date = field(metadata={"description": "the local date, YYYY-MM-DD"})
     zip: Zip
     frequency_slug: Id = "one_time"
-    days: str = "1"
+    parameters: tuple[ItemSpec, ...] = field(
+        default=(), metadata={"description": "id:quantity,... (job length)"}
+    )
+    extras: tuple[ItemSpec, ...] = field(
+        default=(), metadata={"description": "id:quantity,... (job length)"}
+    )
+    crew_ids: tuple[Id, ...] | None = field(
+        default=None, metadata={"description": "only these members, all together"}
+    )
+    days: Days = field(default=1, metadata={"description": "a multi-day job's length"})
 
 
 def get_availability(ctx: Context) -> Reply:
     """Open start times for a service, date and zip, ranked by drive time."""
-    known = {"serviceId", "date", "zip", "frequencySlug", "days"}
-    query = structure({k: v for k, v in ctx.query.items() if k in known}, _AvailabilityQuery)
-    if not query.days.isdigit() or not 1 <= int(query.days) <= 14:
-        raise ValidationFailed({"days": "A whole number from 1 to 14."})
-    crew = ctx.query.get("crewIds")
-    crew_ids = tuple(c for c in crew.split(",") if c) if crew else None
-    if crew_ids == ():  # e.g. ``crewIds=,``: named, but no member in it
+    query: AvailabilityQuery = ctx.query
+    if query.crew_ids == ():  # ``crewIds=``: named, but no member in it
         raise ValidationFailed({"crewIds": "Comma-separated crew ids, at least one."})
     slots = scheduling.list_availability(
         scheduling.AvailabilityRequest(
@@ -154,26 +135,16 @@ def get_availability(ctx: Context) -> Reply:
             local_date=query.date,
             zip_code=query.zip,
             frequency_slug=query.frequency_slug,
-            parameters=_items(ctx.query.get("parameters"), "parameters"),
-            extras=_items(ctx.query.get("extras"), "extras"),
-            crew_ids=crew_ids,
-            days=int(query.days),
+            parameters=_items(query.parameters),
+            extras=_items(query.extras),
+            crew_ids=query.crew_ids,
+            days=query.days,
         ),
         uow=ctx.deps.read(),
         clock=ctx.deps.clock,
         drive=ctx.deps.drive,
     )
-    render = ctx.render()
-
-    def slot(s: Slot) -> dict[str, Any]:
-        return {
-            "startIso": render.time(s.start),
-            "endIso": render.time(s.end),
-            "crewIds": list(s.crew_ids),
-            "driveMinutes": s.drive_minutes,
-        }
-
-    return Reply({"data": [slot(s) for s in slots]})
+    return Reply(availability_view(slots, ctx.render()))
 
 
 def post_booking(ctx: Context) -> Reply:
@@ -204,58 +175,48 @@ def post_booking(ctx: Context) -> Reply:
         drive=ctx.deps.drive,
         phones=ctx.deps.phones,
     )
-    first = render_booking(ctx, made[0], activity=True)
-    return Reply({**first, "bookings": [render_booking(ctx, b) for b in made]}, 201)
+    return Reply(created_booking_view(made, ctx.render()), 201)
 
 
-def _status(ctx: Context) -> BookingStatus | None:
-    raw = ctx.query.get("status")
-    if raw is None:
-        return None
-    try:
-        return BookingStatus(raw)
-    except ValueError:
-        options = ", ".join(s.value for s in BookingStatus)
-        raise ValidationFailed({"status": f"One of {options}."}) from None
+@frozen(kw_only=True)
+class BookingListQuery(PageQuery):
+    """Bookings by status, customer, crew member, and start window ``[from, to)``."""
 
-
-def _instant(ctx: Context, name: str) -> datetime | None:
-    raw = ctx.query.get(name)
-    if raw is None:
-        return None
-    try:
-        value: datetime = structure({"t": raw}, _T).t
-    except ValidationFailed as failed:
-        raise ValidationFailed({name: failed.field_errors["t"]}) from None
-    return value
-
-
-@frozen
-class _T:
-    t: datetime
+    status: BookingStatus | None = None
+    customer_id: Id | None = field(default=None, metadata={"description": "one customer's"})
+    crew_id: Id | None = field(
+        default=None, metadata={"description": "a crew member's (team jobs included)"}
+    )
+    from_: datetime | None = field(
+        default=None, metadata={"description": "starting at or after (ISO 8601 with offset)"}
+    )
+    to: datetime | None = field(
+        default=None, metadata={"description": "starting before (ISO 8601 with offset)"}
+    )
 
 
 def get_bookings(ctx: Context) -> Reply:
     """List bookings by status, customer, crew member (``crewId``), start window."""
-    starts_from, starts_until = _instant(ctx, "from"), _instant(ctx, "to")
+    query: BookingListQuery = ctx.query
     filters = {
-        "status": _status(ctx),
-        "customer_id": ctx.query.get("customerId") or None,
-        "crew_id": ctx.query.get("crewId") or None,
-        "starts_from": starts_from,
-        "starts_until": starts_until,
+        "status": query.status,
+        "customer_id": query.customer_id,
+        "crew_id": query.crew_id,
+        "starts_from": query.from_,
+        "starts_until": query.to,
     }
     page: PageRequest = ctx.page_request("bookings", filters)
     with ctx.deps.read() as uow:
         result = uow.bookings.list(ctx.company_id, page, **filters)  # type: ignore[arg-type]
-    return ctx.page_reply(result, lambda b: render_booking(ctx, b))
+    render = ctx.render()
+    return ctx.page_reply(result, lambda b: booking_view(b, render))
 
 
 def get_booking(ctx: Context) -> Reply:
     """One booking, by id or human code, with its activity log."""
     with ctx.deps.read() as uow:
         booking = scheduling.find_booking(uow, ctx.company_id, ctx.path_params["id"])
-    return Reply(render_booking(ctx, booking, activity=True))
+    return Reply(booking_with_activity_view(booking, ctx.render()))
 
 
 def post_cancel(ctx: Context) -> Reply:
@@ -270,7 +231,7 @@ def post_cancel(ctx: Context) -> Reply:
         uow=ctx.uow(),
         clock=ctx.deps.clock,
     )
-    return Reply({"data": [render_booking(ctx, b) for b in changed]})
+    return Reply(cancelled_bookings_view(changed, ctx.render()))
 
 
 def post_reschedule(ctx: Context) -> Reply:
@@ -286,7 +247,7 @@ def post_reschedule(ctx: Context) -> Reply:
         clock=ctx.deps.clock,
         drive=ctx.deps.drive,
     )
-    return Reply({"data": [render_booking(ctx, b, activity=True) for b in changed]})
+    return Reply(rescheduled_bookings_view(changed, ctx.render()))
 
 
 ENDPOINTS = [
@@ -295,17 +256,8 @@ ENDPOINTS = [
         path="/availability",
         scope="catalog:read",
         handler=get_availability,
-        response=AVAILABILITY_SCHEMA,
-        query=(
-            QueryParam("serviceId", "the service (required)"),
-            QueryParam("date", "local date, YYYY-MM-DD (required)"),
-            QueryParam("zip", "5-digit zip of the job (required)"),
-            QueryParam("frequencySlug", "the plan; default one_time"),
-            QueryParam("parameters", "id:quantity,... (job length)"),
-            QueryParam("extras", "id:quantity,... (job length)"),
-            QueryParam("crewIds", "only these members, all together"),
-            QueryParam("days", "multi-day job: 1..14"),
-        ),
+        response=AvailabilityView,
+        query=AvailabilityQuery,
         tag="scheduling",
         summary="Open start times, ranked by drive time",
     ),
@@ -314,15 +266,9 @@ ENDPOINTS = [
         path="/bookings",
         scope="bookings:read",
         handler=get_bookings,
-        response=BOOKING_SCHEMA,
+        response=BookingView,
         paginated=True,
-        query=(
-            QueryParam("status", "scheduled, in_progress, completed or cancelled"),
-            QueryParam("customerId", "bookings of one customer"),
-            QueryParam("crewId", "a crew member's bookings (team jobs included)"),
-            QueryParam("from", "starting at or after (ISO 8601 with offset)"),
-            QueryParam("to", "starting before (ISO 8601 with offset)"),
-        ),
+        query=BookingListQuery,
         tag="scheduling",
         summary="List bookings",
     ),
@@ -331,7 +277,7 @@ ENDPOINTS = [
         path="/bookings",
         scope="bookings:write",
         handler=post_booking,
-        response=CREATED_BOOKING_SCHEMA,
+        response=CreatedBookingView,
         body=BookingBody,
         idempotent=True,
         success_status=201,
@@ -343,7 +289,7 @@ ENDPOINTS = [
         path="/bookings/{id}",
         scope="bookings:read",
         handler=get_booking,
-        response=BOOKING_WITH_ACTIVITY_SCHEMA,
+        response=BookingWithActivityView,
         tag="scheduling",
         summary="Fetch a booking by id or human code",
     ),
@@ -352,7 +298,7 @@ ENDPOINTS = [
         path="/bookings/{id}/cancel",
         scope="bookings:write",
         handler=post_cancel,
-        response=CANCELLED_BOOKINGS_SCHEMA,
+        response=CancelledBookingsView,
         body=CancelBody,
         idempotent=True,
         tag="scheduling",
@@ -363,7 +309,7 @@ ENDPOINTS = [
         path="/bookings/{id}/reschedule",
         scope="bookings:write",
         handler=post_reschedule,
-        response=RESCHEDULED_BOOKINGS_SCHEMA,
+        response=RescheduledBookingsView,
         body=RescheduleBody,
         idempotent=True,
         tag="scheduling",

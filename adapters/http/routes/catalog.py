@@ -9,8 +9,9 @@ from typing import Any
 from attrs import field, frozen
 
 from adapters.http.endpoint import Context, Endpoint, Reply
-from adapters.http.schemas import CATALOG_SCHEMA, PLAN_PRICE_SCHEMA
-from adapters.http.structuring import Code, Id, Zip
+from adapters.http.structuring import Code, Id, Quantity, Zip
+from adapters.http.views.catalog import CatalogView, catalog_view
+from adapters.http.views.prices import PlanPriceView, plan_price_view
 from booking_core.pricing import SelectedItem, Selection
 from booking_core.services.pricing import price_selection
 
@@ -20,7 +21,7 @@ class Item:
     """A chosen parameter or extra and how many."""
 
     id: Id
-    quantity: int = 1
+    quantity: Quantity = 1
 
 
 @frozen(kw_only=True)
@@ -68,7 +69,7 @@ def get_services(ctx: Context) -> Reply:
     """The company's catalog."""
     with ctx.deps.read() as uow:
         catalog = uow.catalogs.get(ctx.company_id)
-    return Reply(ctx.render().catalog(catalog))
+    return Reply(catalog_view(catalog))
 
 
 def post_quote(ctx: Context) -> Reply:
@@ -81,7 +82,7 @@ def post_quote(ctx: Context) -> Reply:
         uow=ctx.deps.read(),
         clock=ctx.deps.clock,
     )
-    return Reply(ctx.render().plan_price(plan))
+    return Reply(plan_price_view(plan))
 
 
 ENDPOINTS = [
@@ -90,7 +91,7 @@ ENDPOINTS = [
         path="/services",
         scope="catalog:read",
         handler=get_services,
-        response=CATALOG_SCHEMA,
+        response=CatalogView,
         tag="catalog",
         summary="The catalog: industries, services, parameters, extras, frequencies, fees",
     ),
@@ -99,7 +100,7 @@ ENDPOINTS = [
         path="/quote",
         scope="catalog:read",
         handler=post_quote,
-        response=PLAN_PRICE_SCHEMA,
+        response=PlanPriceView,
         body=PriceRequest,
         tag="catalog",
         summary="Price a selection: server-authoritative, with coupons and fee rules",

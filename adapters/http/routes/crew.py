@@ -2,29 +2,10 @@
 
 from __future__ import annotations
 
+from adapters.http.deprecation import SERVICE_IDS
 from adapters.http.endpoint import Context, Endpoint, Reply
-from adapters.http.schemas import INSTANT, STRING, STRINGS, closed
-from booking_core.crew import CrewMember, deprecated_service_ids
-
-CREW_MEMBER_SCHEMA = closed(
-    "CrewMember",
-    "An active crew member; every active service not excluded may be given.",
-    {
-        "id": STRING,
-        "name": STRING,
-        "homeZip": STRING,
-        "serviceAreas": STRINGS,
-        "excludedServiceIds": STRINGS,
-        "serviceIds": {
-            **STRINGS,
-            "deprecated": True,
-            "description": "Every active service the member may be given, in full; "
-            "removed after 2027-01-13. Use excludedServiceIds.",
-        },
-        "createdAt": INSTANT,
-        "updatedAt": INSTANT,
-    },
-)
+from adapters.http.queries import PageQuery
+from adapters.http.views.crew import CrewMemberView, crew_member_view
 
 
 def get_crew(ctx: Context) -> Reply:
@@ -33,20 +14,8 @@ def get_crew(ctx: Context) -> Reply:
     with ctx.deps.read() as uow:
         result = uow.crew.list_active(ctx.company_id, page)
         catalog = uow.catalogs.get(ctx.company_id)
-
-    def render(member: CrewMember) -> dict[str, object]:
-        return {
-            "id": member.id,
-            "name": member.name,
-            "homeZip": member.home_zip,
-            "serviceAreas": list(member.service_areas),
-            "excludedServiceIds": sorted(member.excluded_service_ids),
-            "serviceIds": deprecated_service_ids(member, catalog),
-            "createdAt": ctx.render().time(member.created_at),
-            "updatedAt": ctx.render().time(member.updated_at),
-        }
-
-    return ctx.page_reply(result, render)
+    render = ctx.render()
+    return ctx.page_reply(result, lambda member: crew_member_view(member, catalog, render))
 
 
 ENDPOINTS = [
@@ -56,7 +25,9 @@ ENDPOINTS = [
         scope="crews:read",
         handler=get_crew,
         paginated=True,
-        response=CREW_MEMBER_SCHEMA,
+        query=PageQuery,
+        response=CrewMemberView,
+        deprecation=lambda _: SERVICE_IDS,
         tag="crew",
         summary="Active crew members (not teams) with service areas and excluded services",
     )

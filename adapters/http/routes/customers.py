@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from attrs import frozen
+from attrs import field, frozen
 
-from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
-from adapters.http.schemas import CUSTOMER_SCHEMA
+from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.queries import PageQuery
 from adapters.http.structuring import AccessNotes, City, Email, Name, Phone, ShortText, Street, Zip
-from booking_core.customers import Address, Customer
+from adapters.http.views.customers import CustomerView, customer_view
+from booking_core.customers import Address
 from booking_core.services.customers import (
     CreateCustomer,
     create_customer,
@@ -43,22 +44,25 @@ class CustomerBody:
     address: AddressBody | None = None
 
 
-def render_customer(ctx: Context, customer: Customer) -> dict[str, object]:
-    """A customer with churn risk and lifetime statistics from real visits and payments."""
-    with ctx.deps.read() as uow:
-        stats, churn = customer_standing(customer, uow=uow, at=ctx.now())
-    return ctx.render().customer(customer, stats, churn)
+@frozen(kw_only=True)
+class CustomerListQuery(PageQuery):
+    """Customers, optionally searched."""
+
+    search: ShortText | None = field(
+        default=None, metadata={"description": "matches name or email, case-insensitive"}
+    )
 
 
 def get_customers(ctx: Context) -> Reply:
     """List and search customers, each with its statistics (two queries for the page)."""
-    search = ctx.query.get("search") or None
+    query: CustomerListQuery = ctx.query
+    search = query.search or None
     page = ctx.page_request("customers", {"search": search})
     result = list_customers(ctx.company_id, page, search=search, uow=ctx.deps.read())
     with ctx.deps.read() as uow:
         standings = customer_standings(result.items, uow=uow, at=ctx.now())
     render = ctx.render()
-    return ctx.page_reply(result, lambda c: render.customer(c, *standings[c.id]))
+    return ctx.page_reply(result, lambda c: customer_view(c, *standings[c.id], render))
 
 
 def post_customer(ctx: Context) -> Reply:
@@ -76,7 +80,11 @@ def post_customer(ctx: Context) -> Reply:
         clock=ctx.deps.clock,
         phones=ctx.deps.phones,
     )
-    return Reply(render_customer(ctx, customer), 201 if created else 200)
+    # Statistics from real visits and payments: an existing customer may have some.
+    with ctx.deps.read() as uow:
+        stats, churn = customer_standing(customer, uow=uow, at=ctx.now())
+    view = customer_view(customer, stats, churn, ctx.render())
+    return Reply(view, 201 if created else 200)
 
 
 ENDPOINTS = [
@@ -85,9 +93,9 @@ ENDPOINTS = [
         path="/customers",
         scope="customers:read",
         handler=get_customers,
-        response=CUSTOMER_SCHEMA,
+        response=CustomerView,
         paginated=True,
-        query=(QueryParam("search", "matches name or email, case-insensitive"),),
+        query=CustomerListQuery,
         tag="customers",
         summary="List or search customers with churn risk and lifetime statistics",
     ),
@@ -96,7 +104,7 @@ ENDPOINTS = [
         path="/customers",
         scope="customers:write",
         handler=post_customer,
-        response=CUSTOMER_SCHEMA,
+        response=CustomerView,
         body=CustomerBody,
         success_status=201,
         also={200: "the customer with this email already existed (or survived a merge)"},

@@ -7,10 +7,17 @@ from datetime import date
 import attrs
 from attrs import frozen
 
-from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
-from adapters.http.schemas import CAPTURED_LEAD_SCHEMA, LEAD_SCHEMA, LEAD_WITH_TIMELINE_SCHEMA
+from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.queries import PageQuery
 from adapters.http.structuring import Email, Id, Name, Note, Phone, ShortText
-from booking_core.errors import ValidationFailed
+from adapters.http.views.leads import (
+    CapturedLeadView,
+    LeadView,
+    LeadWithTimelineView,
+    captured_lead_view,
+    lead_view,
+    lead_with_timeline_view,
+)
 from booking_core.leads import LeadStage
 from booking_core.services import leads as cases
 
@@ -36,23 +43,22 @@ class LeadPatch:
     follow_up_on: date | None = attrs.field(default=cases.UNSET)  # type: ignore[assignment]
 
 
-def _stage(ctx: Context) -> LeadStage | None:
-    raw = ctx.query.get("stage")
-    if raw is None:
-        return None
-    try:
-        return LeadStage(raw)
-    except ValueError:
-        options = ", ".join(s.value for s in LeadStage)
-        raise ValidationFailed({"stage": f"One of {options}."}) from None
+@frozen(kw_only=True)
+class LeadListQuery(PageQuery):
+    """Enquiries by stage or owner."""
+
+    stage: LeadStage | None = None
+    owner: ShortText | None = attrs.field(default=None, metadata={"description": "who works it"})
 
 
 def get_leads(ctx: Context) -> Reply:
     """List enquiries by stage, owner, or recent change."""
-    stage, owner = _stage(ctx), ctx.query.get("owner") or None
+    query: LeadListQuery = ctx.query
+    stage, owner = query.stage, query.owner
     page = ctx.page_request("leads", {"stage": stage, "owner": owner})
     result = cases.list_leads(ctx.company_id, page, stage=stage, owner=owner, uow=ctx.deps.read())
-    return ctx.page_reply(result, ctx.render().lead)
+    render = ctx.render()
+    return ctx.page_reply(result, lambda lead: lead_view(lead, render))
 
 
 def post_lead(ctx: Context) -> Reply:
@@ -72,15 +78,13 @@ def post_lead(ctx: Context) -> Reply:
         clock=ctx.deps.clock,
         phones=ctx.deps.phones,
     )
-    return Reply(
-        {**ctx.render().lead(lead, timeline=True), "folded": folded}, 200 if folded else 201
-    )
+    return Reply(captured_lead_view(lead, ctx.render(), folded=folded), 200 if folded else 201)
 
 
 def get_lead(ctx: Context) -> Reply:
     """One lead with its full timeline."""
     lead = cases.get_lead(ctx.company_id, ctx.path_params["id"], uow=ctx.deps.read())
-    return Reply(ctx.render().lead(lead, timeline=True))
+    return Reply(lead_with_timeline_view(lead, ctx.render()))
 
 
 def patch_lead(ctx: Context) -> Reply:
@@ -98,7 +102,7 @@ def patch_lead(ctx: Context) -> Reply:
         uow=ctx.deps.uow(),
         clock=ctx.deps.clock,
     )
-    return Reply(ctx.render().lead(lead, timeline=True))
+    return Reply(lead_with_timeline_view(lead, ctx.render()))
 
 
 ENDPOINTS = [
@@ -107,12 +111,9 @@ ENDPOINTS = [
         path="/leads",
         scope="leads:read",
         handler=get_leads,
-        response=LEAD_SCHEMA,
+        response=LeadView,
         paginated=True,
-        query=(
-            QueryParam("stage", "new, contacted, quoted, won or lost"),
-            QueryParam("owner", "who works the lead"),
-        ),
+        query=LeadListQuery,
         tag="leads",
         summary="List enquiries by stage, owner, or recent change",
     ),
@@ -121,7 +122,7 @@ ENDPOINTS = [
         path="/leads",
         scope="leads:write",
         handler=post_lead,
-        response=CAPTURED_LEAD_SCHEMA,
+        response=CapturedLeadView,
         body=LeadBody,
         success_status=201,
         also={200: "the enquiry folded into an open lead with matching contact"},
@@ -133,7 +134,7 @@ ENDPOINTS = [
         path="/leads/{id}",
         scope="leads:read",
         handler=get_lead,
-        response=LEAD_WITH_TIMELINE_SCHEMA,
+        response=LeadWithTimelineView,
         tag="leads",
         summary="One lead with its full timeline",
     ),
@@ -142,7 +143,7 @@ ENDPOINTS = [
         path="/leads/{id}",
         scope="leads:write",
         handler=patch_lead,
-        response=LEAD_WITH_TIMELINE_SCHEMA,
+        response=LeadWithTimelineView,
         body=LeadPatch,
         tag="leads",
         summary="Move stage, reassign, or set a follow-up date",

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from attrs import frozen
+from attrs import field, frozen
 
-from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
-from adapters.http.schemas import PAYMENT_SCHEMA
-from adapters.http.structuring import Id, Note
-from booking_core.errors import ValidationFailed
+from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.queries import PageQuery
+from adapters.http.structuring import Cents, Id, Note
+from adapters.http.views.payments import PaymentView, payment_view
 from booking_core.ledger import Kind, Method
 from booking_core.services import payments as cases
 
@@ -22,7 +22,7 @@ class PaymentBody:
 
     booking_id: Id
     kind: Kind
-    amount_cents: int
+    amount_cents: Cents
     method: Method | None = None
     note: Note = ""
     reverses: Id | None = None
@@ -37,38 +37,34 @@ class ReversalBody:
     note: Note
 
 
-def _window(ctx: Context) -> tuple[datetime | None, datetime | None]:
-    bounds: list[datetime | None] = []
-    errors: dict[str, str] = {}
-    for name in ("from", "to"):
-        raw = ctx.query.get(name)
-        value = None
-        if raw is not None:
-            try:
-                value = datetime.fromisoformat(raw)
-            except ValueError:
-                value = None
-            if value is None or value.utcoffset() is None:
-                errors[name] = "An ISO 8601 time with a UTC offset."
-        bounds.append(value)
-    if errors:
-        raise ValidationFailed(errors)
-    return bounds[0], bounds[1]
+@frozen(kw_only=True)
+class PaymentListQuery(PageQuery):
+    """Ledger entries by customer, booking, or creation window ``[from, to)``."""
+
+    customer_id: Id | None = field(default=None, metadata={"description": "one customer's"})
+    booking_id: Id | None = field(default=None, metadata={"description": "one booking's"})
+    from_: datetime | None = field(
+        default=None, metadata={"description": "created at or after (ISO 8601 with offset)"}
+    )
+    to: datetime | None = field(
+        default=None, metadata={"description": "created before (ISO 8601 with offset)"}
+    )
 
 
 def get_payments(ctx: Context) -> Reply:
     """The ledger, filtered by customer, booking, or date window ``[from, to)``."""
-    created_from, created_until = _window(ctx)
+    query: PaymentListQuery = ctx.query
     filters = {
-        "customer_id": ctx.query.get("customerId") or None,
-        "booking_id": ctx.query.get("bookingId") or None,
-        "created_from": created_from,
-        "created_until": created_until,
+        "customer_id": query.customer_id,
+        "booking_id": query.booking_id,
+        "created_from": query.from_,
+        "created_until": query.to,
     }
     page = ctx.page_request("payments", filters)
     with ctx.deps.read() as uow:
         result = uow.payments.list(ctx.company_id, page, **filters)  # type: ignore[arg-type]
-    return ctx.page_reply(result, ctx.render().payment)
+    render = ctx.render()
+    return ctx.page_reply(result, lambda entry: payment_view(entry, render))
 
 
 def post_payment(ctx: Context) -> Reply:
@@ -88,7 +84,7 @@ def post_payment(ctx: Context) -> Reply:
         uow=ctx.uow(),
         clock=ctx.deps.clock,
     )
-    return Reply(ctx.render().payment(entry), 201)
+    return Reply(payment_view(entry, ctx.render()), 201)
 
 
 def patch_payments(ctx: Context) -> Reply:
@@ -99,7 +95,7 @@ def patch_payments(ctx: Context) -> Reply:
         uow=ctx.uow(),
         clock=ctx.deps.clock,
     )
-    return Reply(ctx.render().payment(entry), 201)
+    return Reply(payment_view(entry, ctx.render()), 201)
 
 
 ENDPOINTS = [
@@ -108,14 +104,9 @@ ENDPOINTS = [
         path="/payments",
         scope="payments:read",
         handler=get_payments,
-        response=PAYMENT_SCHEMA,
+        response=PaymentView,
         paginated=True,
-        query=(
-            QueryParam("customerId", "entries of one customer"),
-            QueryParam("bookingId", "entries of one booking"),
-            QueryParam("from", "created at or after (ISO 8601 with offset)"),
-            QueryParam("to", "created before (ISO 8601 with offset)"),
-        ),
+        query=PaymentListQuery,
         tag="payments",
         summary="The ledger, filtered by customer, booking, or date",
     ),
@@ -124,7 +115,7 @@ ENDPOINTS = [
         path="/payments",
         scope="payments:write",
         handler=post_payment,
-        response=PAYMENT_SCHEMA,
+        response=PaymentView,
         body=PaymentBody,
         idempotent=True,
         success_status=201,
@@ -136,7 +127,7 @@ ENDPOINTS = [
         path="/payments",
         scope="payments:write",
         handler=patch_payments,
-        response=PAYMENT_SCHEMA,
+        response=PaymentView,
         body=ReversalBody,
         idempotent=True,
         success_status=201,

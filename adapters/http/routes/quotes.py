@@ -5,12 +5,19 @@ from __future__ import annotations
 import enum
 from datetime import datetime
 
-from attrs import frozen
+from attrs import field, frozen
 
-from adapters.http.endpoint import Context, Endpoint, QueryParam, Reply
+from adapters.http.deprecation import CONVERT_BY_BOOKING_ID
+from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.queries import PageQuery
 from adapters.http.routes.catalog import Item, selection_of
-from adapters.http.schemas import QUOTE_SCHEMA, QUOTE_WITH_FOLLOW_UPS_SCHEMA
-from adapters.http.structuring import Code, Id, Note, ShortText, Zip
+from adapters.http.structuring import Cents, Code, Id, Note, ShortText, Zip
+from adapters.http.views.quotes import (
+    QuoteView,
+    QuoteWithFollowUpsView,
+    quote_view,
+    quote_with_follow_ups_view,
+)
 from booking_core import conversion
 from booking_core.errors import ValidationFailed
 from booking_core.pricing import Selection
@@ -24,7 +31,7 @@ class ManualLineBody:
     """A hand-priced line."""
 
     description: ShortText
-    amount_cents: int
+    amount_cents: Cents
 
 
 @frozen(kw_only=True)
@@ -75,26 +82,28 @@ class ActionBody:
     start_iso: datetime | None = None
     service_id: Id | None = None
     manual_fee_ids: tuple[Id, ...] = ()
-    booking_id: Id | None = None
+    booking_id: Id | None = field(
+        default=None,
+        metadata={"deprecated": True, "description": "deprecated: convert with startIso"},
+    )
 
 
-def _status(ctx: Context) -> QuoteStatus | None:
-    raw = ctx.query.get("status")
-    if raw is None:
-        return None
-    try:
-        return QuoteStatus(raw)
-    except ValueError:
-        options = ", ".join(s.value for s in QuoteStatus)
-        raise ValidationFailed({"status": f"One of {options}."}) from None
+@frozen(kw_only=True)
+class QuoteListQuery(PageQuery):
+    """Quotes by status, lead or customer."""
+
+    status: QuoteStatus | None = None
+    lead_id: Id | None = field(default=None, metadata={"description": "one lead's"})
+    customer_id: Id | None = field(default=None, metadata={"description": "one customer's"})
 
 
 def get_quotes(ctx: Context) -> Reply:
     """List quotes by status, lead or customer."""
+    query: QuoteListQuery = ctx.query
     filters = {
-        "status": _status(ctx),
-        "lead_id": ctx.query.get("leadId") or None,
-        "customer_id": ctx.query.get("customerId") or None,
+        "status": query.status,
+        "lead_id": query.lead_id,
+        "customer_id": query.customer_id,
     }
     page = ctx.page_request("quotes", filters)
     with ctx.deps.read() as uow:
@@ -105,7 +114,7 @@ def get_quotes(ctx: Context) -> Reply:
             **filters,  # type: ignore[arg-type]
         )
     now, render = ctx.now(), ctx.render()
-    return ctx.page_reply(result, lambda q: render.quote(q, now))
+    return ctx.page_reply(result, lambda q: quote_view(q, now, render))
 
 
 def post_quote(ctx: Context) -> Reply:
@@ -128,14 +137,14 @@ def post_quote(ctx: Context) -> Reply:
         uow=ctx.uow(),
         clock=ctx.deps.clock,
     )
-    return Reply(ctx.render().quote(quote, ctx.now(), follow_ups=True), 201)
+    return Reply(quote_with_follow_ups_view(quote, ctx.now(), ctx.render()), 201)
 
 
 def get_quote(ctx: Context) -> Reply:
     """One quote and its scheduled follow-ups."""
     with ctx.deps.read() as uow:
         quote = uow.quotes.get(ctx.company_id, ctx.path_params["id"])
-    return Reply(ctx.render().quote(quote, ctx.now(), follow_ups=True))
+    return Reply(quote_with_follow_ups_view(quote, ctx.now(), ctx.render()))
 
 
 def post_quote_action(ctx: Context) -> Reply:
@@ -157,8 +166,7 @@ def post_quote_action(ctx: Context) -> Reply:
             clock=ctx.deps.clock,
             drive=ctx.deps.drive,
         )
-        reply = ctx.render().quote(converted, ctx.now(), follow_ups=True)
-        return Reply({**reply, "bookingId": converted.booking_id})
+        return Reply(quote_with_follow_ups_view(converted, ctx.now(), ctx.render()))
     unused = {
         "startIso": body.start_iso is not None,
         "serviceId": body.service_id is not None,
@@ -175,7 +183,7 @@ def post_quote_action(ctx: Context) -> Reply:
         uow=ctx.uow(),
         clock=ctx.deps.clock,
     )
-    return Reply(ctx.render().quote(quote, ctx.now(), follow_ups=True))
+    return Reply(quote_with_follow_ups_view(quote, ctx.now(), ctx.render()))
 
 
 ENDPOINTS = [
@@ -184,13 +192,9 @@ ENDPOINTS = [
         path="/quotes",
         scope="quotes:read",
         handler=get_quotes,
-        response=QUOTE_SCHEMA,
+        response=QuoteView,
         paginated=True,
-        query=(
-            QueryParam("status", "draft, sent, accepted, declined, expired or converted"),
-            QueryParam("leadId", "quotes of one lead"),
-            QueryParam("customerId", "quotes of one customer"),
-        ),
+        query=QuoteListQuery,
         tag="quotes",
         summary="List quotes by status, lead, or customer",
     ),
@@ -199,7 +203,7 @@ ENDPOINTS = [
         path="/quotes",
         scope="quotes:write",
         handler=post_quote,
-        response=QUOTE_WITH_FOLLOW_UPS_SCHEMA,
+        response=QuoteWithFollowUpsView,
         body=QuoteBody,
         idempotent=True,
         success_status=201,
@@ -211,7 +215,7 @@ ENDPOINTS = [
         path="/quotes/{id}",
         scope="quotes:read",
         handler=get_quote,
-        response=QUOTE_WITH_FOLLOW_UPS_SCHEMA,
+        response=QuoteWithFollowUpsView,
         tag="quotes",
         summary="One quote and its scheduled follow-ups",
     ),
@@ -220,9 +224,10 @@ ENDPOINTS = [
         path="/quotes/{id}",
         scope="quotes:write",
         handler=post_quote_action,
-        response=QUOTE_WITH_FOLLOW_UPS_SCHEMA,
+        response=QuoteWithFollowUpsView,
         body=ActionBody,
         body_scopes=lambda body: ("bookings:write",) if body.action is Action.CONVERT else (),
+        deprecation=lambda body: CONVERT_BY_BOOKING_ID if body.booking_id is not None else None,
         idempotent=True,
         tag="quotes",
         summary="Act on a quote: send, accept, reject, convert (also bookings:write), "

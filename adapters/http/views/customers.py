@@ -1,0 +1,134 @@
+"""Customers as answers: addresses, churn risk and lifetime statistics (``/customers``;
+the address also appears on a booking)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from attrs import frozen
+
+from adapters.http.jsonschema import Keywords
+from adapters.http.views.base import Cents, Count, RenderContext, ZipCode
+from booking_core.customers import (
+    Address,
+    ChurnLevel,
+    ChurnRisk,
+    Customer,
+    Lifetime,
+    SavedAddress,
+)
+
+Score = Annotated[int, Keywords(minimum=0, maximum=100)]
+
+
+@frozen
+class AddressView:
+    """A US street address."""
+
+    line1: str
+    line2: str
+    city: str
+    state: str
+    zip: ZipCode
+    access_notes: str
+
+
+@frozen
+class SavedAddressView(AddressView):
+    """An address kept on a customer's record."""
+
+    id: str
+    default: bool
+
+
+@frozen
+class ChurnRiskView:
+    """Churn risk: a score of 0..100 and its level."""
+
+    level: ChurnLevel
+    score: Score
+
+
+@frozen
+class LifetimeView:
+    """Lifetime statistics over every visit."""
+
+    bookings: Count
+    completed: Count
+    cancelled: Count
+    paid_cents: Cents
+    first_visit_at: datetime | None
+    last_visit_at: datetime | None
+    next_visit_at: datetime | None
+
+
+@frozen
+class CustomerView:
+    """A customer with churn risk and lifetime statistics."""
+
+    id: str
+    name: str
+    email: str
+    phone: str | None
+    addresses: tuple[SavedAddressView, ...]
+    default_address_id: str | None
+    created_at: datetime
+    updated_at: datetime
+    churn_risk: ChurnRiskView
+    lifetime: LifetimeView
+
+
+def address_view(a: Address) -> AddressView:
+    """The view of a street address."""
+    return AddressView(
+        line1=a.line1,
+        line2=a.line2,
+        city=a.city,
+        state=a.state,
+        zip=a.zip,
+        access_notes=a.access_notes,
+    )
+
+
+def saved_address_view(saved: SavedAddress, *, default: bool) -> SavedAddressView:
+    """The view of an address on a customer's record; ``default`` if it is theirs."""
+    a = saved.address
+    return SavedAddressView(
+        line1=a.line1,
+        line2=a.line2,
+        city=a.city,
+        state=a.state,
+        zip=a.zip,
+        access_notes=a.access_notes,
+        id=saved.id,
+        default=default,
+    )
+
+
+def customer_view(
+    c: Customer, lifetime: Lifetime, churn: ChurnRisk, ctx: RenderContext
+) -> CustomerView:
+    """The view of a customer with the statistics its visits and payments give."""
+    return CustomerView(
+        id=c.id,
+        name=c.name,
+        email=c.email,
+        phone=c.phone,
+        addresses=tuple(
+            saved_address_view(s, default=s.id == c.default_address_id) for s in c.addresses
+        ),
+        default_address_id=c.default_address_id,
+        created_at=ctx.time(c.created_at),
+        updated_at=ctx.time(c.updated_at),
+        churn_risk=ChurnRiskView(level=churn.level, score=churn.score),
+        lifetime=LifetimeView(
+            bookings=lifetime.bookings,
+            completed=lifetime.completed,
+            cancelled=lifetime.cancelled,
+            paid_cents=lifetime.paid_cents,
+            first_visit_at=ctx.time(lifetime.first_visit_at),
+            last_visit_at=ctx.time(lifetime.last_visit_at),
+            next_visit_at=ctx.time(lifetime.next_visit_at),
+        ),
+    )

@@ -1,0 +1,358 @@
+"""Malformed requests, table-driven, on SQLite and PostgreSQL: each is a 400
+``invalid_request`` naming the field (or a 413), never a 500, and writes nothing."""
+
+from __future__ import annotations
+
+import json
+import socket
+from typing import Any
+
+import httpx
+import pytest
+from attrs import frozen
+
+from tests.e2e.support import API, Stack, error_of, idem, unique_email
+
+STANDARD = "svc_standard_clean"
+GOOD_ADDRESS = {"line1": "1 Main St", "city": "New York", "state": "NY", "zip": "10001"}
+
+
+@frozen
+class Case:
+    """One malformed request and the field paths its answer must name."""
+
+    name: str
+    method: str
+    path: str
+    fields: frozenset[str]
+    body: Any = None
+    raw: bytes | None = None
+    params: dict[str, str] | None = None
+    headers: dict[str, str] | None = None
+
+
+def _customer(**fields: Any) -> dict[str, Any]:
+    return {"name": "Malformed Case", "email": unique_email("malformed"), **fields}
+
+
+def _booking(**fields: Any) -> dict[str, Any]:
+    return {
+        "serviceId": STANDARD,
+        "frequencySlug": "one_time",
+        "startIso": "2030-01-08T10:00:00-05:00",
+        "customer": {"name": "Malformed Case", "email": unique_email("malformed")},
+        "address": GOOD_ADDRESS,
+        **fields,
+    }
+
+
+def _nested(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+CASES = [
+    # A wrong JSON type anywhere: nothing is coerced, a string is never split.
+    Case("address array", "POST", "/customers", frozenset({"address"}), _customer(address=[])),
+    Case("address string", "POST", "/customers", frozenset({"address"}), _customer(address="x")),
+    Case(
+        "customer and address strings",
+        "POST",
+        "/bookings",
+        frozenset({"customer", "address"}),
+        _booking(customer="Ann", address="1 Main St"),
+    ),
+    Case(
+        "extras string",
+        "POST",
+        "/quote",
+        frozenset({"extras"}),
+        {"serviceId": STANDARD, "extras": "abc"},
+    ),
+    Case(
+        "extras items strings",
+        "POST",
+        "/quote",
+        frozenset({"extras.0"}),
+        {"serviceId": STANDARD, "extras": ["ext_fridge"]},
+    ),
+    Case(
+        "parameters object",
+        "POST",
+        "/quote",
+        frozenset({"parameters"}),
+        {"serviceId": STANDARD, "parameters": {"id": "par_bedrooms"}},
+    ),
+    Case(
+        "manual lines items strings",
+        "POST",
+        "/quotes",
+        frozenset({"manualLines.0"}),
+        {"customerId": "cus_x", "manualLines": ["Deep clean"]},
+    ),
+    Case(
+        "crew ids string", "POST", "/bookings", frozenset({"crewIds"}), _booking(crewIds="crew_a")
+    ),
+    Case(
+        "quantity string",
+        "POST",
+        "/quote",
+        frozenset({"parameters.0.quantity"}),
+        {"serviceId": STANDARD, "parameters": [{"id": "par_bedrooms", "quantity": "2"}]},
+    ),
+    # Text a database cannot store.
+    Case("NUL in name", "POST", "/customers", frozenset({"name"}), _customer(name="A\x00B")),
+    Case(
+        "lone surrogate in name",
+        "POST",
+        "/customers",
+        frozenset({"name"}),
+        raw=b'{"name": "A\\ud800", "email": "surrogate@example.com"}',
+    ),
+    Case(
+        "NUL in a key",
+        "POST",
+        "/customers",
+        frozenset({"body", "x\x00"}),
+        raw=b'{"name": "A", "email": "nulkey@example.com", "x\\u0000": 1}',
+    ),
+    # Nesting, numbers, dates.
+    Case(
+        "nested 40 deep",
+        "POST",
+        "/quote",
+        frozenset({"serviceId", "serviceId" + ".0" * 31}),
+        {"serviceId": _nested(40)},
+    ),
+    Case("nested 5000 deep", "POST", "/quote", frozenset({"body"}), raw=b"[" * 5000 + b"]" * 5000),
+    Case(
+        "quantity beyond 64 bits",
+        "POST",
+        "/quote",
+        frozenset({"parameters.0.quantity"}),
+        {"serviceId": STANDARD, "parameters": [{"id": "par_bedrooms", "quantity": 2**64}]},
+    ),
+    Case(
+        "cents over the ceiling",
+        "POST",
+        "/payments",
+        frozenset({"amountCents"}),
+        {"bookingId": "bkg_x", "kind": "PAYMENT", "method": "CASH", "amountCents": 10**9},
+    ),
+    Case(
+        "cents beyond 64 bits",
+        "POST",
+        "/payments",
+        frozenset({"amountCents"}),
+        {"bookingId": "bkg_x", "kind": "PAYMENT", "method": "CASH", "amountCents": 2**70},
+    ),
+    Case(
+        "a float for a whole number", "POST", "/bookings", frozenset({"days"}), _booking(days=1.0)
+    ),
+    Case("NaN", "POST", "/quote", frozenset({"body"}), raw=b'{"serviceId": NaN}'),
+    Case(
+        "year 1",
+        "POST",
+        "/bookings",
+        frozenset({"startIso"}),
+        _booking(startIso="0001-01-01T10:00:00+00:00"),
+    ),
+    Case(
+        "year 9999",
+        "POST",
+        "/bookings",
+        frozenset({"startIso"}),
+        _booking(startIso="9999-12-31T10:00:00+00:00"),
+    ),
+    Case(
+        "naive time",
+        "POST",
+        "/bookings",
+        frozenset({"startIso"}),
+        _booking(startIso="2030-01-08T10:00:00"),
+    ),
+    # Query strings.
+    Case(
+        "Arabic-Indic digit limit",
+        "GET",
+        "/customers",
+        frozenset({"limit"}),
+        params={"limit": "\u0663"},
+    ),
+    Case("limit zero", "GET", "/customers", frozenset({"limit"}), params={"limit": "0"}),
+    Case("limit huge", "GET", "/customers", frozenset({"limit"}), params={"limit": "9" * 40}),
+    Case(
+        "availability on year 1",
+        "GET",
+        "/availability",
+        frozenset({"date"}),
+        params={"serviceId": STANDARD, "date": "0001-01-01", "zip": "10001"},
+    ),
+    Case(
+        "availability on 9999-12-31",
+        "GET",
+        "/availability",
+        frozenset({"date"}),
+        params={"serviceId": STANDARD, "date": "9999-12-31", "zip": "10001"},
+    ),
+    Case(
+        "availability zip in other digits",
+        "GET",
+        "/availability",
+        frozenset({"zip"}),
+        params={
+            "serviceId": STANDARD,
+            "date": "2030-01-08",
+            "zip": "\u0661\u0660\u0660\u0660\u0661",
+        },
+    ),
+    Case(
+        "bookings from year 9999",
+        "GET",
+        "/bookings",
+        frozenset({"from"}),
+        params={"from": "9999-12-31T23:59:59-12:00"},
+    ),
+    Case(
+        "updatedSince year 1",
+        "GET",
+        "/customers",
+        frozenset({"updatedSince"}),
+        params={"updatedSince": "0001-01-01T00:00:00+14:00"},
+    ),
+    Case(
+        "misspelt filter", "GET", "/bookings", frozenset({"stauts"}), params={"stauts": "cancelled"}
+    ),
+    Case(
+        "unknown parameter on the catalog", "GET", "/services", frozenset({"x"}), params={"x": "1"}
+    ),
+    Case("NUL in a filter", "GET", "/customers", frozenset({"search"}), params={"search": "a\x00"}),
+    Case("bad enum filter", "GET", "/quotes", frozenset({"status"}), params={"status": "lost"}),
+    # The body's envelope.
+    Case(
+        "form-encoded body",
+        "POST",
+        "/customers",
+        frozenset({"Content-Type"}),
+        raw=b"name=A&email=form@example.com",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    ),
+    Case(
+        "duplicate keys",
+        "POST",
+        "/customers",
+        frozenset({"name"}),
+        raw=b'{"name": "A", "name": "B", "email": "dup@example.com"}',
+    ),
+    # Every field problem in one answer.
+    Case(
+        "too-long name and bad email together",
+        "POST",
+        "/customers",
+        frozenset({"name", "email"}),
+        {"name": "x" * 201, "email": "not-an-email"},
+    ),
+    Case(
+        "too-long customer name and bad email in a booking",
+        "POST",
+        "/bookings",
+        frozenset({"customer.name", "customer.email"}),
+        _booking(customer={"name": "x" * 201, "email": "nope"}),
+    ),
+]
+
+
+def _send(client: httpx.Client, case: Case) -> httpx.Response:
+    headers = {**idem(), **(case.headers or {})}
+    if case.raw is not None:
+        headers.setdefault("content-type", "application/json")
+        content = case.raw
+    elif case.body is not None:
+        headers.setdefault("content-type", "application/json")
+        content = json.dumps(case.body).encode()
+    else:
+        content = None
+    return client.request(
+        case.method, f"{API}{case.path}", content=content, params=case.params, headers=headers
+    )
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_a_malformed_request_is_invalid_request_naming_the_field(api: httpx.Client, case: Case):
+    response = _send(api, case)
+    error = error_of(response, 400, "invalid_request")
+    assert set(error["fieldErrors"]) == case.fields, error
+
+
+def test_malformed_writes_leave_nothing_behind(api: httpx.Client):
+    before = api.get(f"{API}/customers", params={"limit": "200"}).json()["data"]
+    for case in CASES:
+        if case.method == "POST":
+            assert _send(api, case).status_code == 400, case.name
+    after = api.get(f"{API}/customers", params={"limit": "200"}).json()["data"]
+    assert [c["id"] for c in after] == [c["id"] for c in before]
+
+
+@pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
+def test_a_body_over_the_limit_is_413_while_it_streams(api: httpx.Client, chunked: bool):
+    big = b'{"serviceId": "' + b"a" * 1_100_000 + b'"}'
+
+    def stream():  # httpx sends a generator with Transfer-Encoding: chunked
+        for start in range(0, len(big), 65_536):
+            yield big[start : start + 65_536]
+
+    response = api.post(
+        f"{API}/quote",
+        content=stream() if chunked else big,
+        headers={"content-type": "application/json"},
+    )
+    error_of(response, 413, "payload_too_large")
+
+
+def _answer_without_sending_the_body(stack: Stack, headers: dict[str, str]) -> bytes:
+    """Send only the head of a POST announcing a large body, and read what comes back: a
+    server that waited for the body would time out here."""
+    url = httpx.URL(stack.base_url)
+    head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+    with socket.create_connection((url.host, url.port), timeout=10) as sock:
+        sock.sendall(
+            f"POST {API}/customers HTTP/1.1\r\nHost: {url.host}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: 900000\r\n{head}\r\n".encode()
+        )
+        return sock.recv(65_536)
+
+
+def test_an_unauthenticated_request_is_refused_before_its_body_is_read(stack: Stack):
+    answer = _answer_without_sending_the_body(stack, {})
+    assert answer.startswith(b"HTTP/1.1 401"), answer[:200]
+
+
+def test_a_declared_length_over_the_limit_is_413_before_the_body_is_read(stack: Stack):
+    url = httpx.URL(stack.base_url)
+    with socket.create_connection((url.host, url.port), timeout=10) as sock:
+        sock.sendall(
+            f"POST {API}/customers HTTP/1.1\r\nHost: {url.host}\r\n"
+            f"Authorization: Bearer {stack.key}\r\nContent-Type: application/json\r\n"
+            f"Content-Length: 5000000\r\n\r\n".encode()
+        )
+        answer = sock.recv(65_536)
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+
+
+def test_a_missing_id_a_stale_id_and_a_foreign_id_answer_one_text(stack: Stack, api: httpx.Client):
+    with stack.client(stack.other_key) as other:
+        theirs = other.post(f"{API}/customers", json=_customer()).json()["id"]
+    answers = [
+        api.get(f"{API}/bookings/{ident}").json()["error"]["message"]
+        for ident in ("bkg_nope", "SC-ZZZZZ", "bkg_" + "0" * 24, "%00")
+    ]
+    assert len(set(answers)) == 1
+    assert all("bkg_nope" not in text for text in answers)
+    lead = api.get(f"{API}/leads/lead_nope").json()["error"]
+    foreign = api.get(f"{API}/leads/{theirs}").json()["error"]
+    assert lead["message"] == foreign["message"]
+    assert lead["code"] == "not_found"
+    route = api.get(f"{API}/no-such-route")
+    assert error_of(route, 404, "not_found")
