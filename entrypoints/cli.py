@@ -1,5 +1,4 @@
-"""The ``booking`` command: migrate, demo data, companies and API keys (serve arrives with
-the HTTP layer).
+"""The ``booking`` command: serve, migrate, demo data, companies, API keys and plans.
 
 Bad input is one clear line on stderr and exit status 2, never a traceback; a fault
 outside the caller's control (an unreachable database) is one line and exit status 1.
@@ -10,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import socket
 import sys
@@ -24,18 +24,33 @@ from booking_core.errors import DomainError, NotFoundError, ValidationFailed
 from booking_core.services import companies as cases
 from booking_core.services.plan_upkeep import extend_plans
 from entrypoints.bootstrap import Container, bootstrap
+from entrypoints.settings import WILDCARD_HOSTS, ConfigError, local_url
 
 EXIT_USAGE = 2
 EXIT_FAULT = 1
+SELF_MIGRATING = frozenset({"migrate", "demo"})
+"""Commands that migrate the database themselves; every other one needs it migrated."""
 
 
 class UsageError(Exception):
     """Bad input from the person at the terminal."""
 
 
+class PlansNotExtended(Exception):
+    """``plans extend`` found plans but could extend none of them (exit status 1)."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         raise UsageError(message)
+
+
+def _flag(path: str, args: argparse.Namespace | None) -> str:
+    """A core field path as the person typed it: ``tax_rate_bps`` -> ``--tax-rate-bps``
+    when the command has that flag, else the path as the core names it."""
+    if args is not None and path in vars(args):
+        return "--" + path.replace("_", "-")
+    return path
 
 
 def _progress(stream: TextIO) -> Callable[[str], None]:
@@ -101,19 +116,24 @@ class Cli:
 
     def run(self, argv: Sequence[str]) -> int:
         """Parse ``argv`` and run the command; return the exit status."""
+        args: argparse.Namespace | None = None
         try:
             args = self.parser().parse_args(argv)
             container = self._factory()
             try:
+                if args.command not in SELF_MIGRATING:
+                    _require_migrated(container)
                 handler: Callable[[Container, argparse.Namespace], None] = args.handler
                 handler(container, args)
             finally:
                 container.close()
-        except UsageError as error:
+        except (UsageError, ConfigError) as error:
             print(f"booking: {error}", file=self.err)
             return EXIT_USAGE
         except ValidationFailed as error:
-            detail = "; ".join(f"{field}: {text}" for field, text in error.field_errors.items())
+            detail = "; ".join(
+                f"{_flag(path, args)}: {text}" for path, text in error.field_errors.items()
+            )
             print(f"booking: {detail or error.message}", file=self.err)
             return EXIT_USAGE
         except DomainError as error:
@@ -132,8 +152,8 @@ class Cli:
         commands = root.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
         serve = commands.add_parser("serve", help="serve the API with uvicorn")
-        serve.add_argument("--host", default="127.0.0.1")
-        serve.add_argument("--port", type=int, default=8000)
+        serve.add_argument("--host", help="default: BOOKING_HOST, else 127.0.0.1")
+        serve.add_argument("--port", type=int, help="default: BOOKING_PORT, else 8000")
         serve.add_argument("--workers", type=int, default=1)
         serve.set_defaults(handler=self.serve)
 
@@ -202,11 +222,19 @@ class Cli:
 
         if not 1 <= args.workers <= 64:
             raise UsageError("--workers takes 1 to 64")
+        host = args.host or container.settings.host
+        port = container.settings.port if args.port is None else args.port
+        if not 1 <= port <= 65535:
+            raise UsageError("--port takes 1 to 65535")
         cursor_secret()  # one secret in the environment, inherited by every worker
-        address = f"http://{args.host}:{args.port}"
+        # The app is imported by uvicorn (in each worker) and reads its settings from the
+        # environment: hand it the address, so its links and OpenAPI `servers` entry name
+        # this host and port (unless BOOKING_BASE_URL says otherwise).
+        os.environ["BOOKING_HOST"] = host
+        os.environ["BOOKING_PORT"] = str(port)
         ready = threading.Thread(
             target=_announce_when_listening,
-            args=(args.host, args.port, address, self.err),
+            args=(WILDCARD_HOSTS.get(host, host), port, local_url(host, port), self.err),
             daemon=True,
         )
         ready.start()
@@ -215,8 +243,8 @@ class Cli:
         signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
         uvicorn.run(
             "entrypoints.asgi:app",
-            host=args.host,
-            port=args.port,
+            host=host,
+            port=port,
             workers=args.workers,
             log_level="warning",
             timeout_graceful_shutdown=30,
@@ -257,6 +285,7 @@ class Cli:
             print(f"{d.company.name} ({d.company.slug}, {d.company.id})", file=self.out)
             print(f"  API key (full access, shown once): {d.api_key}", file=self.out)
         print(f"\nAPI:      {base}/api/v1   (OpenAPI: {base}/api/openapi.json)", file=self.out)
+        print(f"Docs:     {base}/docs   (the API reference, in the browser)", file=self.out)
         print(
             f"Try it:   curl -H 'Authorization: Bearer {made[0].api_key}' {base}/api/v1/services",
             file=self.out,
@@ -289,13 +318,19 @@ class Cli:
             print(f"created {company.slug} ({company.id})", file=self.out)
 
     def plans_extend(self, container: Container, args: argparse.Namespace) -> None:
-        """``booking plans extend``: add the visits of every plan up to the horizon."""
+        """``booking plans extend``: add the visits of every plan up to the horizon.
+
+        A plan that cannot be extended is skipped, named on stderr with why, and counted;
+        the others are still extended. Exit status 0, unless plans were found and every
+        one of them was skipped (then 1: nothing could be done).
+        """
         if args.company:
             company_ids = [self._company_id(container, args.company)]
         else:
             with container.reader() as uow:
                 company_ids = [c.id for c in uow.companies.list_all()]
-        report = []
+        report: list[dict[str, object]] = []
+        added = 0
         for company_id in company_ids:
             for result in extend_plans(
                 company_id, uow_factory=container.uow, clock=container.clock
@@ -308,14 +343,20 @@ class Cli:
                         "problem": result.problem,
                     }
                 )
+                added += result.added or 0
+        skipped = [r for r in report if r["problem"]]
+        for row in skipped:
+            print(f"booking: skipped plan {row['planId']}: {row['problem']}", file=self.err)
         if args.json:
-            self._json({"plans": report})
-            return
-        added = sum(int(r["added"] or 0) for r in report)
-        print(f"booking: {len(report)} plans checked, {added} visits added", file=self.out)
-        for row in report:
-            if row["problem"]:
-                print(f"  {row['planId']}: {row['problem']}", file=self.err)
+            self._json({"plans": report, "added": added, "skipped": len(skipped)})
+        else:
+            print(
+                f"booking: {len(report)} plans checked, {added} visits added, "
+                f"{len(skipped)} skipped",
+                file=self.out,
+            )
+        if report and len(skipped) == len(report):
+            raise PlansNotExtended(f"none of the {len(report)} plans could be extended")
 
     def _company_id(self, container: Container, slug: str) -> str:
         try:
@@ -373,6 +414,15 @@ class Cli:
             company_id, args.key_id, uow=container.uow(), clock=container.clock
         )
         self._show_issued(issued, args.json)
+
+
+def _require_migrated(container: Container) -> None:
+    database = container.database
+    if not database.is_migrated():
+        raise UsageError(
+            f"database {database.location} is not migrated: run 'booking migrate' to set it"
+            " up, or point BOOKING_DATABASE_URL at the database you meant"
+        )
 
 
 def _announce_when_listening(host: str, port: int, address: str, err: TextIO) -> None:

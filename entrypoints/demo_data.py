@@ -100,7 +100,7 @@ CUSTOMERS = (
     ),
 )
 
-LEADS = (
+LEADS: tuple[tuple[str, str | None, str | None, str], ...] = (
     ("Katherine Johnson", "katherine@example.com", None, "Deep clean before we move in?"),
     ("Dorothy Vaughan", None, "(312) 555-0104", "Weekly cleaning for a 3-bed house"),
 )
@@ -203,13 +203,13 @@ def load_demo(
                     phones=container.phones,
                 )
             _add_crew(container, company, CREW[slug])
-            for person, email, phone, message in LEADS:
+            for person, lead_email, lead_phone, message in LEADS:
                 capture_lead(
                     CaptureLead(
                         company_id=company.id,
                         name=person,
-                        email=email,
-                        phone=phone,
+                        email=lead_email,
+                        phone=lead_phone,
                         message=message,
                         source="demo",
                     ),

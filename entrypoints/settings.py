@@ -11,6 +11,36 @@ from attrs import frozen
 DEFAULT_DATABASE_FILE = "booking.sqlite3"
 
 
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8000
+# A server bound to every interface is reached, from this machine, on loopback.
+WILDCARD_HOSTS = {"0.0.0.0": "127.0.0.1", "::": "::1"}
+
+
+class ConfigError(ValueError):
+    """An environment variable holds a value the service cannot use."""
+
+
+def local_url(host: str, port: int) -> str:
+    """The address a person on this machine opens to reach a server on ``host:port``."""
+    host = WILDCARD_HOSTS.get(host, host)
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+def _port(text: str | None) -> int:
+    if text is None or not text.strip():
+        return DEFAULT_PORT
+    try:
+        port = int(text)
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise ConfigError(f"BOOKING_PORT must be a port number from 1 to 65535, not {text!r}")
+    return port
+
+
 @frozen
 class Settings:
     """Everything the entrypoints read from the environment."""
@@ -20,17 +50,25 @@ class Settings:
     base_url: str
     database_schema: str | None = None
     osrm_url: str | None = None
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """``BOOKING_DATABASE_URL`` (default: an SQLite file ``booking.sqlite3`` in the
-        working directory), ``BOOKING_REDIS_URL`` (optional), ``BOOKING_BASE_URL``."""
+        working directory), ``BOOKING_REDIS_URL`` (optional), ``BOOKING_HOST`` and
+        ``BOOKING_PORT`` (where ``booking serve`` listens: 127.0.0.1 and 8000), and
+        ``BOOKING_BASE_URL`` (default: the local address of that host and port)."""
         env = os.environ if env is None else env
         default_db = f"sqlite:///{Path.cwd() / DEFAULT_DATABASE_FILE}"
+        host = env.get("BOOKING_HOST") or DEFAULT_HOST
+        port = _port(env.get("BOOKING_PORT"))
         return cls(
             database_url=env.get("BOOKING_DATABASE_URL") or default_db,
             redis_url=env.get("BOOKING_REDIS_URL") or None,
-            base_url=(env.get("BOOKING_BASE_URL") or "http://127.0.0.1:8000").rstrip("/"),
+            base_url=(env.get("BOOKING_BASE_URL") or local_url(host, port)).rstrip("/"),
             database_schema=env.get("BOOKING_DATABASE_SCHEMA") or None,
             osrm_url=env.get("BOOKING_OSRM_URL") or None,
+            host=host,
+            port=port,
         )

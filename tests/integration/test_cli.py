@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 from booking_core import auth
@@ -16,6 +18,7 @@ from booking_core.services.companies import authenticate
 from entrypoints.bootstrap import bootstrap
 from entrypoints.cli import Cli
 from entrypoints.settings import Settings
+from tests.services import free_port, stop_process, wait_for_port
 
 
 class Run:
@@ -95,7 +98,16 @@ def test_rate_limit_outside_bounds_is_refused(run, limit):
     run("company", "create", "--slug", "acme", "--name", "Acme Maids")
     status, _, err = run("key", "create", "--company", "acme", "--name", "x", "--rate-limit", limit)
     assert status == 2
-    assert "10 and 6000" in one_line(err)
+    assert one_line(err).startswith("booking: --rate-limit: ")
+    assert "10 and 6000" in err
+
+
+def test_bad_company_field_is_named_by_its_flag(run):
+    status, _, err = run(
+        "company", "create", "--slug", "acme", "--name", "A", "--tax-rate-bps", "-5"
+    )
+    assert status == 2
+    assert one_line(err) == "booking: --tax-rate-bps: Between 0 and 10000 basis points."
 
 
 def test_list_never_shows_secrets_and_rotate_then_revoke_work(run):
@@ -171,3 +183,158 @@ def test_console_script_reports_bad_input_without_a_traceback(tmp_path):
     assert done.returncode == 2
     assert one_line(done.stderr).startswith("booking: ")
     assert done.stdout == ""
+
+
+# The first ten minutes: a chosen port shows in every link, and a command run where no
+# database was migrated says which database it looked at and how to migrate it.
+
+BOOKING = Path(sys.executable).with_name("booking")
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without any BOOKING_ setting, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("BOOKING_")}
+    return {**env, **extra}
+
+
+def test_serve_on_a_chosen_port_names_that_port_in_openapi_servers(tmp_path):
+    env = clean_env(BOOKING_DATABASE_URL=f"sqlite:///{tmp_path / 'port.sqlite3'}")
+    subprocess.run([str(BOOKING), "migrate"], env=env, capture_output=True, check=True)
+    port = free_port()
+    server = subprocess.Popen(
+        [str(BOOKING), "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port, server)
+        document = httpx.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=10).json()
+        assert document["servers"][0]["url"] == f"http://127.0.0.1:{port}"
+    finally:
+        stop_process(server)
+
+
+def test_serve_takes_its_port_from_booking_port_when_no_flag_is_given(tmp_path):
+    port = free_port()
+    env = clean_env(
+        BOOKING_DATABASE_URL=f"sqlite:///{tmp_path / 'env.sqlite3'}", BOOKING_PORT=str(port)
+    )
+    subprocess.run([str(BOOKING), "migrate"], env=env, capture_output=True, check=True)
+    server = subprocess.Popen(
+        [str(BOOKING), "serve"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    try:
+        wait_for_port(port, server)
+        document = httpx.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=10).json()
+        assert document["servers"][0]["url"] == f"http://127.0.0.1:{port}"
+    finally:
+        stop_process(server)
+
+
+def demo_output(tmp_path: Path, **env: str) -> str:
+    settings = Settings.from_env(
+        {"BOOKING_DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}", **env}
+    )
+    out = io.StringIO()
+    status = Cli(lambda: bootstrap(settings), out=out, err=io.StringIO()).run(["demo"])
+    assert status == 0
+    return out.getvalue()
+
+
+def test_demo_prints_its_links_on_the_port_it_is_told(tmp_path):
+    out = demo_output(tmp_path, BOOKING_PORT="8123")
+    assert "http://127.0.0.1:8123/api/v1" in out
+    assert "http://127.0.0.1:8123/api/openapi.json" in out
+    assert "http://127.0.0.1:8123/api/v1/services" in out
+    assert ":8000" not in out
+
+
+def test_demo_links_on_every_interface_point_at_loopback(tmp_path):
+    out = demo_output(tmp_path, BOOKING_HOST="0.0.0.0", BOOKING_PORT="8124")
+    assert "http://127.0.0.1:8124/api/v1" in out
+    assert "0.0.0.0" not in out
+
+
+def test_demo_links_follow_booking_base_url_over_host_and_port(tmp_path):
+    out = demo_output(tmp_path, BOOKING_BASE_URL="https://book.example.com/", BOOKING_PORT="8125")
+    assert "https://book.example.com/api/v1/services" in out
+    assert "8125" not in out
+
+
+@pytest.mark.parametrize("port", ["http", "0", "65536"])
+def test_a_port_setting_that_is_no_port_is_one_line_and_exit_status_2(tmp_path, port):
+    env = clean_env(BOOKING_DATABASE_URL=f"sqlite:///{tmp_path / 'bad.sqlite3'}", BOOKING_PORT=port)
+    done = subprocess.run(
+        [str(BOOKING), "migrate"], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 2
+    assert "BOOKING_PORT" in one_line(done.stderr)
+
+
+def test_command_run_elsewhere_names_the_database_and_how_to_migrate_it(tmp_path):
+    done = subprocess.run(
+        [str(BOOKING), "key", "list", "--company", "acme"],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    line = one_line(done.stderr)
+    assert str(tmp_path / "booking.sqlite3") in line
+    assert "booking migrate" in line
+    assert "no such table" not in line
+    assert not (tmp_path / "booking.sqlite3").exists()
+
+
+def test_serve_without_a_migrated_database_refuses_to_start(tmp_path):
+    done = subprocess.run(
+        [str(BOOKING), "serve", "--port", str(free_port())],
+        cwd=tmp_path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "booking migrate" in one_line(done.stderr)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["company", "create", "--slug", "acme", "--name", "Acme"],
+        ["key", "create", "--company", "acme", "--name", "x"],
+        ["key", "list", "--company", "acme"],
+        ["key", "rotate", "--company", "acme", "--id", "key_x", "--yes"],
+        ["key", "revoke", "--company", "acme", "--id", "key_x", "--yes"],
+        ["plans", "extend"],
+    ],
+)
+def test_every_command_needing_tables_says_to_migrate_an_unmigrated_database(tmp_path, argv):
+    path = tmp_path / "fresh.sqlite3"
+    status, out, err = Run(f"sqlite:///{path}")(*argv)
+    assert status == 2
+    assert out == ""
+    line = one_line(err)
+    assert f"database {path} is not migrated" in line
+    assert "run 'booking migrate'" in line
+
+
+def test_a_database_behind_the_newest_migration_is_refused_until_migrated(tmp_path):
+    path = tmp_path / "behind.sqlite3"
+    run = Run(f"sqlite:///{path}")
+    assert run("migrate")[0] == 0
+    container = bootstrap(run.settings)
+    try:
+        with container.database.engine.begin() as connection:
+            connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0001_initial'")
+    finally:
+        container.close()
+    status, _, err = run("key", "list", "--company", "acme")
+    assert status == 2
+    assert "booking migrate" in one_line(err)
