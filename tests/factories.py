@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, time, timedelta
 
 from booking_core import auth
 from booking_core.companies import Company
+from booking_core.crew import CrewMember, WorkingHours, new_crew_member
 from booking_core.customers import Address, Customer, SavedAddress, new_customer
 from booking_core.ids import new_id
 from booking_core.leads import Enquiry, Lead, capture
@@ -104,4 +105,17 @@ def payment(
         note="cash at the door",
         origin=Origin.HAND,
         created_at=at(minutes),
+    )
+
+
+def all_week_crew(company_id: str, at: datetime, member_id: str = "crew_rosa") -> CrewMember:
+    """Rosa: home and service area 10001, working 08:00-18:00 every day of the week."""
+    return new_crew_member(
+        member_id=member_id,
+        company_id=company_id,
+        name="Rosa",
+        home_zip="10001",
+        at=at,
+        service_areas=("10001",),
+        working_hours=tuple(WorkingHours(d, time(8), time(18)) for d in range(1, 8)),
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import io
 import json
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import attrs
@@ -15,13 +15,13 @@ import pytest
 from booking_core.bookings import Booking
 from booking_core.clock import FixedClock
 from booking_core.coupons import Coupon
-from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.customers import Address
 from booking_core.demo import demo_catalog
 from booking_core.services import companies, scheduling
 from entrypoints.bootstrap import Container, bootstrap
 from entrypoints.cli import Cli
 from entrypoints.settings import Settings
+from tests import factories
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)  # a Monday; New York is UTC-5
 COUPONS = (
@@ -93,17 +93,7 @@ def shop(tmp_path: Path) -> Shop:
             clock=made.clock,
         )
         with container.uow() as uow:
-            uow.crew.add(
-                new_crew_member(
-                    member_id="crew_rosa",
-                    company_id=company.id,
-                    name="Rosa",
-                    home_zip="10001",
-                    at=NOW,
-                    service_areas=("10001",),
-                    working_hours=tuple(WorkingHours(d, time(8), time(18)) for d in range(1, 8)),
-                )
-            )
+            uow.crew.add(factories.all_week_crew(company.id, NOW))
             uow.commit()
     finally:
         container.close()

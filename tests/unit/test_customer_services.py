@@ -4,14 +4,13 @@ the same way on both paths)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from adapters.memory import MemoryStore, MemoryUnitOfWork
 from adapters.phone import PhonenumbersNormalizer
 from booking_core.clock import FixedClock
-from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.customers import MAX_MERGE_HOPS, Address, Customer, merge
 from booking_core.demo import demo_catalog
 from booking_core.drive import TableDriveTime
@@ -38,17 +37,7 @@ def company_id(store: MemoryStore) -> str:
         clock=FixedClock(NOW),
     )
     with MemoryUnitOfWork(store) as uow:
-        uow.crew.add(
-            new_crew_member(
-                member_id="crew_rosa",
-                company_id=company.id,
-                name="Rosa",
-                home_zip="10001",
-                at=NOW,
-                service_areas=("10001",),
-                working_hours=tuple(WorkingHours(d, time(8), time(18)) for d in range(1, 8)),
-            )
-        )
+        uow.crew.add(factories.all_week_crew(company.id, NOW))
         uow.commit()
     return company.id
 

@@ -4,7 +4,7 @@ the use cases over the memory unit of work."""
 from __future__ import annotations
 
 import threading
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -30,7 +30,6 @@ from booking_core.conversion import (
     ConvertRequest,
 )
 from booking_core.coupons import Coupon
-from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.customers import Customer
 from booking_core.drive import TableDriveTime
 from booking_core.errors import (
@@ -984,17 +983,7 @@ def bookable(store: MemoryStore) -> None:
             )
         )
         uow.customers.add(attrs.evolve(factories.customer(COMPANY), id="cus_1"))
-        uow.crew.add(
-            new_crew_member(
-                member_id="crew_rosa",
-                company_id=COMPANY,
-                name="Rosa",
-                home_zip="10001",
-                at=AT,
-                service_areas=("10001",),
-                working_hours=tuple(WorkingHours(d, time(8), time(18)) for d in range(1, 8)),
-            )
-        )
+        uow.crew.add(factories.all_week_crew(COMPANY, AT))
         uow.commit()
 
 

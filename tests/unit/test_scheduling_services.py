@@ -3,14 +3,13 @@ plans over the rolling horizon, cancel and reschedule with scopes."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from adapters.memory import MemoryStore, MemoryUnitOfWork
 from adapters.phone import PhonenumbersNormalizer
 from booking_core.clock import FixedClock
-from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.customers import Address
 from booking_core.demo import demo_catalog
 from booking_core.drive import TableDriveTime
@@ -18,6 +17,7 @@ from booking_core.errors import SlotTaken, SlotUnavailable
 from booking_core.plans import PLAN_HORIZON_DAYS, CancelScope
 from booking_core.services import companies, scheduling
 from booking_core.services.plan_upkeep import extend_plans
+from tests import factories
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)  # a Monday
 DRIVE = TableDriveTime(default=20)
@@ -38,17 +38,7 @@ def world():
         clock=clock,
     )
     with uow() as unit:
-        unit.crew.add(
-            new_crew_member(
-                member_id="crew_rosa",
-                company_id=company.id,
-                name="Rosa",
-                home_zip="10001",
-                at=NOW,
-                service_areas=("10001",),
-                working_hours=tuple(WorkingHours(d, time(8), time(18)) for d in range(1, 8)),
-            )
-        )
+        unit.crew.add(factories.all_week_crew(company.id, NOW))
         unit.commit()
     return store, clock, uow, company
 
