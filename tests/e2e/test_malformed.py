@@ -356,3 +356,12 @@ def test_a_missing_id_a_stale_id_and_a_foreign_id_answer_one_text(stack: Stack, 
     assert lead["code"] == "not_found"
     route = api.get(f"{API}/no-such-route")
     assert error_of(route, 404, "not_found")
+
+
+def test_a_wrong_method_lists_every_method_the_path_takes(api: httpx.Client):
+    response = api.delete(f"{API}/bookings")
+    error_of(response, 405, "method_not_allowed")
+    assert {m.strip() for m in response.headers["allow"].split(",")} >= {"GET", "POST"}
+    response = api.put(f"{API}/leads/lead_x")
+    error_of(response, 405, "method_not_allowed")
+    assert {m.strip() for m in response.headers["allow"].split(",")} >= {"GET", "PATCH"}

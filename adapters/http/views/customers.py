@@ -9,7 +9,7 @@ from typing import Annotated
 from attrs import frozen
 
 from adapters.http.jsonschema import Keywords
-from adapters.http.views.base import Cents, Count, RenderContext, ZipCode
+from adapters.http.views.base import Cents, Count, RenderContext, ZipCode, extend
 from booking_core.customers import (
     Address,
     ChurnLevel,
@@ -93,17 +93,7 @@ def address_view(a: Address) -> AddressView:
 
 def saved_address_view(saved: SavedAddress, *, default: bool) -> SavedAddressView:
     """The view of an address on a customer's record; ``default`` if it is theirs."""
-    a = saved.address
-    return SavedAddressView(
-        line1=a.line1,
-        line2=a.line2,
-        city=a.city,
-        state=a.state,
-        zip=a.zip,
-        access_notes=a.access_notes,
-        id=saved.id,
-        default=default,
-    )
+    return extend(address_view(saved.address), SavedAddressView, id=saved.id, default=default)
 
 
 def customer_view(
