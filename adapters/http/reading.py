@@ -1,0 +1,133 @@
+"""Reading a request's body: counted while it streams (413 at the limit, chunked or not),
+JSON only, and decoded strictly. ``parse_json`` also reports what no field type can see:
+a key given twice in one object, nesting past ``MAX_JSON_DEPTH``, and text a database
+cannot store (NUL, lone surrogates), each under its path."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+
+from adapters.http.errors import ApiError
+
+MAX_BODY_BYTES = 1_000_000
+"""The largest ``/api/v1`` body read; counted while it streams, chunked or not."""
+MAX_JSON_DEPTH = 32
+"""The deepest nesting of arrays and objects a body may have."""
+
+
+def too_large() -> ApiError:
+    return ApiError(413, "payload_too_large", f"The body is over {MAX_BODY_BYTES} bytes.")
+
+
+def _not_json(text: str) -> ApiError:
+    message = "The body is not valid JSON."
+    return ApiError(400, "invalid_request", message, field_errors={"body": text})
+
+
+class _Object(dict[str, Any]):
+    """A decoded JSON object that remembers keys it was given more than once."""
+
+    repeated: tuple[str, ...] = ()
+
+
+def _object(pairs: list[tuple[str, Any]]) -> _Object:
+    out = _Object(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        out.repeated = tuple(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+    return out
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def _text_problem(text: str) -> str | None:
+    if "\x00" in text:
+        return "May not contain NUL characters."
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "Must be valid Unicode text (no lone surrogates)."
+    return None
+
+
+def _scan(data: Any) -> dict[str, str]:
+    """Problems no field type can see: repeated keys, nesting past ``MAX_JSON_DEPTH``,
+    and text a database cannot store (NUL, lone surrogates), each under its path."""
+    problems: dict[str, str] = {}
+    stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
+    while stack:
+        node, path = stack.pop()
+        where = ".".join(path) or "body"
+        if isinstance(node, str):
+            problem = _text_problem(node)
+            if problem:
+                problems.setdefault(where, problem)
+            continue
+        if not isinstance(node, dict | list):
+            continue
+        if len(path) >= MAX_JSON_DEPTH:
+            problems.setdefault(where, f"Nested deeper than {MAX_JSON_DEPTH} levels.")
+            continue
+        if isinstance(node, list):
+            stack.extend((item, (*path, str(i))) for i, item in enumerate(node))
+            continue
+        for key in getattr(node, "repeated", ()):
+            problems.setdefault(".".join((*path, key)), "Given more than once in one object.")
+        for key, value in node.items():
+            problem = _text_problem(key)
+            if problem:
+                problems.setdefault(where, f"A key: {problem}")
+                continue
+            stack.append((value, (*path, key)))
+    return problems
+
+
+def parse_json(raw: bytes) -> tuple[Any, dict[str, str]]:
+    """The decoded body (``{}`` when empty) and the problems ``_scan`` finds in it."""
+    if not raw.strip():
+        return {}, {}
+    try:
+        data = json.loads(
+            raw.decode("utf-8"), object_pairs_hook=_object, parse_constant=_refuse_constant
+        )
+    except RecursionError:
+        raise _not_json(f"Nested deeper than {MAX_JSON_DEPTH} levels.") from None
+    except ValueError:  # bad JSON, bad UTF-8, NaN/Infinity, a number of thousands of digits
+        raise _not_json("Not valid JSON.") from None
+    return data, _scan(data)
+
+
+def _is_json(content_type: str) -> bool:
+    media = content_type.partition(";")[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+async def read_limited(request: Request, limit: int) -> bytes:
+    """The body, counted while it streams: over ``limit`` bytes is 413 at once, whether
+    the length was declared or the body is chunked."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large()
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large()
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def json_body(request: Request) -> bytes:
+    content_type = request.headers.get("content-type")
+    if content_type is not None and not _is_json(content_type):
+        text = "Send the body as JSON, with Content-Type: application/json."
+        raise ApiError(400, "invalid_request", text, field_errors={"Content-Type": text})
+    return await read_limited(request, MAX_BODY_BYTES)
