@@ -18,6 +18,7 @@ from booking_core.quotes import public_url
 
 V = TypeVar("V")
 R = TypeVar("R")
+A = TypeVar("A", bound=AttrsInstance)
 
 Cents = Annotated[int, Keywords(description="US cents.")]
 """Money, possibly negative (a discount line is positive, a refund negative)."""
@@ -79,3 +80,10 @@ def extend(view: AttrsInstance, richer: Callable[..., R], **more: object) -> R:
     """``view`` as ``richer``, a subclass of its class adding the fields ``more`` gives
     (a lead with its timeline, a booking with its activity)."""
     return richer(**attrs.asdict(view, recurse=False), **more)
+
+
+def copied(view: type[A], value: object, **given: object) -> A:
+    """``view`` (a view class) filled from ``value``'s attributes of the same names, the
+    fields in ``given`` excepted: most views show a domain value field for field."""
+    names = [f.name for f in attrs.fields(view)]
+    return view(**{n: given[n] if n in given else getattr(value, n) for n in names})

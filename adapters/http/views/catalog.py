@@ -9,7 +9,7 @@ from typing import Annotated, ClassVar
 from attrs import field, frozen
 
 from adapters.http.jsonschema import Keywords, schema
-from adapters.http.views.base import Bps, Count, Minutes, Positive, Price
+from adapters.http.views.base import Bps, Count, Minutes, Positive, Price, copied
 from booking_core.catalog import (
     Catalog,
     Extra,
@@ -116,39 +116,19 @@ class CatalogView:
 
 def parameter_view(p: Parameter) -> ParameterView:
     """The view of a parameter."""
-    return ParameterView(
-        id=p.id,
-        name=p.name,
-        price_cents=p.price_cents,
-        duration_minutes=p.duration_minutes,
-        min_quantity=p.min_quantity,
-        max_quantity=p.max_quantity,
-    )
+    return copied(ParameterView, p)
 
 
 def extra_view(e: Extra) -> ExtraView:
     """The view of an extra, with the three fields SPEC.md names."""
-    return ExtraView(
-        id=e.id,
-        name=e.name,
-        price_cents=e.price_cents,
-        duration_minutes=e.duration_minutes,
-        max_quantity=e.max_quantity,
-        frequency_slugs=e.frequency_slugs,
-        discount_exempt=e.discount_exempt,
-        first_visit_only=e.first_visit_only,
-    )
+    return copied(ExtraView, e)
 
 
 def service_view(s: Service) -> ServiceView:
     """The view of a service."""
-    return ServiceView(
-        id=s.id,
-        name=s.name,
-        description=s.description,
-        base_price_cents=s.base_price_cents,
-        base_duration_minutes=s.base_duration_minutes,
-        taxable=s.taxable,
+    return copied(
+        ServiceView,
+        s,
         parameters=tuple(parameter_view(p) for p in s.parameters),
         extras=tuple(extra_view(e) for e in s.extras),
     )
@@ -156,13 +136,9 @@ def service_view(s: Service) -> ServiceView:
 
 def fee_view(f: FeeDefinition) -> FeeView:
     """The view of a fee definition; its sets sorted, so answers never vary."""
-    return FeeView(
-        id=f.id,
-        name=f.name,
-        kind=f.kind,
-        amount_cents=f.amount_cents,
-        amount_bps=f.amount_bps,
-        taxable=f.taxable,
+    return copied(
+        FeeView,
+        f,
         weekdays=tuple(sorted(f.weekdays)),
         dates=tuple(sorted(f.dates)),
         zips=tuple(sorted(f.zips)),
@@ -172,9 +148,7 @@ def fee_view(f: FeeDefinition) -> FeeView:
 
 def frequency_view(f: Frequency) -> FrequencyView:
     """The view of a frequency."""
-    return FrequencyView(
-        slug=f.slug, name=f.name, interval_days=f.interval_days, discount_bps=f.discount_bps
-    )
+    return copied(FrequencyView, f)
 
 
 def industry_view(industry: Industry) -> IndustryView:

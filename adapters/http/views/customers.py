@@ -9,7 +9,7 @@ from typing import Annotated
 from attrs import frozen
 
 from adapters.http.jsonschema import Keywords
-from adapters.http.views.base import Cents, Count, RenderContext, ZipCode, extend
+from adapters.http.views.base import Cents, Count, RenderContext, ZipCode, copied, extend
 from booking_core.customers import (
     Address,
     ChurnLevel,
@@ -81,14 +81,7 @@ class CustomerView:
 
 def address_view(a: Address) -> AddressView:
     """The view of a street address."""
-    return AddressView(
-        line1=a.line1,
-        line2=a.line2,
-        city=a.city,
-        state=a.state,
-        zip=a.zip,
-        access_notes=a.access_notes,
-    )
+    return copied(AddressView, a)
 
 
 def saved_address_view(saved: SavedAddress, *, default: bool) -> SavedAddressView:

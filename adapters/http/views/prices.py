@@ -7,7 +7,7 @@ from typing import Literal
 
 from attrs import frozen
 
-from adapters.http.views.base import Bps, Cents, Minutes
+from adapters.http.views.base import Bps, Cents, Minutes, copied
 from booking_core.catalog import FeeKind
 from booking_core.pricing import (
     DiscountKind,
@@ -87,53 +87,27 @@ class PlanPriceView:
 
 def price_line_view(line: PriceLine) -> PriceLineView:
     """The view of a charged line."""
-    return PriceLineView(
-        kind=line.kind,
-        id=line.id,
-        name=line.name,
-        quantity=line.quantity,
-        unit_price_cents=line.unit_price_cents,
-        amount_cents=line.amount_cents,
-        discountable=line.discountable,
-        duration_minutes=line.duration_minutes,
-    )
+    return copied(PriceLineView, line)
 
 
 def discount_line_view(line: DiscountLine) -> DiscountLineView:
     """The view of a discount."""
-    return DiscountLineView(
-        kind=line.kind, name=line.name, code=line.code, amount_cents=line.amount_cents
-    )
+    return copied(DiscountLineView, line)
 
 
 def fee_line_view(line: FeeLine) -> FeeLineView:
     """The view of a charged fee."""
-    return FeeLineView(
-        id=line.id,
-        name=line.name,
-        kind=line.kind,
-        amount_cents=line.amount_cents,
-        taxable=line.taxable,
-    )
+    return copied(FeeLineView, line)
 
 
 def price_breakdown_view(b: PriceBreakdown) -> PriceBreakdownView:
     """The view of a priced visit; its parts sum to ``totalCents`` exactly."""
-    return PriceBreakdownView(
-        visit=b.visit,
+    return copied(
+        PriceBreakdownView,
+        b,
         lines=tuple(price_line_view(x) for x in b.lines),
-        subtotal_cents=b.subtotal_cents,
         discounts=tuple(discount_line_view(d) for d in b.discounts),
-        discount_cents=b.discount_cents,
-        referral_discount_cents=b.referral_discount_cents,
-        discounted_subtotal_cents=b.discounted_subtotal_cents,
         fees=tuple(fee_line_view(f) for f in b.fees),
-        fees_cents=b.fees_cents,
-        taxable_cents=b.taxable_cents,
-        tax_rate_bps=b.tax_rate_bps,
-        tax_cents=b.tax_cents,
-        total_cents=b.total_cents,
-        duration_minutes=b.duration_minutes,
     )
 
 
