@@ -9,7 +9,7 @@ from datetime import datetime
 from attrs import field, frozen
 
 from adapters.http.jsonschema import schema
-from adapters.http.views.base import Count, Minutes, Positive, RenderContext, Url, extend
+from adapters.http.views.base import Count, Minutes, Positive, RenderContext, Url, copied, extend
 from adapters.http.views.customers import AddressView, address_view
 from adapters.http.views.prices import PriceBreakdownView, price_breakdown_view
 from booking_core.availability import Slot
@@ -124,31 +124,18 @@ def availability_view(slots: Sequence[Slot], ctx: RenderContext) -> Availability
 
 def booking_view(b: Booking, ctx: RenderContext) -> BookingView:
     """The view of a booking, as lists show it."""
-    return BookingView(
-        id=b.id,
-        code=b.code,
-        status=b.status,
-        customer_id=b.customer_id,
-        service_id=b.service_id,
-        frequency_slug=b.frequency_slug,
+    return copied(
+        BookingView,
+        b,
         start_iso=ctx.time(b.start),
         end_iso=ctx.time(b.end),
-        duration_minutes=b.duration_minutes,
-        days=b.days,
-        crew_ids=b.crew_ids,
         address=address_view(b.address),
         price=price_breakdown_view(b.price),
-        notes=b.notes,
-        plan_id=b.plan_id,
-        visit_index=b.visit_index,
-        group_id=b.group_id,
-        quote_id=b.quote_id,
         tracking_url=ctx.tracking_url(b.tracking_token),
         created_at=ctx.time(b.created_at),
         updated_at=ctx.time(b.updated_at),
         completed_at=ctx.time(b.completed_at),
         cancelled_at=ctx.time(b.cancelled_at),
-        cancel_reason=b.cancel_reason,
     )
 
 

@@ -9,7 +9,7 @@ from typing import ClassVar
 from attrs import field, frozen
 
 from adapters.http.jsonschema import schema
-from adapters.http.views.base import Cents, RenderContext
+from adapters.http.views.base import Cents, RenderContext, copied
 from booking_core.ledger import Kind, Method, PaymentEntry
 
 
@@ -37,17 +37,4 @@ class PaymentView:
 
 def payment_view(e: PaymentEntry, ctx: RenderContext) -> PaymentView:
     """The view of a ledger entry."""
-    return PaymentView(
-        id=e.id,
-        kind=e.kind,
-        method=e.method,
-        offline=e.offline,
-        amount_cents=e.amount_cents,
-        note=e.note,
-        reverses=e.reverses,
-        external_ref=e.external_ref,
-        booking_id=e.booking_id,
-        customer_id=e.customer_id,
-        dispute=e.dispute,
-        created_at=ctx.time(e.created_at),
-    )
+    return copied(PaymentView, e, created_at=ctx.time(e.created_at))
