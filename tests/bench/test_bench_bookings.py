@@ -25,9 +25,9 @@ instead under ``BOOKING_REQUIRE_SERVICES=1``).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -37,24 +37,27 @@ import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from datetime import time as clock_time
 from pathlib import Path
 from typing import NoReturn
 from zoneinfo import ZoneInfo
 
 import httpx
-import psycopg
 import pytest
 from sqlalchemy import func, select, text
-from sqlalchemy.engine import make_url
 
 from adapters.sql import Database
 from adapters.sql.tables import booking_assignments, bookings
-from adapters.system import SystemClock
-from booking_core.crew import WorkingHours, new_crew_member
-from booking_core.demo import demo_catalog
-from booking_core.ids import new_id
-from booking_core.services import companies as company_cases
+from tests.bench.pg_bench import (
+    OVERLAPPING_OPEN_PAIRS,
+    ZONE,
+    booking_body,
+    percentile,
+    pgbench_init,
+    pgbench_tps,
+    seed_company,
+    slot_start,
+    throwaway_database,
+)
 from tests.services import free_port, postgres_url, stop_process, wait_for_port
 
 BIN = Path(sys.executable).parent
@@ -78,21 +81,6 @@ RATE_LIMIT = 6_000
 PGBENCH_THREADS = 2
 
 SLUG = "bench-bookings"
-ZONE = "America/New_York"
-ZIP = "10001"
-SERVICE = "svc_handyman_hour"
-"""60 minutes; the drive within one zip is 5, so a 90-minute grid never touches."""
-FIRST_START = clock_time(6, 30)
-STRIDE_MINUTES = 90
-JOBS_PER_DAY = 10
-"""06:30 to 20:00 starts; the last job ends at 21:00, inside working hours."""
-
-OVERLAPPING_OPEN_PAIRS = """
-SELECT count(*) FROM booking_assignments a
-JOIN booking_assignments b
-  ON a.company_id = b.company_id AND a.crew_id = b.crew_id AND a.booking_id < b.booking_id
-WHERE a.open AND b.open AND a.starts_at < b.ends_at AND b.starts_at < a.ends_at
-"""
 
 
 def _enabled(config: pytest.Config) -> bool:
@@ -105,47 +93,6 @@ def _missing(reason: str) -> NoReturn:
     if os.environ.get("BOOKING_REQUIRE_SERVICES") == "1":
         pytest.fail(f"{reason} but services are required")
     pytest.skip(reason)
-
-
-def _libpq_url(url: str, database: str | None = None) -> str:
-    """``url`` as libpq takes it (no SQLAlchemy driver), optionally for another database."""
-    parsed = make_url(url).set(drivername="postgresql")
-    if database is not None:
-        parsed = parsed.set(database=database)
-    return parsed.render_as_string(hide_password=False)
-
-
-def _seed(db: Database, members: int) -> list[str]:
-    """One company with the demo catalog and ``members`` crew; their ids."""
-    clock = SystemClock()
-    company = company_cases.create_company(
-        company_cases.CreateCompany(
-            slug=SLUG,
-            name="Bench Bookings",
-            timezone=ZONE,
-            code_prefix="BB",
-            catalog=demo_catalog(timezone=ZONE),
-        ),
-        uow=db.uow(),
-        clock=clock,
-    )
-    hours = tuple(WorkingHours(day, clock_time(6), clock_time(22)) for day in range(1, 8))
-    ids = [new_id("crew") for _ in range(members)]
-    with db.uow() as uow:
-        for n, member_id in enumerate(ids):
-            uow.crew.add(
-                new_crew_member(
-                    member_id=member_id,
-                    company_id=company.id,
-                    name=f"Bench Crew {n:02d}",
-                    home_zip=ZIP,
-                    at=clock.now(),
-                    service_areas=(ZIP,),
-                    working_hours=hours,
-                )
-            )
-        uow.commit()
-    return ids
 
 
 def _create_keys(env: dict[str, str], count: int) -> list[str]:
@@ -207,7 +154,7 @@ def booking_server(
     proc: subprocess.Popen[bytes] | None = None
     try:
         db.migrate()
-        crew = _seed(db, CLIENTS)
+        _, crew = seed_company(db, slug=SLUG, members=CLIENTS)
         env = {
             **os.environ,
             "BOOKING_DATABASE_URL": url,
@@ -244,26 +191,13 @@ def booking_server(
 @pytest.fixture
 def pgbench_database() -> Iterator[str]:
     """A throwaway database for pgbench, dropped afterwards; its libpq URL."""
-    url = postgres_url()
-    name = f"bench_pgbench_{os.getpid()}"
-    with psycopg.connect(_libpq_url(url), autocommit=True) as connection:
-        connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        connection.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield _libpq_url(url, name)
-    finally:
-        with psycopg.connect(_libpq_url(url), autocommit=True) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with throwaway_database(postgres_url(), f"bench_pgbench_{os.getpid()}") as url:
+        yield url
 
 
 def _slots(day: date) -> Iterator[str]:
     """Start instants on the 90-minute grid from 06:30 local, day after day from ``day``."""
-    zone = ZoneInfo(ZONE)
-    while True:
-        first = datetime.combine(day, FIRST_START, tzinfo=zone)
-        for n in range(JOBS_PER_DAY):
-            yield (first + timedelta(minutes=n * STRIDE_MINUTES)).isoformat()
-        day += timedelta(days=1)
+    return (slot_start(day, n) for n in itertools.count())
 
 
 class Load:
@@ -310,22 +244,7 @@ class Load:
                         break
                     if time.perf_counter() >= stop_at:
                         break
-                    body = {
-                        "serviceId": SERVICE,
-                        "frequencySlug": "one_time",
-                        "startIso": next(slots),
-                        "customer": {
-                            "name": f"Bench Client {index:02d}",
-                            "email": f"client{index:02d}@bench.example.com",
-                        },
-                        "address": {
-                            "line1": f"{index + 1} Bench St",
-                            "city": "New York",
-                            "state": "NY",
-                            "zip": ZIP,
-                        },
-                        "crewIds": [member],
-                    }
+                    body = booking_body(index, member, next(slots))
                     sent = time.perf_counter()
                     reply = client.post(
                         "/api/v1/bookings",
@@ -354,25 +273,8 @@ class Load:
 
 def _pgbench(url: str, *, clients: int, threads: int, seconds: int) -> float:
     """Initialise scale 1 and run the simple-update script; its tps."""
-    init = subprocess.run(
-        ["pgbench", "-i", "-s", "1", "-q", url], capture_output=True, text=True, check=False
-    )
-    assert init.returncode == 0, init.stderr
-    run = subprocess.run(
-        ["pgbench", "-N", "-n", "-c", str(clients), "-j", str(threads), "-T", str(seconds), url],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    found = re.search(r"^tps = ([0-9.]+)", run.stdout, re.MULTILINE)
-    assert found is not None, run.stdout
-    return float(found.group(1))
-
-
-def _percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(len(ordered) * fraction))]
+    pgbench_init(url, scale=1)
+    return pgbench_tps(url, clients=clients, threads=threads, seconds=seconds)
 
 
 def test_bench_post_bookings_against_pgbench(benchmark, booking_server, pgbench_database):
@@ -411,8 +313,8 @@ def test_bench_post_bookings_against_pgbench(benchmark, booking_server, pgbench_
         print(
             f"\nPOST /api/v1/bookings: {rate:,.1f} bookings/s ({measured} in {load.elapsed:.1f} s,"
             f" {len(load.clients)} clients, {WORKERS} worker(s); p50"
-            f" {_percentile(load.latencies, 0.5) * 1e3:.0f} ms,"
-            f" p95 {_percentile(load.latencies, 0.95) * 1e3:.0f} ms)"
+            f" {percentile(load.latencies, 0.5) * 1e3:.0f} ms,"
+            f" p95 {percentile(load.latencies, 0.95) * 1e3:.0f} ms)"
             f"\npgbench -N -c {CLIENTS} -j {PGBENCH_THREADS} -T {FULL_SECONDS:.0f}:"
             f" {tps:,.1f} tps\nratio bookings/s : pgbench tps = {rate / tps:.3f}"
             f"\n{booked} bookings, {blocks} crew blocks, {overlaps} double bookings"
