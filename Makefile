@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 HOST    = 127.0.0.1
 PORT    = 8000
 
-.PHONY: venv test lint format bench run clean core-check
+.PHONY: venv test lint format bench bench-http run clean core-check
 
 venv: $(STAMP)
 
@@ -41,6 +41,13 @@ format: venv
 bench: venv
 	$(BIN)/python -m pytest tests/bench -q -s --benchmark-enable --benchmark-only \
 	    --benchmark-columns=min,median,mean,max,rounds
+
+# Issue 9's figures over HTTP: the server on PostgreSQL (BOOKING_TEST_POSTGRES_URL, default
+# the local test database) against pgbench and bare Starlette in alternating rounds; wrk is
+# installed with apt when missing. BENCH_HTTP_1M=1 adds the 1M-booking calendar. See
+# docs/architecture.md; never part of `make test`.
+bench-http: venv
+	$(BIN)/python -m tests.bench.http_harness
 
 # Proves booking_core stands alone: `pip install .` in a fresh environment brings only
 # the core and attrs + tzdata (no adapters, no entrypoints, no `booking` command), and
