@@ -10,6 +10,10 @@ member in one company overlap (half-open):
   then looks the overlap up to name the member.
 - SQLite runs one writing unit of work at a time (``BEGIN IMMEDIATE``), so the rows are
   checked with a query just before they are written, inside the same transaction.
+
+Reading busy blocks stays flat in the size of the history: every query names the open
+rows as plain ``open`` (never ``open IS true``, which no partial index matches) and the
+time it looks at as a range both indexes can seek (``overlapping``).
 """
 
 from __future__ import annotations
@@ -19,8 +23,20 @@ from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, Table, delete, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    DateTime,
+    Table,
+    delete,
+    func,
+    literal,
+    literal_column,
+    select,
+    type_coerce,
+)
 
+from adapters.sql.columns import instant_type
 from adapters.sql.tables import booking_assignments
 from booking_core.availability import Block
 from booking_core.bookings import MAX_DURATION_MINUTES, Booking
@@ -33,10 +49,18 @@ LONGEST_BLOCK = timedelta(minutes=MAX_DURATION_MINUTES)
 INSERT_CHUNK = 200
 """Rows per INSERT statement (well inside SQLite's limit of bound parameters)."""
 
+SEEK_MEMBERS = 8
+"""On PostgreSQL, ``busy`` names at most this many members in its SQL (a booking's chosen
+crew); a longer list (a whole roster) is kept as the rows arrive instead, for the GiST
+index descends once per listed member, which costs more than reading everyone's few
+rows in the window (2 ms against 0.5 ms for 50 members)."""
+
 Spans = dict[tuple[str, str], list[tuple[datetime, datetime]]]
 """Blocks held, by (company id, crew id)."""
 
 _a = booking_assignments
+_HALF_OPEN: ColumnElement[str] = literal_column("'[)'")
+_AWARE = DateTime(timezone=True)
 
 
 def rows_of(booking: Booking) -> list[dict[str, Any]]:
@@ -80,6 +104,30 @@ def first_collision(bookings: Sequence[Booking], held: Spans) -> SlotTaken | Non
     return None
 
 
+def overlapping(dialect: str, start: datetime, end: datetime) -> list[ColumnElement[bool]]:
+    """Rows whose block overlaps ``[start, end)``, in terms the indexes can seek.
+
+    The start bounds let ``ix_booking_assignments_busy`` seek a narrow range once the
+    crew is named. On PostgreSQL the overlap is also written as the exclusion
+    constraint's own expression, ``tstzrange(starts_at, ends_at, '[)') && ...``, so its
+    GiST index (partial: ``WHERE open``) finds the rows of any crew without reading the
+    company's whole history; the ``'[)'`` is a constant, as in the index, for a bound
+    parameter would not match it.
+    """
+    conditions = [
+        _a.c.starts_at < end,
+        _a.c.starts_at > start - LONGEST_BLOCK,
+        _a.c.ends_at > start,
+    ]
+    if dialect == "postgresql":
+        asked = func.tstzrange(
+            literal(start, instant_type()), literal(end, instant_type()), _HALF_OPEN
+        )
+        held = func.tstzrange(_a.c.starts_at, _a.c.ends_at, _HALF_OPEN)
+        conditions.append(held.op("&&", is_comparison=True)(asked))
+    return conditions
+
+
 def held_elsewhere(connection: Connection, bookings: Sequence[Booking], *, saving: bool) -> Spans:
     """The stored open blocks of the batch's crew members around the batch's blocks;
     when ``saving``, except the batch's own (a booking never collides with itself)."""
@@ -95,10 +143,8 @@ def held_elsewhere(connection: Connection, bookings: Sequence[Booking], *, savin
         conditions = [
             _a.c.company_id == company_id,
             _a.c.crew_id.in_(sorted({crew_id for crew_id, _, _ in blocks})),
-            _a.c.open.is_(True),
-            _a.c.starts_at < high,
-            _a.c.starts_at > low - LONGEST_BLOCK,
-            _a.c.ends_at > low,
+            _a.c.open,
+            *overlapping(connection.dialect.name, low, high),
         ]
         if saving:
             ids = [b.id for b in bookings if b.company_id == company_id]
@@ -139,26 +185,31 @@ def busy(
     crew_ids: Collection[str] | None,
 ) -> dict[str, list[Block]]:
     """Each member's open blocks overlapping ``[start, end)``, sorted by (start, booking)."""
-    conditions = [
-        _a.c.company_id == company_id,
-        _a.c.open.is_(True),
-        _a.c.starts_at < end,
-        _a.c.starts_at > start - LONGEST_BLOCK,
-        _a.c.ends_at > start,
-    ]
+    dialect = connection.dialect.name
+    conditions = [_a.c.company_id == company_id, _a.c.open, *overlapping(dialect, start, end)]
     found: dict[str, list[Block]] = {}
+    keep: set[str] | None = None
     if crew_ids is not None:
         wanted = sorted(set(crew_ids))
         if not wanted:
             return {}
-        conditions.append(_a.c.crew_id.in_(wanted))
         found = {crew_id: [] for crew_id in wanted}
+        if dialect == "postgresql" and len(wanted) > SEEK_MEMBERS:
+            keep = set(wanted)
+        else:
+            conditions.append(_a.c.crew_id.in_(wanted))
+    starts: ColumnElement[datetime] = _a.c.starts_at
+    ends: ColumnElement[datetime] = _a.c.ends_at
+    if dialect == "postgresql":
+        # psycopg already gives aware instants and ``Block`` keeps them in UTC itself:
+        # skip the column type's per-value conversion (a fifth of the time per row).
+        starts, ends = type_coerce(starts, _AWARE), type_coerce(ends, _AWARE)
     statement = (
-        select(_a.c.crew_id, _a.c.starts_at, _a.c.ends_at, _a.c.zip_code, _a.c.booking_id)
+        select(_a.c.crew_id, starts, ends, _a.c.zip_code, _a.c.booking_id)
         .where(*conditions)
         .order_by(_a.c.crew_id, _a.c.starts_at, _a.c.booking_id)
     )
-    for row in connection.execute(statement):
-        block = Block(row.starts_at, row.ends_at, row.zip_code, row.booking_id)
-        found.setdefault(row.crew_id, []).append(block)
+    for crew_id, start_at, end_at, zip_code, booking_id in connection.execute(statement).all():
+        if keep is None or crew_id in keep:
+            found.setdefault(crew_id, []).append(Block(start_at, end_at, zip_code, booking_id))
     return found

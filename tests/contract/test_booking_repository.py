@@ -372,6 +372,21 @@ def test_busy_gives_each_members_open_blocks_in_the_window(uow_factory):
     assert all(b.start == first[0] for blocks in inside.values() for b in blocks)
 
 
+def test_busy_for_a_whole_roster_gives_exactly_the_named_members(uow_factory):
+    """A long list (the roster availability names) answers as a short one does."""
+    named = [f"crew_{n:02d}" for n in range(12)]
+    jobs = [job(local(2026, 3, 3, 9), (crew_id,)) for crew_id in named[:3]]
+    outsider = job(local(2026, 3, 3, 9), ("crew_zz",))
+    store(uow_factory, *jobs, outsider)
+    day = local(2026, 3, 3, 0)
+    with uow_factory() as uow:
+        busy = uow.bookings.busy(CO, day, day + timedelta(days=1), named)
+    assert busy == {
+        crew_id: [Block(j.start, j.end, "10001", j.id) for j in jobs if crew_id in j.crew_ids]
+        for crew_id in named
+    }
+
+
 # --- Lists ----------------------------------------------------------------------------
 
 
