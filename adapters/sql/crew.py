@@ -1,7 +1,13 @@
-"""Crew members: roster fields as columns, service areas and hours as JSON documents."""
+"""Crew members: roster fields as columns, service areas and hours as JSON documents.
+
+Availability reads the whole active roster on every request, so a row is decoded once
+per stored content (``_decoded``): the cache is keyed by every value the member is
+built from, so an edited member is a new key and is served at once, never a stale one.
+"""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import select, update
@@ -35,19 +41,35 @@ def _values(member: CrewMember) -> dict[str, Any]:
     }
 
 
+*_STORED, _STAMP = (column.name for column in crew_members.columns)
+"""What a member is decoded from: every column of a row (they come first, in table
+order, in every query here) but the last, the commit's ``changed_at`` stamp."""
+assert _STAMP == "changed_at", "the commit's stamp must stay the last column"
+
+DECODED_MEMBERS = 4096
+"""Decoded members kept (least recently used go first): a few large rosters' worth."""
+
+
 def _member(row: AnyRow) -> CrewMember:
+    return _decoded(row[: len(_STORED)])
+
+
+@lru_cache(maxsize=DECODED_MEMBERS)
+def _decoded(stored: tuple[Any, ...]) -> CrewMember:
+    """The member a row's stored values describe (``_STORED`` order), decoded once."""
+    row = dict(zip(_STORED, stored, strict=True))
     return CrewMember(
-        id=row.id,
-        company_id=row.company_id,
-        name=row.name,
-        home_zip=row.home_zip,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        service_areas=codecs.loads_any(row.service_areas, Zips),
-        excluded_service_ids=codecs.loads_any(row.excluded_service_ids, ServiceIds),
-        working_hours=codecs.loads_any(row.working_hours, Hours),
-        time_off=codecs.loads_any(row.time_off, Absences),
-        active=row.active,
+        id=row["id"],
+        company_id=row["company_id"],
+        name=row["name"],
+        home_zip=row["home_zip"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        service_areas=codecs.loads_any(row["service_areas"], Zips),
+        excluded_service_ids=codecs.loads_any(row["excluded_service_ids"], ServiceIds),
+        working_hours=codecs.loads_any(row["working_hours"], Hours),
+        time_off=codecs.loads_any(row["time_off"], Absences),
+        active=row["active"],
     )
 
 
@@ -82,5 +104,5 @@ class SqlCrewRepository:
         self._cx.touch(crew_members, member.company_id, member.id)
 
     def list_active(self, company_id: str, page: PageRequest) -> Page[CrewMember]:
-        where = [crew_members.c.active.is_(True)]
+        where = [crew_members.c.active]
         return self._cx.keyset_page(crew_members, company_id, page, where, _member)

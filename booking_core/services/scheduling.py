@@ -10,7 +10,7 @@ serialised writes on SQLite) turns a lost race into ``SlotTaken``, never a doubl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -49,10 +49,12 @@ from booking_core.pricing import (
 )
 from booking_core.services.customers import normalized_phone
 from booking_core.services.pricing import coupon_usage
+from booking_core.timeline import local_day
 
-BUSY_MARGIN = timedelta(days=1)
-"""How far around the asked dates jobs are read: a job late the day before still decides
-where a crew member starts driving from."""
+BUSY_LEAD = 1
+"""Seconds before the first asked date that jobs are read from: the core places a job on
+a date by its end rounded up to the second (``windows._facts``: a job ending in the
+last second before midnight touches the date), so one more second is read."""
 
 
 def active_crew(uow: UnitOfWork, company_id: str) -> list[CrewMember]:
@@ -74,9 +76,17 @@ def _duration(catalog: Catalog, selection: Selection, at: datetime) -> int:
 
 
 def _busy_window(day: date, days: int, company: Company) -> tuple[datetime, datetime]:
+    """The instants whose jobs can shape the local dates ``day`` .. ``day + days - 1``:
+    exactly those the core looks at (the previous stop is a job of the same date, else
+    home), so no day either side is read and sifted for nothing."""
     zone = ZoneInfo(company.timezone)
-    start = datetime(day.year, day.month, day.day, tzinfo=zone) - BUSY_MARGIN
-    return start, start + timedelta(days=days) + 2 * BUSY_MARGIN
+    first = local_day(zone, day)
+    last = local_day(zone, day + timedelta(days=days - 1)) if days > 1 else first
+    return _utc(first.start - BUSY_LEAD), _utc(last.end)
+
+
+def _utc(epoch_seconds: int) -> datetime:
+    return datetime.fromtimestamp(epoch_seconds, UTC)
 
 
 @frozen(kw_only=True)
@@ -111,7 +121,10 @@ def list_availability(
         duration = _duration(catalog, selection, at)
         crew = active_crew(uow, request.company_id)
         lo, hi = _busy_window(request.local_date, request.days, company)
-        busy = uow.bookings.busy(request.company_id, lo, hi)
+        # Only these members' jobs can matter; naming them lets the store seek each one's
+        # few jobs in the window instead of sifting the company's whole history.
+        wanted = request.crew_ids if request.crew_ids is not None else [m.id for m in crew]
+        busy = uow.bookings.busy(request.company_id, lo, hi, crew_ids=wanted)
     query = SlotQuery(
         service_id=request.service_id,
         zip_code=request.zip_code,
