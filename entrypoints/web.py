@@ -12,6 +12,7 @@ from adapters.http.app import create_app
 from adapters.http.cursors import CursorCodec
 from adapters.http.deps import HttpDeps
 from adapters.http.health import Check, health_routes
+from adapters.http.keycache import CachedAuthenticator
 from adapters.http.ratelimit import RateLimiter
 from adapters.http.routes import all_endpoints
 from booking_core.services.companies import authenticate
@@ -45,7 +46,9 @@ def http_deps(container: Container, rate_limiter: RateLimiter | None = None) -> 
         phones=container.phones,
         rate_limiter=rate_limiter or RateLimiter(settings.redis_url or "memory://"),
         cursors=CursorCodec(cursor_secret()),
-        authenticate=lambda secret: authenticate(secret, uow=container.reader()),
+        authenticate=CachedAuthenticator(
+            lambda secret: authenticate(secret, uow=container.reader())
+        ),
         base_url=settings.base_url,
         reader=container.reader,
         drive=container.drive,

@@ -315,3 +315,21 @@ def test_each_request_logs_one_line_with_ids_and_never_the_key(api: httpx.Client
     assert line["route"] == "/leads"
     assert isinstance(line["duration_ms"], float)
     assert stack.key not in repr(logs)
+
+
+@pytest.mark.parametrize("change", ["revoke", "rotate"])
+def test_a_key_in_use_stops_working_within_one_second_of_being_revoked_or_rotated(
+    anon: httpx.Client, stack: Stack, change: str
+):
+    issued = stack.issue_key()
+    headers = {"Authorization": f"Bearer {issued.secret}"}
+    assert anon.get(f"{API}/services", headers=headers).status_code == 200
+    act = company_cases.revoke_key if change == "revoke" else company_cases.rotate_key
+    act(
+        issued.key.company_id, issued.key.id, uow=stack.container.uow(), clock=stack.container.clock
+    )
+    changed_at = time.monotonic()
+    time.sleep(1.0)
+    response = anon.get(f"{API}/services", headers=headers)
+    assert time.monotonic() - changed_at >= 1.0
+    error_of(response, 401, "unauthorized")
