@@ -60,6 +60,11 @@ def test_bearer_is_preferred_when_both_headers_are_sent(anon: httpx.Client, stac
     error_of(unknown_bearer, 401, "unauthorized")
 
 
+def _with_last_changed(key: str) -> str:
+    """``key`` with its last (checksum) character replaced by a different one."""
+    return key[:-1] + ("y" if key.endswith("x") else "x")
+
+
 def _revoked_key(stack: Stack) -> str:
     issued = stack.issue_key()
     company_cases.revoke_key(
@@ -81,7 +86,7 @@ CREDENTIALS = {
     "unknown": lambda stack: {"Authorization": f"Bearer {auth.generate_secret()}"},
     "unknown x-api-key": lambda stack: {"x-api-key": auth.generate_secret()},
     "malformed": lambda stack: {"Authorization": "Bearer not-a-key"},
-    "wrong checksum": lambda stack: {"Authorization": f"Bearer {stack.key[:-1]}x"},
+    "wrong checksum": lambda stack: {"Authorization": f"Bearer {_with_last_changed(stack.key)}"},
     "empty bearer": lambda stack: {"Authorization": "Bearer"},
     "basic scheme": lambda stack: {"Authorization": f"Basic {stack.key}"},
     "non-ascii": lambda stack: {"x-api-key": "bsk_\u00e9t\u00e9"},
