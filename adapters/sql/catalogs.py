@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
+from functools import lru_cache
 
 from sqlalchemy import ColumnElement, func, literal, select
 
@@ -15,31 +14,13 @@ from booking_core.coupons import CouponUsage
 from booking_core.errors import NotFoundError
 
 
-class _DecodedCatalogs:
-    """Decoded catalogs keyed by their exact stored document, so a catalog read on every
-    price is decoded once per version. Keyed by content, it can never serve a stale one."""
-
-    def __init__(self, size: int = 256) -> None:
-        self._size = size
-        self._entries: OrderedDict[tuple[str, str], Catalog] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, company_id: str, document: str) -> Catalog:
-        key = (company_id, document)
-        with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-                return found
-        catalog = codecs.loads(document, Catalog)
-        with self._lock:
-            self._entries[key] = catalog
-            while len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-        return catalog
-
-
-_DECODED = _DecodedCatalogs()
+@lru_cache(maxsize=256)
+def _decoded(company_id: str, document: str) -> Catalog:
+    """A stored catalog document, decoded once per version: a catalog is read on every
+    price, and keyed by its exact content the cache can never serve a stale one (the
+    same mechanism as the crew roster's rows)."""
+    del company_id  # part of the key only: two companies never share a decoded catalog
+    return codecs.loads(document, Catalog)
 
 
 class SqlCatalogRepository:
@@ -58,7 +39,7 @@ class SqlCatalogRepository:
         document = self._cx.execute(statement).scalar()
         if document is None:
             raise NotFoundError("catalog", company_id)
-        return _DECODED.get(company_id, document)
+        return _decoded(company_id, document)
 
     def save(self, catalog: Catalog) -> None:
         document = codecs.dumps(catalog)
