@@ -365,3 +365,21 @@ def test_a_wrong_method_lists_every_method_the_path_takes(api: httpx.Client):
     response = api.put(f"{API}/leads/lead_x")
     error_of(response, 405, "method_not_allowed")
     assert {m.strip() for m in response.headers["allow"].split(",")} >= {"GET", "PATCH"}
+
+
+def test_refusals_found_while_reading_the_body_carry_rate_limit_headers(api: httpx.Client):
+    """SPEC.md section 8: every authenticated answer, refusals included, has them."""
+    form = api.post(
+        f"{API}/customers",
+        content=b"name=A",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    big = api.post(
+        f"{API}/quote",
+        content=b"{" + b" " * 1_100_000 + b"}",
+        headers={"content-type": "application/json"},
+    )
+    for response, status in ((form, 400), (big, 413)):
+        assert response.status_code == status
+        for name in ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"):
+            assert name in response.headers, (status, name)
