@@ -100,7 +100,8 @@ class Context:
     """The structured query string: an instance of the endpoint's ``query`` class."""
     body: Any
     deps: HttpDeps
-    claim: idempotency.Claim | None = None
+    unit: UnitOfWork | None = None
+    """The request's one transaction, on endpoints with an ``Idempotency-Key``."""
     cursor_scope: str = ""
     _render_context: RenderContext | None = None
 
@@ -121,11 +122,12 @@ class Context:
         return self.key.company_id
 
     def uow(self) -> UnitOfWork:
-        """A unit of work; on idempotent endpoints its commit also marks the key used."""
-        inner: UnitOfWork = self.deps.uow()
-        if self.claim is None:
-            return inner
-        return idempotency.MarkingUnitOfWork(inner, self.claim.company_id, self.claim.key)
+        """A unit of work for a write. On endpoints with an ``Idempotency-Key`` it is the
+        request's one transaction, which commits with the stored answer
+        (``idempotency.run_once``)."""
+        if self.unit is not None:
+            return self.unit
+        return self.deps.uow()
 
     def page_request(self, list_name: str, filters: Mapping[str, object]) -> PageRequest:
         """The page this request asks for: its ``limit``, ``cursor`` and ``updatedSince``."""
@@ -273,7 +275,6 @@ def _process(endpoint: Endpoint, deps: HttpDeps, incoming: _Incoming) -> _Outcom
         return _Outcome(401, _encode(unauthorized().body(request_id)), {}, None)
     key, verdict = admitted
     headers = verdict.headers()
-    claimed: idempotency.Claim | None = None
     try:
         if not verdict.allowed:
             raise rate_limited(verdict)
@@ -288,22 +289,6 @@ def _process(endpoint: Endpoint, deps: HttpDeps, incoming: _Incoming) -> _Outcom
         for scope in endpoint.body_scopes(body) if endpoint.body_scopes else ():
             if not key.allows(scope):
                 raise insufficient_scope(scope)
-        if endpoint.idempotent:
-            claimed = idempotency.claim(
-                deps.uow,
-                key.company_id,
-                idempotency.key_from(incoming.headers),
-                incoming.method,
-                incoming.path,
-                raw,
-                deps.clock.now(),
-            )
-            if claimed.replay is not None:
-                stored = claimed.replay
-                replayed = {**headers, "idempotent-replayed": "true"}
-                return _Outcome(
-                    stored.response_status or 200, stored.response_body or b"", replayed, key
-                )
         context = Context(
             request_id=request_id,
             key=key,
@@ -311,31 +296,46 @@ def _process(endpoint: Endpoint, deps: HttpDeps, incoming: _Incoming) -> _Outcom
             query=query,
             body=body,
             deps=deps,
-            claim=claimed,
         )
-        reply = endpoint.handler(context)
-        status, payload = reply.status, reply.body
-        headers = {**headers, **reply.headers}
-    except ApiError as refusal:
-        status, payload = refusal.status, refusal.body(request_id)
-        headers = {**headers, **refusal.headers}
-    except DomainError as domain_error:
-        mapped = from_domain(domain_error)
-        status, payload = mapped.status, mapped.body(request_id)
+        if endpoint.idempotent:
+            gate = idempotency.Gate.of(
+                key.company_id,
+                idempotency.key_from(incoming.headers),
+                incoming.method,
+                incoming.path,
+                raw,
+                deps.clock.now(),
+            )
+            answer = idempotency.run_once(
+                deps.uow,
+                gate,
+                lambda unit: _answer(endpoint, attrs.evolve(context, unit=unit)),
+                lambda error: _refused(error, request_id, endpoint.path),
+            )
+        else:
+            answer = _answer(endpoint, context)
     except Exception as error:
-        # Its class and place only: its text may quote customer data or SQL.
-        fields = error_fields(error)
-        log.error("unexpected_error", request_id=request_id, route=endpoint.path, **fields)
-        fault = internal_error()
-        status, payload = fault.status, fault.body(request_id)
-    encoded = _encode(payload)
-    if claimed is not None:
-        try:
-            idempotency.store_answer(deps.uow, claimed, status, encoded)
-        except Exception as error:
-            # The effect stands; only the replay copy is lost, so the answer still goes out.
-            log.error("idempotency_store_failed", request_id=request_id, **error_fields(error))
-    return _Outcome(status, encoded, headers, key)
+        answer = _refused(error, request_id, endpoint.path)
+    return _Outcome(answer.status, answer.body, {**headers, **answer.headers}, key)
+
+
+def _answer(endpoint: Endpoint, context: Context) -> idempotency.Answer:
+    """The handler's reply, encoded."""
+    reply = endpoint.handler(context)
+    return idempotency.Answer(reply.status, _encode(reply.body), reply.headers)
+
+
+def _refused(error: Exception, request_id: str, route: str) -> idempotency.Answer:
+    """The answer to what a request raised: its refusal, or ``internal_error``."""
+    if isinstance(error, ApiError):
+        return idempotency.Answer(error.status, _encode(error.body(request_id)), error.headers)
+    if isinstance(error, DomainError):
+        mapped = from_domain(error)
+        return idempotency.Answer(mapped.status, _encode(mapped.body(request_id)))
+    # Its class and place only: its text may quote customer data or SQL.
+    log.error("unexpected_error", request_id=request_id, route=route, **error_fields(error))
+    fault = internal_error()
+    return idempotency.Answer(fault.status, _encode(fault.body(request_id)))
 
 
 def _encode(payload: Any) -> bytes:

@@ -1,15 +1,18 @@
 """``Idempotency-Key`` on writes that change money or the calendar (SPEC.md section 4).
 
-The first request with a key claims it (an in-progress record, committed at once). Its
-effect then commits together with a mark that the effect happened, in the same
-transaction, and its answer is stored right after. So:
+A request with a key runs in **one transaction**: the key is claimed, the effect is
+made, and the answer is stored, and the three commit together or not at all. So:
 
 * the same key and body again replays the stored answer (``idempotent-replayed: true``);
 * the same key with another body is ``409 idempotency_key_reused``;
-* the same key while the first request still runs is ``409 idempotency_key_in_use``;
-* an answer of 5xx is not stored: the claim is released and the key may be retried;
-* a claim left by a request that died before its effect committed is retaken after a
-  few minutes; one whose effect committed is never run twice.
+* the same key while the first request still runs is ``409 idempotency_key_in_use`` on
+  PostgreSQL (the claim takes a transaction-scoped advisory lock without waiting); on
+  SQLite, which runs one writer at a time, the copy waits and then gets the replay;
+* a refusal (4xx) made by the write itself is stored too, in a transaction of its own
+  once the effect's transaction has rolled back, and replayed like a success;
+* an answer of 5xx, or a lost race met while committing (409 ``conflict``), is not
+  stored: the key may be retried;
+* a request that dies leaves nothing behind: its claim rolls back with its effect.
 
 Keys are scoped to the company, at most 255 characters, and kept 24 hours: a record
 older than that is forgotten when its key comes again, and expired records are purged
@@ -19,12 +22,16 @@ older than that is forgotten when its key comes again, and expired records are p
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any, Self
 
+import structlog
+from attrs import field, frozen
+
 from adapters.http.errors import ApiError
+from adapters.http.redaction import error_fields
 from booking_core.idempotency import (
     KEY_MAX,
     RETENTION,
@@ -36,9 +43,12 @@ from booking_core.idempotency import (
 from booking_core.ports import UnitOfWork
 
 HEADER = "idempotency-key"
-EFFECT_COMMITTED = 0
-"""``response_status`` of a record whose effect committed but whose answer is not stored yet."""
+REPLAYED = {"idempotent-replayed": "true"}
 PURGE_EVERY = timedelta(minutes=10)
+log = structlog.get_logger("booking.http")
+CLAIM_ROUNDS = 3
+"""Tries at claiming: a record past its 24 hours or left by a dead request is dropped
+first (in a transaction of its own), then the key is claimed afresh."""
 
 
 def key_from(headers: Mapping[str, str]) -> str:
@@ -61,55 +71,149 @@ def key_from(headers: Mapping[str, str]) -> str:
     return key
 
 
-class Claim:
-    """The outcome of claiming a key: either run the request, or answer ``replay``."""
+@frozen
+class Answer:
+    """What a write answered: status, the encoded body, and headers of its own."""
 
-    def __init__(self, company_id: str, key: str, replay: IdempotencyRecord | None) -> None:
-        self.company_id = company_id
-        self.key = key
-        self.replay = replay
+    status: int
+    body: bytes
+    headers: Mapping[str, str] = field(factory=dict)
 
 
-def claim(
-    uow_factory: Any, company_id: str, key: str, method: str, path: str, body: object, at: datetime
-) -> Claim:
-    """Claim ``key`` for this request, or say which stored answer to replay."""
-    _purge_expired(uow_factory, at)
-    record = IdempotencyRecord(
-        company_id, key, fingerprint(method, path, body), RecordState.IN_PROGRESS, at
-    )
-    for _ in range(2):
-        uow: UnitOfWork
-        with uow_factory() as uow:
-            existing = uow.idempotency.claim(record)
-            if existing is None:
+@frozen
+class Gate:
+    """One request's key: who sent it, and the fingerprint of what it asks."""
+
+    company_id: str
+    key: str
+    fingerprint: str
+    at: datetime
+
+    @classmethod
+    def of(
+        cls, company_id: str, key: str, method: str, path: str, body: object, at: datetime
+    ) -> Gate:
+        """The gate of a request with this key, method, path and decoded body."""
+        return cls(company_id, key, fingerprint(method, path, body), at)
+
+    def claim_record(self) -> IdempotencyRecord:
+        """The in-progress record this request claims its key with."""
+        return IdempotencyRecord(
+            self.company_id, self.key, self.fingerprint, RecordState.IN_PROGRESS, self.at
+        )
+
+
+class SharedUnit:
+    """The request's one transaction, lent to the handler's use cases.
+
+    Entering and leaving it, and ``commit``, do not end the transaction: ``run_once``
+    commits it once, with the stored answer. An exception leaving a use case's ``with``
+    block propagates to ``run_once``, which rolls back everything, the claim included.
+    """
+
+    def __init__(self, inner: UnitOfWork) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        return None
+
+    def commit(self) -> None:
+        """Nothing yet: the effect commits with the stored answer (``run_once``)."""
+
+    def rollback(self) -> None:
+        """Not supported: a use case refuses by raising, which rolls back everything."""
+        raise RuntimeError("a use case refuses by raising; the request's unit rolls back")
+
+
+def run_once(
+    uow_factory: Callable[[], UnitOfWork],
+    gate: Gate,
+    work: Callable[[UnitOfWork], Answer],
+    refusal: Callable[[Exception], Answer],
+) -> Answer:
+    """Claim the key, run ``work`` on the same transaction, store its answer, commit.
+
+    ``work`` answers a success or raises; ``refusal`` turns what it raised into the
+    answer to give. A replay is answered from the stored record, with the
+    ``idempotent-replayed`` header. The key's own refusals (reused, in use) raise
+    ``ApiError`` and store nothing.
+    """
+    _purge_expired(uow_factory, gate.at)
+    for _ in range(CLAIM_ROUNDS):
+        claimed = committing = False
+        try:
+            with uow_factory() as uow:
+                existing = uow.idempotency.claim(gate.claim_record())
+                if existing is not None:
+                    replay = _replay_or_refuse(existing, gate)
+                    if replay is not None:
+                        return replay
+                    uow.idempotency.release(gate.company_id, gate.key)
+                    uow.commit()
+                    continue
+                claimed = True
+                answer = work(SharedUnit(uow))
+                uow.idempotency.complete(gate.company_id, gate.key, answer.status, answer.body)
+                committing = True
                 uow.commit()
-                return Claim(company_id, key, None)
-            if at - existing.created_at >= RETENTION:
-                # Kept 24 hours: an older record is not purged yet but already forgotten.
-                uow.idempotency.release(company_id, key)
-                uow.commit()
-                continue
-            if existing.fingerprint != record.fingerprint:
-                raise ApiError(
-                    409,
-                    "idempotency_key_reused",
-                    "This Idempotency-Key was used with a different request body.",
-                )
-            if existing.state is RecordState.COMPLETED and existing.response_status:
-                return Claim(company_id, key, existing)
-            stale = at - existing.created_at > STALE_CLAIM
-            if stale and existing.state is RecordState.IN_PROGRESS:
-                # Its request died before the effect committed: nothing happened; retake.
-                uow.idempotency.release(company_id, key)
-                uow.commit()
-                continue
-            raise ApiError(
-                409,
-                "idempotency_key_in_use",
-                "A request with this Idempotency-Key is still being processed; retry shortly.",
-            )
+                return answer
+        except Exception as error:
+            if not claimed:
+                raise
+            failed = refusal(error)
+            if failed.status < 500 and not committing:
+                _store_refusal(uow_factory, gate, failed)
+            return failed
     raise ApiError(409, "idempotency_key_in_use", "This Idempotency-Key is busy; retry shortly.")
+
+
+def _replay_or_refuse(existing: IdempotencyRecord, gate: Gate) -> Answer | None:
+    """The stored answer to replay; None when the record is to be dropped and the key
+    claimed afresh; else the key's refusal (``ApiError``)."""
+    age = gate.at - existing.created_at
+    if age >= RETENTION:
+        return None  # kept 24 hours: an older record is not purged yet but forgotten
+    if existing.fingerprint != gate.fingerprint:
+        raise ApiError(
+            409,
+            "idempotency_key_reused",
+            "This Idempotency-Key was used with a different request body.",
+        )
+    if existing.state is RecordState.COMPLETED and existing.response_status:
+        return Answer(existing.response_status, existing.response_body or b"", REPLAYED)
+    if existing.state is RecordState.IN_PROGRESS and age > STALE_CLAIM:
+        # A claim stored outside a request's transaction (an older release, or by hand)
+        # whose request is long gone: nothing happened under it; retake it.
+        return None
+    raise ApiError(
+        409,
+        "idempotency_key_in_use",
+        "A request with this Idempotency-Key is still being processed; retry shortly.",
+    )
+
+
+def _store_refusal(uow_factory: Callable[[], UnitOfWork], gate: Gate, answer: Answer) -> None:
+    """Keep a refusal for replays, in a transaction of its own (the effect's rolled
+    back); if another copy of the request claimed the key meanwhile, keep its record."""
+    try:
+        with uow_factory() as uow:
+            if uow.idempotency.claim(gate.claim_record()) is None:
+                uow.idempotency.complete(gate.company_id, gate.key, answer.status, answer.body)
+                uow.commit()
+    except Exception as error:
+        # Nothing happened under the key, so a retry merely runs the refusal again.
+        log.error("idempotency_store_failed", **error_fields(error))
 
 
 class _Purger:
@@ -119,58 +223,14 @@ class _Purger:
         self._lock = threading.Lock()
         self._next: datetime | None = None
 
-    def __call__(self, uow_factory: Any, at: datetime) -> None:
+    def __call__(self, uow_factory: Callable[[], UnitOfWork], at: datetime) -> None:
         with self._lock:
             if self._next is not None and at < self._next:
                 return
             self._next = at + PURGE_EVERY
-        uow: UnitOfWork
         with uow_factory() as uow:
             uow.idempotency.purge(at - RETENTION)
             uow.commit()
 
 
 _purge_expired = _Purger()
-
-
-class MarkingUnitOfWork:
-    """A unit of work that, on commit, marks the claimed key's effect as committed in the
-    same transaction: a committed effect is never run twice."""
-
-    def __init__(self, inner: UnitOfWork, company_id: str, key: str) -> None:
-        self._inner = inner
-        self._company_id = company_id
-        self._key = key
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
-
-    def __enter__(self) -> Self:
-        self._inner.__enter__()
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self._inner.__exit__(exc_type, exc, tb)
-
-    def commit(self) -> None:
-        self._inner.idempotency.complete(self._company_id, self._key, EFFECT_COMMITTED, b"")
-        self._inner.commit()
-
-    def rollback(self) -> None:
-        self._inner.rollback()
-
-
-def store_answer(uow_factory: Any, claimed: Claim, status: int, body: bytes) -> None:
-    """Keep the answer for replays, or release the claim after a 5xx."""
-    uow: UnitOfWork
-    with uow_factory() as uow:
-        if status >= 500:
-            uow.idempotency.release(claimed.company_id, claimed.key)
-        else:
-            uow.idempotency.complete(claimed.company_id, claimed.key, status, body)
-        uow.commit()

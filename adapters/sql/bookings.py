@@ -1,7 +1,8 @@
 """Bookings: the fields queries look at as columns, the rest of the record one JSON
 document; crew assignments beside them (``adapters.sql.assignments``).
 
-Every write of ``add_all`` and ``save_all`` runs inside a savepoint: a refused batch
+Every write of ``add_all`` and ``save_all`` runs inside a savepoint (except one booking
+holding one block on PostgreSQL, see ``_add_single``): a refused batch
 (``SlotTaken``, ``ConflictError``, ``NotFoundError``) leaves nothing behind and the unit
 of work usable, so a use case can redraw codes and try again in the same transaction. A
 batch that meets a deadlock is rolled back to its savepoint and written again, a few
@@ -16,10 +17,12 @@ from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, exists, select, update
+from sqlalchemy import ColumnElement, delete, exists, select, update
+from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from adapters.sql import assignments, codecs, retry
+from adapters.sql.assignments import rows_of
 from adapters.sql.context import (
     AnyRow,
     UnitContext,
@@ -100,9 +103,42 @@ class SqlBookingRepository:
             assignments.replace_rows(self._cx.connection, batch, new=True)
             assignments.insert_rows(self._cx.connection, bookings, [_values(b) for b in batch])
 
-        self._guarded(batch, write, saving=False)
+        if self._cx.dialect == "postgresql" and len(batch) == 1 and len(rows_of(batch[0])) <= 1:
+            self._add_single(batch[0])
+        else:
+            self._guarded(batch, write, saving=False)
         for booking in batch:
             self._cx.touch(bookings, booking.company_id, booking.id)
+
+    def _add_single(self, booking: Booking) -> None:
+        """PostgreSQL, one booking holding at most one block: two statements and no
+        savepoint. ``ON CONFLICT DO NOTHING`` (which PostgreSQL also applies to the
+        exclusion constraint) reports a taken key or block without an error, so the unit
+        stays usable; what this call wrote is then deleted again before it refuses. One
+        row per table cannot deadlock, so there is nothing to retry either."""
+        connection = self._cx.connection
+        added = connection.execute(
+            postgresql.insert(bookings)
+            .values(_values(booking))
+            .on_conflict_do_nothing()
+            .returning(bookings.c.id)
+        ).first()
+        if added is None:
+            raise ConflictError(_KEYS_TAKEN)
+        rows = rows_of(booking)
+        if not rows:
+            return
+        held = connection.execute(
+            postgresql.insert(booking_assignments)
+            .values(rows)
+            .on_conflict_do_nothing()
+            .returning(booking_assignments.c.crew_id)
+        ).first()
+        if held is None:
+            where = (bookings.c.company_id == booking.company_id, bookings.c.id == booking.id)
+            connection.execute(delete(bookings).where(*where))
+            start = rows[0]["starts_at"].astimezone(booking.zone).isoformat()
+            raise SlotTaken(start, rows[0]["crew_id"])
 
     def save_all(self, batch: Sequence[Booking]) -> None:
         if not batch:

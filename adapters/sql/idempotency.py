@@ -1,11 +1,15 @@
 """Idempotency records: claimed by an ``INSERT ... ON CONFLICT DO NOTHING``, so two
-processes sending one key at the same moment cannot both win."""
+processes sending one key at the same moment cannot both win. On PostgreSQL the insert
+also takes the key's advisory lock without waiting (see ``_claim_unless_busy``)."""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Mapping
 from datetime import datetime
 
-from sqlalchemy import delete, select, update
+import attrs
+from sqlalchemy import bindparam, delete, func, select, update
 
 from adapters.sql.context import AnyRow, UnitContext
 from adapters.sql.tables import idempotency_records as records
@@ -13,6 +17,13 @@ from booking_core.errors import NotFoundError
 from booking_core.idempotency import IdempotencyRecord, RecordState
 
 CLAIM_ATTEMPTS = 3
+
+
+def _lock_id(company_id: str, key: str) -> int:
+    """The key's advisory lock number: 64 bits of a digest of company and key (two keys
+    sharing one only answer ``in use`` for each other, never replay each other)."""
+    digest = hashlib.sha256(f"{company_id}\x00{key}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
 
 
 def _record(row: AnyRow) -> IdempotencyRecord:
@@ -34,23 +45,26 @@ class SqlIdempotencyRepository:
         self._cx = context
 
     def claim(self, record: IdempotencyRecord) -> IdempotencyRecord | None:
+        values = {
+            "company_id": record.company_id,
+            "key": record.key,
+            "fingerprint": record.fingerprint,
+            "state": record.state.value,
+            "created_at": record.created_at,
+            "response_status": record.response_status,
+            "response_body": record.response_body,
+        }
+        if self._cx.dialect == "postgresql":
+            return self._claim_unless_busy(record, values)
         statement = (
             self._cx.insert(records)
-            .values(
-                company_id=record.company_id,
-                key=record.key,
-                fingerprint=record.fingerprint,
-                state=record.state.value,
-                created_at=record.created_at,
-                response_status=record.response_status,
-                response_body=record.response_body,
-            )
+            .values(**values)
             .on_conflict_do_nothing(index_elements=["company_id", "key"])
             .returning(records.c.key)
         )
-        # On PostgreSQL the insert waits for a concurrent claim of the same key to
-        # commit or roll back, then either inserts or sees the committed row. The row
-        # can vanish again (a release) before we read it: then claim once more.
+        # SQLite runs one writer at a time: a concurrent claim of the same key has
+        # committed (or rolled back) before this insert runs. The row can vanish again
+        # (a release) before we read it: then claim once more.
         for _ in range(CLAIM_ATTEMPTS):
             if self._cx.execute(statement).first() is not None:
                 return None
@@ -58,6 +72,31 @@ class SqlIdempotencyRepository:
             if existing is not None:
                 return existing
         raise RuntimeError("an idempotency key kept changing while being claimed")
+
+    def _claim_unless_busy(
+        self, record: IdempotencyRecord, values: Mapping[str, object]
+    ) -> IdempotencyRecord | None:
+        """PostgreSQL: insert only while holding the key's transaction-scoped advisory
+        lock, taken without waiting. A transaction that claimed the key holds that lock
+        until it ends, so a second claim never waits on the first: it finds the committed
+        record, or, while the first still runs, an in-progress record is answered."""
+        lock = func.pg_try_advisory_xact_lock(_lock_id(record.company_id, record.key))
+        row = select(
+            *(bindparam(None, value, type_=records.c[name].type) for name, value in values.items())
+        ).where(lock)
+        statement = (
+            self._cx.insert(records)
+            .from_select(list(values), row)
+            .on_conflict_do_nothing(index_elements=["company_id", "key"])
+            .returning(records.c.key)
+        )
+        if self._cx.execute(statement).first() is not None:
+            return None
+        existing = self.get(record.company_id, record.key)
+        if existing is not None:
+            return existing
+        # Not ours and not committed: another request holds the key right now.
+        return attrs.evolve(record, state=RecordState.IN_PROGRESS)
 
     def get(self, company_id: str, key: str) -> IdempotencyRecord | None:
         statement = select(records).where(records.c.company_id == company_id, records.c.key == key)

@@ -318,3 +318,31 @@ def test_a_key_is_kept_24_hours_and_then_starts_afresh(stack: Stack):
     assert "idempotent-replayed" not in fresh.headers
     assert fresh.json()["kind"] == "PAYMENT"
     error_of(kept, 409, "idempotency_key_reused")
+
+
+def test_the_effect_and_its_stored_answer_commit_together(
+    stack: Stack, fresh: httpx.Client, write: Write, monkeypatch: pytest.MonkeyPatch
+):
+    """Storing the answer fails once: the effect rolls back with it (a 500, nothing
+    happened), and the same key then runs the write afresh, once."""
+    repository = type(stack.container.uow().idempotency)
+    complete = repository.complete
+    failures = iter([True])
+
+    def failing_once(self: Any, company_id: str, key: str, status: int, body: bytes) -> None:
+        if next(failures, False):
+            raise OSError("the answer could not be stored")
+        complete(self, company_id, key, status, body)
+
+    monkeypatch.setattr(repository, "complete", failing_once)
+    key = f"together-{secrets.token_hex(6)}"
+    failed = send(fresh, write, key)
+    error_of(failed, 500, "internal_error")
+    assert write.effects() == 0
+    retried = send(fresh, write, key)
+    assert retried.status_code < 300, retried.text
+    assert "idempotent-replayed" not in retried.headers
+    assert write.effects() == 1
+    replayed = send(fresh, write, key)
+    assert replayed.headers["idempotent-replayed"] == "true"
+    assert replayed.content == retried.content
