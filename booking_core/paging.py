@@ -1,10 +1,14 @@
 """Keyset pagination, as every list endpoint uses it.
 
 Two orders exist. Without ``updated_since``: newest first by ``(created_at, id)``
-descending. With it: ascending by change position ``(changed_at, id)`` from that
-instant on, for incremental polling. ``changed_at`` is stamped by storage when the
-change commits, under a per-company lock, so a poller that passes the last change it saw
-never misses a row that committed late (docs/storage.md).
+descending. With it: ascending by change position, for incremental polling, over the
+rows whose last change is at or after that instant. Storage decides what a change
+position is, and guarantees that a row whose change commits after a page was read
+lands after that page's last position, so a poller that passes the last position it saw
+never misses a row that committed late: in memory and on SQLite ``(at, id)`` with
+``at`` stamped at commit, one writer at a time; on PostgreSQL ``(seq, id)`` with ``seq``
+the writing transaction's id, where a page shows only transactions below the oldest one
+still running (docs/storage.md).
 
 Repositories take a ``PageRequest`` and answer a ``Page`` whose ``next_after`` is the
 position to continue from; the HTTP adapter turns positions into opaque cursors.
@@ -26,10 +30,15 @@ MAX_LIMIT = 200
 
 @frozen
 class Position:
-    """Where a row stands in a list's order: its ordering instant and id."""
+    """Where a row stands in a list's order: its ordering instant and id, and ``seq``
+    when storage orders changes by a number (PostgreSQL: the id of the transaction that
+    wrote the row); the order is then ``(seq, id)``, and ``at`` is only informative.
+    ``seq`` is ``None`` in the other orders and storages, and in positions made before
+    storage had it (storage then continues after ``(at, id)``)."""
 
     at: datetime
     id: str
+    seq: int | None = None
 
 
 @frozen

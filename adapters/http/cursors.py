@@ -1,8 +1,10 @@
 """Opaque, tamper-evident pagination cursors.
 
-A cursor carries the position of the last row of a page, which order it belongs to
+A cursor carries the position of the last row of a page (its instant, id and, when
+storage orders changes by a sequence number, that number), which order it belongs to
 (newest first, or by change for ``updatedSince``) and a fingerprint of the filters, and
-is signed with HMAC-SHA256. A cursor that was altered, belongs to another order or
+is signed with HMAC-SHA256. A cursor without a sequence (every cursor made before there
+was one) reads back as a position without it. A cursor that was altered, belongs to another order or
 filter set, or is not ours is ``invalid_request`` on ``cursor``.
 """
 
@@ -48,9 +50,10 @@ class CursorCodec:
 
     def encode(self, position: Position, scope: str) -> str:
         """The cursor continuing after ``position`` within ``scope``."""
-        payload = json.dumps(
-            {"t": position.at.isoformat(), "i": position.id, "s": scope}, separators=(",", ":")
-        ).encode()
+        fields: dict[str, object] = {"t": position.at.isoformat(), "i": position.id}
+        if position.seq is not None:
+            fields["q"] = position.seq
+        payload = json.dumps({**fields, "s": scope}, separators=(",", ":")).encode()
         return f"{_b64(payload)}.{_b64(self._sign(payload))}"
 
     def decode(self, cursor: str, scope: str) -> Position:
@@ -64,8 +67,11 @@ class CursorCodec:
             if data["s"] != scope:
                 raise ValueError("another list")
             at = datetime.fromisoformat(data["t"])
+            seq = data.get("q")
             if at.utcoffset() is None or not isinstance(data["i"], str):
                 raise ValueError("bad position")
-            return Position(at, data["i"])
+            if seq is not None and type(seq) is not int:
+                raise ValueError("bad sequence")
+            return Position(at, data["i"], seq)
         except (ValueError, KeyError, TypeError, json.JSONDecodeError):
             raise ValidationFailed(_BAD) from None

@@ -1,7 +1,8 @@
 """Dict-backed repositories. Values are frozen, so a shallow copy of a table is a snapshot.
 
 Each table maps a key to a ``Row``: the value plus the ordering instants lists use.
-``changed_at`` is stamped by the unit of work at commit, like the SQL adapter does.
+``changed_at`` is stamped by the unit of work at commit, like the SQL adapter does on
+SQLite.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The in-memory unit of work: serialised, snapshot on enter, restored unless committed.
 
 At commit every row touched in the unit of work gets ``changed_at`` stamped with one
-instant later than any stamped before, as the SQL adapter does under its change lock.
+instant later than any stamped before, as the SQL adapter does on SQLite under its
+write lock (on PostgreSQL it orders changes by transaction id instead).
 """
 
 from __future__ import annotations

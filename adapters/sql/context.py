@@ -14,13 +14,17 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
     Connection,
     CursorResult,
     Executable,
     Row,
     Table,
+    Text,
     bindparam,
+    cast,
+    func,
     select,
     tuple_,
 )
@@ -106,8 +110,10 @@ class UnitContext:
         self.touched.clear()
 
     def touch(self, table: Table, company_id: str, row_id: str) -> None:
-        """Note that a listed row changed, so the commit stamps its ``changed_at``."""
-        self.touched[table.name][company_id].add(row_id)
+        """Note that a listed row changed, so that the commit stamps its ``changed_at``
+        (SQLite; on PostgreSQL a trigger stamps every write, and nothing is noted)."""
+        if self.dialect != "postgresql":
+            self.touched[table.name][company_id].add(row_id)
 
     def execute(
         self, statement: Executable, conflict_message: str = "That already exists."
@@ -152,8 +158,13 @@ class UnitContext:
         """One page in either list order, straight off the keyset indexes.
 
         Newest first: ``(created_at, id)`` descending, strictly before the cursor.
-        By change: ``(changed_at, id)`` ascending from ``updated_since``, strictly after it.
+        By change, from ``updated_since`` on, ascending and strictly after the cursor:
+        ``(changed_at, id)`` on SQLite, where commits stamp in commit order;
+        ``(changed_xid, id)`` on PostgreSQL, below the watermark (``_change_page``).
         """
+        if request.updated_since is not None and self.dialect == "postgresql":
+            conditions = [*where, table.c.changed_at >= _instant(request.updated_since)]
+            return self._change_page(table, company_id, request, conditions, decode)
         by_change = request.updated_since is not None
         at = table.c.changed_at if by_change else table.c.created_at
         conditions = [table.c.company_id == company_id, *where]
@@ -175,11 +186,60 @@ class UnitContext:
             [(Position(row.page_position_at, row.id), decode(row)) for row in rows], request
         )
 
+    def _change_page(
+        self,
+        table: Table,
+        company_id: str,
+        request: PageRequest,
+        where: Sequence[ColumnElement[bool]],
+        decode: Callable[[AnyRow], T],
+    ) -> Page[T]:
+        """A by-change page on PostgreSQL (``where`` holds the ``updated_since`` bound):
+        ``(changed_xid, id)`` ascending, only rows of transactions below the watermark,
+        the oldest transaction id still running.
+
+        Every transaction still running when the statement's snapshot was taken, and
+        every later one, has an id at or above the watermark, so whatever commits after
+        this page lands after its last position, however early its change was made. A
+        position without a sequence (a cursor made before ``changed_xid`` existed)
+        continues after its ``(changed_at, id)``; the revision that added the column
+        numbered the rows it found in that order.
+        """
+        xid, at, row_id = table.c.changed_xid, table.c.changed_at, table.c.id
+        conditions = [
+            table.c.company_id == company_id,
+            *where,
+            xid < WATERMARK,
+        ]
+        after = request.after
+        if after is not None and after.seq is not None:
+            conditions.append(tuple_(xid, row_id) > tuple_(_seq(after.seq), _id(after.id)))
+        elif after is not None:
+            conditions.append(tuple_(at, row_id) > tuple_(_instant(after.at), _id(after.id)))
+        statement = (
+            select(table, at.label("page_position_at"), xid.label("page_position_seq"))
+            .where(*conditions)
+            .order_by(xid.asc(), row_id.asc())
+            .limit(request.limit + 1)
+        )
+        rows = self.execute(statement).all()
+        positions = (Position(r.page_position_at, r.id, r.page_position_seq) for r in rows)
+        return page_of([(p, decode(r)) for p, r in zip(positions, rows, strict=True)], request)
+
 
 def without_keys(values: Mapping[str, Any], *keys: str) -> dict[str, Any]:
     """``values`` for an UPDATE's SET, without the key columns (they never change)."""
     dropped = set(keys or ("company_id", "id"))
     return {name: value for name, value in values.items() if name not in dropped}
+
+
+WATERMARK = cast(cast(func.pg_snapshot_xmin(func.pg_current_snapshot()), Text), BigInteger)
+"""The oldest transaction id still running as the statement's snapshot was taken (every
+lower one has ended), as a number comparable with ``changed_xid``."""
+
+
+def _seq(value: int) -> Any:
+    return bindparam(None, value, type_=BigInteger())
 
 
 def _instant(value: datetime) -> Any:

@@ -41,10 +41,10 @@ def _values(member: CrewMember) -> dict[str, Any]:
     }
 
 
-*_STORED, _STAMP = (column.name for column in crew_members.columns)
+*_STORED, _CHANGED_AT, _CHANGED_XID = (column.name for column in crew_members.columns)
 """What a member is decoded from: every column of a row (they come first, in table
-order, in every query here) but the last, the commit's ``changed_at`` stamp."""
-assert _STAMP == "changed_at", "the commit's stamp must stay the last column"
+order, in every query here) but the last two, the change stamps."""
+assert (_CHANGED_AT, _CHANGED_XID) == ("changed_at", "changed_xid"), "stamps come last"
 
 DECODED_MEMBERS = 4096
 """Decoded members kept (least recently used go first): a few large rosters' worth."""

@@ -5,13 +5,17 @@ trees that are only ever read whole (a catalog, a quote's selection and breakdow
 customer's addresses, a lead's timeline, a crew member's hours) are JSON documents in
 text columns, written by ``adapters.sql.codecs``. Listed tables carry ``created_at``
 and ``changed_at`` with the two keyset indexes ``(company_id, created_at, id)`` and
-``(company_id, changed_at, id)``. No table references another: every aggregate is
-reached through its company id and stands alone, as the repository ports do.
+``(company_id, changed_at, id)``, and ``changed_xid``, the id of the transaction that
+last wrote the row (PostgreSQL only: a trigger sets it and ``changed_at``; NULL on
+SQLite), with the index ``(company_id, changed_xid, id)`` the change order pages
+through on PostgreSQL. No table references another: every aggregate is reached through
+its company id and stands alone, as the repository ports do.
 """
 
 from __future__ import annotations
 
 from sqlalchemy import (
+    BigInteger,
     Boolean,
     Column,
     Date,
@@ -50,11 +54,24 @@ def _text(name: str, *, nullable: bool = False) -> Column[str]:
     return Column(name, text_type(), nullable=nullable)
 
 
-def _keyset_indexes(table: str) -> tuple[Index, Index]:
-    """The two orders every list pages through."""
+def _change_columns() -> tuple[Column[object], Column[int]]:
+    """The last change of a listed row: when it was made, and (PostgreSQL) by which
+    transaction. Always a table's last two columns (``crew.py`` relies on it)."""
+    return (
+        Column("changed_at", instant_type(), nullable=True),
+        Column("changed_xid", BigInteger, nullable=True),
+    )
+
+
+def _keyset_indexes(table: str) -> tuple[Index, Index, Index]:
+    """The orders every list pages through: newest first, and by change (by instant on
+    SQLite, by transaction id on PostgreSQL, which alone has that index)."""
     return (
         Index(f"ix_{table}_created", "company_id", "created_at", "id"),
         Index(f"ix_{table}_changed", "company_id", "changed_at", "id"),
+        Index(f"ix_{table}_changed_xid", "company_id", "changed_xid", "id").ddl_if(
+            dialect="postgresql"
+        ),
     )
 
 
@@ -129,7 +146,7 @@ customers = Table(
     _text("notes"),
     Column("created_at", instant_type(), nullable=False),
     Column("updated_at", instant_type(), nullable=False),
-    Column("changed_at", instant_type(), nullable=True),
+    *_change_columns(),
     PrimaryKeyConstraint("company_id", "id"),
     UniqueConstraint("company_id", "email_key"),
     *_keyset_indexes("customers"),
@@ -153,7 +170,7 @@ leads = Table(
     Column("timeline", Text, nullable=False),  # JSON: timeline entries
     Column("created_at", instant_type(), nullable=False),
     Column("updated_at", instant_type(), nullable=False),
-    Column("changed_at", instant_type(), nullable=True),
+    *_change_columns(),
     PrimaryKeyConstraint("company_id", "id"),
     Index("ix_leads_email_key", "company_id", "email_key"),
     Index("ix_leads_phone_e164", "company_id", "phone_e164"),
@@ -188,7 +205,7 @@ quotes = Table(
     Column("converted_at", instant_type(), nullable=True),
     Column("created_at", instant_type(), nullable=False),
     Column("updated_at", instant_type(), nullable=False),
-    Column("changed_at", instant_type(), nullable=True),
+    *_change_columns(),
     PrimaryKeyConstraint("company_id", "id"),
     Index("ix_quotes_status", "company_id", "status", "created_at", "id"),
     Index("ix_quotes_lead", "company_id", "lead_id", "created_at", "id"),
@@ -214,7 +231,7 @@ payments = Table(
     Column("dispute", Boolean, nullable=False),
     _text("origin"),
     Column("created_at", instant_type(), nullable=False),
-    Column("changed_at", instant_type(), nullable=True),
+    *_change_columns(),
     PrimaryKeyConstraint("company_id", "id"),
     Index("ix_payments_booking", "company_id", "booking_id", "created_at", "id"),
     Index("ix_payments_customer", "company_id", "customer_id", "created_at", "id"),
@@ -236,7 +253,7 @@ crew_members = Table(
     Column("active", Boolean, nullable=False),
     Column("created_at", instant_type(), nullable=False),
     Column("updated_at", instant_type(), nullable=False),
-    Column("changed_at", instant_type(), nullable=True),
+    *_change_columns(),
     PrimaryKeyConstraint("company_id", "id"),
     *_keyset_indexes("crew_members"),
 )
@@ -272,7 +289,7 @@ bookings = Table(
     Column("version", Integer, nullable=False),
     Column("document", Text, nullable=False),  # JSON: every other field of the Booking
     Column("created_at", instant_type(), nullable=False),
-    Column("changed_at", instant_type(), nullable=True),
+    *_change_columns(),
     PrimaryKeyConstraint("company_id", "id"),
     UniqueConstraint("company_id", "code"),
     UniqueConstraint("tracking_token"),
@@ -334,9 +351,11 @@ change_clock = Table(
     Column("last_change", instant_type(), nullable=False),
     PrimaryKeyConstraint("company_id"),
 )
-"""One row per company: the last ``changed_at`` stamped. Locked at commit (see uow.py)."""
+"""One row per company: the last ``changed_at`` stamped on SQLite (see uow.py); unused on
+PostgreSQL."""
 
 STAMPED = {t.name: t for t in (customers, leads, quotes, payments, crew_members, bookings)}
-"""Tables listed by change: their touched rows get ``changed_at`` at commit."""
+"""Tables listed by change: on SQLite their touched rows get ``changed_at`` at commit; on
+PostgreSQL a trigger sets ``changed_at`` and ``changed_xid`` on every write."""
 
 ALL_TABLES = tuple(metadata.sorted_tables)

@@ -2,9 +2,13 @@
 refusal that leaves it (deadlock, serialisation failure, lock timeout, a constraint no
 repository translated) leaves as ``ConflictError``; see ``adapters.sql.retry``.
 
-At commit, every listed row the unit touched gets ``changed_at`` stamped under its
-company's ``change_clock`` row lock (see ``SqlUnitOfWork.commit``), which is what lets
-an ``updatedSince`` poller pass the last change it saw and never miss a late commit.
+What lets an ``updatedSince`` poller pass the last change it saw and never miss a late
+commit differs by backend (docs/storage.md). On PostgreSQL a trigger stamps every write
+of a listed row with its transaction id, and lists read only below the oldest
+transaction still running (``UnitContext.keyset_page``): a commit is a bare ``COMMIT``,
+and no two units wait on each other for it. On SQLite, which runs one writer at a
+time, the commit stamps the rows the unit touched with the next tick of the company's
+``change_clock`` while it holds the write lock, so stamps follow commit order.
 """
 
 from __future__ import annotations
@@ -96,13 +100,13 @@ class SqlUnitOfWork:
             raise refusal from None
 
     def commit(self) -> None:
-        """Stamp the touched rows' ``changed_at`` and commit.
+        """Commit; on SQLite, stamp the touched rows' ``changed_at`` first.
 
-        For each company touched (in id order, so two units never wait on each other
-        in a circle) the company's ``change_clock`` row is locked (``SELECT ... FOR
-        UPDATE``; SQLite already runs one writer at a time), the stamp is
-        ``max(now, last + 1 µs)``, and the rows get it. The lock is held until the
-        commit is visible, so a unit that commits later stamps a later instant.
+        SQLite: the unit holds the database's one write lock (``BEGIN IMMEDIATE``) until
+        its commit, so for each company touched the stamp ``max(now, last + 1 µs)`` read
+        from and stored in ``change_clock`` is later than every stamp committed before,
+        and no unit commits an earlier one after it. PostgreSQL: nothing to stamp (the
+        trigger did at each write), so this is the ``COMMIT`` alone.
         """
         connection = self._require_connection()
         if self.read_only:
@@ -130,16 +134,16 @@ class SqlUnitOfWork:
         return self._connection
 
     def _next_change(self, connection: Connection, company_id: str) -> datetime:
-        """Lock the company's clock row and move it on; the new last change."""
+        """Move the company's clock on (SQLite, under the write lock); the new last change."""
         where = change_clock.c.company_id == company_id
-        locked = select(change_clock.c.last_change).where(where).with_for_update()
-        last: datetime | None = connection.execute(locked).scalar()
+        current = select(change_clock.c.last_change).where(where)
+        last: datetime | None = connection.execute(current).scalar()
         if last is None:
             first = self._cx.insert(change_clock).values(
                 company_id=company_id, last_change=CLOCK_START
             )
             connection.execute(first.on_conflict_do_nothing())
-            last = connection.execute(locked).scalar_one()
+            last = CLOCK_START
         stamp: datetime = max(self._now(), last + TICK)
         connection.execute(update(change_clock).where(where).values(last_change=stamp))
         return stamp

@@ -59,3 +59,15 @@ def uow_factory(
     pg = request.getfixturevalue("postgres_database")
     pg.truncate_all()
     yield pg.uow
+
+
+@pytest.fixture
+def settle(backend: str, request: pytest.FixtureRequest) -> Callable[[], None]:
+    """Call before listing by change: on PostgreSQL it waits until every transaction that
+    had begun writing has ended (``tests.polling``); nothing to wait for elsewhere."""
+    if backend != "postgres":
+        return lambda: None
+    from tests.polling import settle
+
+    pg = request.getfixturevalue("postgres_database")
+    return lambda: settle(pg)

@@ -417,12 +417,13 @@ def test_list_filters_by_status_customer_crew_member_and_start_window(uow_factor
         assert_paginates(lambda p: uow.bookings.list(CO, p, crew_id="crew_b"), [d.id, b.id])
 
 
-def test_list_by_change_shows_a_saved_booking_after_the_others(uow_factory):
+def test_list_by_change_shows_a_saved_booking_after_the_others(uow_factory, settle):
     a, b = job(local(2026, 3, 3, 9), minutes=1), job(local(2026, 3, 4, 9), minutes=2)
     store(uow_factory, a, b)
     with uow_factory() as uow:
         uow.bookings.save_all([cancel(a, AT)])
         uow.commit()
+    settle()
     since = datetime(2000, 1, 1, tzinfo=UTC)
     with uow_factory() as uow:
         page = uow.bookings.list(CO, PageRequest(updated_since=since))

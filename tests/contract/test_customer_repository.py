@@ -76,7 +76,7 @@ def test_search_matches_name_or_email_case_insensitively(uow_factory):
         assert [c.id for c in page.items] == [ada.id]
 
 
-def test_updated_since_lists_by_change_ascending(uow_factory):
+def test_updated_since_lists_by_change_ascending(uow_factory, settle):
     a, b, c = (f.customer("cmp_a", minutes=i) for i in range(3))
     for person in (a, b, c):
         with uow_factory() as uow:
@@ -85,6 +85,7 @@ def test_updated_since_lists_by_change_ascending(uow_factory):
     with uow_factory() as uow:
         uow.customers.save(attrs.evolve(a, name="Ada Byron", updated_at=f.at(9)))
         uow.commit()
+    settle()
     with uow_factory() as uow:
         pages = walk(lambda p: uow.customers.list("cmp_a", p), 2, updated_since=f.at(-10_000))
         assert [i for page in pages for i in page] == [b.id, c.id, a.id]
