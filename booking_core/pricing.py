@@ -250,6 +250,21 @@ def price(
     )
 
 
+def price_period(catalog: Catalog, at: datetime) -> tuple[int, ...]:
+    """Where ``at`` falls against each coupon's validity window: 0 before it, 1 within
+    it, 2 after it. The instant enters a price only through those windows (a coupon's
+    ``not_yet_valid`` and ``expired`` rules), so ``price`` and ``price_plan`` answer alike,
+    for every selection, at two instants of equal periods."""
+    return tuple(
+        0
+        if coupon.valid_from is not None and at < coupon.valid_from
+        else 2
+        if coupon.valid_until is not None and at >= coupon.valid_until
+        else 1
+        for coupon in catalog.coupons
+    )
+
+
 def price_plan(
     catalog: Catalog,
     selection: Selection,

@@ -10,7 +10,7 @@ from starlette.applications import Starlette
 
 from adapters.http.app import create_app
 from adapters.http.cursors import CursorCodec
-from adapters.http.deps import HttpDeps
+from adapters.http.deps import HttpDeps, NotInMemory
 from adapters.http.health import Check, health_routes
 from adapters.http.keycache import CachedAuthenticator
 from adapters.http.ratelimit import RateLimiter
@@ -40,17 +40,21 @@ def cursor_secret() -> bytes:
 def http_deps(container: Container, rate_limiter: RateLimiter | None = None) -> HttpDeps:
     """The HTTP layer's dependencies from a container."""
     settings = container.settings
+    database = container.database
+    keys = CachedAuthenticator(
+        lambda secret: authenticate(secret, uow=container.reader()), stamp=database.key_stamp
+    )
     return HttpDeps(
         uow=container.uow,
         clock=container.clock,
         phones=container.phones,
         rate_limiter=rate_limiter or RateLimiter(settings.redis_url or "memory://"),
         cursors=CursorCodec(cursor_secret()),
-        authenticate=CachedAuthenticator(
-            lambda secret: authenticate(secret, uow=container.reader())
-        ),
+        authenticate=keys,
         base_url=settings.base_url,
         reader=container.reader,
+        memory_reader=lambda: database.memory_reader(NotInMemory),
+        known_key=keys.known,
         drive=container.drive,
     )
 

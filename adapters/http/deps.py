@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
@@ -15,7 +14,20 @@ from adapters.http.views import RenderContext
 from booking_core.auth import ApiKey
 from booking_core.ports import Clock, DriveTime, PhoneNormalizer, UnitOfWork
 
-RENDER_CONTEXT_TTL_SECONDS = 10.0
+MAX_RENDER_CONTEXTS = 4096
+
+
+class NotInMemory(BaseException):
+    """Raised by a memory-only reader (``HttpDeps.memory_reader``) when a request needs
+    storage after all: the request then starts again in a worker thread.
+
+    A ``BaseException``, as ``GeneratorExit`` is, so that the request pipeline's ``except
+    Exception`` never takes it for a failure and answers 500.
+    """
+
+
+def _needs_storage() -> UnitOfWork:
+    raise NotInMemory()
 
 
 @define
@@ -31,26 +43,54 @@ class HttpDeps:
     base_url: str
     drive: DriveTime
     reader: Callable[[], UnitOfWork] | None = None
-    _render_contexts: dict[str, tuple[float, RenderContext]] = attrs.field(factory=dict, init=False)
+    memory_reader: Callable[[], UnitOfWork] | None = None
+    """A reader answering only from memory, raising ``NotInMemory`` for anything it would
+    have to ask storage; None: every request runs in a worker thread."""
+    known_key: Callable[[str], ApiKey | None] | None = None
+    """The key a secret verified as, when known in memory and current; None otherwise
+    (also when not given)."""
+    _render_contexts: dict[str, tuple[object, RenderContext]] = attrs.field(factory=dict)
+    _in_memory: HttpDeps | None = attrs.field(default=None, init=False)
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (no write lock on SQLite); ``uow`` if none."""
         return self.reader() if self.reader is not None else self.uow()
 
     def render_context_for(self, company_id: str) -> RenderContext:
-        """How a company's answers are written: its timezone, slug and domain, kept for a
-        few seconds (they only shape how answers are written, never what is stored)."""
-        now = time.monotonic()
-        cached = self._render_contexts.get(company_id)
-        if cached is not None and now - cached[0] < RENDER_CONTEXT_TTL_SECONDS:
-            return cached[1]
+        """How a company's answers are written: its timezone, slug and domain, as stored
+        now (the reader serves the company from memory while nothing changed; the context
+        is remade only when the company read is another value)."""
         with self.read() as uow:
             company = uow.companies.get(company_id)
+        cached = self._render_contexts.get(company_id)
+        if cached is not None and cached[0] is company:
+            return cached[1]
         context = RenderContext(
             zone=ZoneInfo(company.timezone),
             base_url=self.base_url,
             slug=company.slug,
             custom_domain=company.custom_domain,
         )
-        self._render_contexts[company_id] = (now, context)
+        if len(self._render_contexts) >= MAX_RENDER_CONTEXTS:
+            self._render_contexts.clear()
+        self._render_contexts[company_id] = (company, context)
         return context
+
+    def in_memory(self) -> HttpDeps | None:
+        """These dependencies as a request on the event loop may use them: reads from
+        memory only, no unit of work for writing (both raise ``NotInMemory``). None when
+        there is no memory reader, or when the rate limits count in a shared store (Redis:
+        network I/O, which belongs in a worker thread)."""
+        if self.memory_reader is None or self.rate_limiter.shared:
+            return None
+        if self._in_memory is None:
+            self._in_memory = attrs.evolve(
+                self, uow=_needs_storage, reader=self.memory_reader, authenticate=_unknown
+            )
+        return self._in_memory
+
+
+def _unknown(secret: str) -> ApiKey | None:
+    """A request on the event loop knows its key already; finding one needs storage."""
+    del secret
+    raise NotInMemory()

@@ -26,7 +26,7 @@ from starlette.routing import Route
 from adapters.http import idempotency
 from adapters.http.cursors import CursorCodec
 from adapters.http.deprecation import Deprecation
-from adapters.http.deps import HttpDeps
+from adapters.http.deps import HttpDeps, NotInMemory
 from adapters.http.errors import ApiError, from_domain, internal_error
 from adapters.http.queries import PageQuery
 from adapters.http.ratelimit import Verdict
@@ -87,6 +87,16 @@ class Endpoint:
     deprecation: Callable[[Any], Deprecation | None] | None = None
     """The deprecated form a particular body uses, if any: every reply to it, refusals
     included, carries ``Deprecation`` and ``Sunset`` headers."""
+    in_memory: bool = False
+    """Whether the request may run on the event loop, with no worker thread, when its key
+    and everything its handler reads are in memory (``HttpDeps.in_memory``); anything
+    else it needs makes it start again in a worker thread. For handlers that only read,
+    through ``ctx.deps.read()``."""
+    answer_of: Callable[[Context], object] | None = None
+    """For an ``in_memory`` endpoint whose 200 answer is a pure function of the company,
+    the body and a few stored values (no query, no headers of its own): those values,
+    read from memory (the context has no body). While they stay equal (``==``), the
+    encoded answer to the same body is sent again without running the handler."""
 
 
 @define
@@ -367,26 +377,36 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
 
     A route with a body checks the key, its rate limit and its scope first, so nobody
     unauthenticated gets a byte of a body read; then the body is read on the event loop,
-    counted as it streams. Everything else happens in one trip to a worker thread.
+    counted as it streams. Everything else happens in one trip to a worker thread, or,
+    on an ``in_memory`` endpoint whose key and reads are all in memory, on the event loop
+    itself (a worker thread costs more than such a request's whole work).
     """
+    memory = deps.in_memory() if endpoint.in_memory else None
+    answers = _Answers(endpoint, memory) if memory is not None else None
 
     async def run(request: Request) -> Response:
         request_id: str = request.state.request_id
         secret = credential(request)
-        admitted: tuple[ApiKey, Verdict] | None = None
-        early: ApiError | None = None
-        raw_body = b""
-        if endpoint.body is not None:
+        admitted = _admitted_in_memory(deps, secret) if memory is not None else None
+        if admitted is None and endpoint.body is not None:
             admitted = await run_in_threadpool(admit, deps, secret)
             if admitted is None:
                 return Response(_encode(unauthorized().body(request_id)), 401, media_type=JSON)
+        early: ApiError | None = None
+        raw_body = b""
+        if admitted is not None:
             key, verdict = admitted
             request.state.key = key
             if verdict.allowed and key.allows(endpoint.scope):
-                try:
-                    raw_body = await json_body(request)
-                except ApiError as refusal:
-                    early = refusal
+                if endpoint.body is not None:
+                    try:
+                        raw_body = await json_body(request)
+                    except ApiError as refusal:
+                        early = refusal
+                if answers is not None and early is None and _plain(request):
+                    sent = answers.sent_before(request_id, key, raw_body)
+                    if sent is not None:
+                        return Response(sent, 200, headers=verdict.headers(), media_type=JSON)
         incoming = _Incoming(
             request_id=request_id,
             secret=secret,
@@ -399,7 +419,11 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
             admitted=admitted,
             early=early,
         )
-        outcome = await run_in_threadpool(_process, endpoint, deps, incoming)
+        outcome = None
+        if memory is not None and answers is not None and admitted is not None:
+            outcome = answers.answer(incoming, _plain(request) and early is None)
+        if outcome is None:
+            outcome = await run_in_threadpool(_process, endpoint, deps, incoming)
         if outcome.key is not None:
             request.state.key = outcome.key
         return Response(
@@ -407,3 +431,77 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
         )
 
     return run
+
+
+def _admitted_in_memory(deps: HttpDeps, secret: str | None) -> tuple[ApiKey, Verdict] | None:
+    """The caller's key, when memory knows it, and its rate-limit verdict (counted in
+    this process's memory); None when only storage can say who the caller is."""
+    key = deps.known_key(secret) if secret and deps.known_key is not None else None
+    if key is None:
+        return None
+    return key, deps.rate_limiter.hit(key.id, key.rate_limit_per_minute)
+
+
+def _plain(request: Request) -> bool:
+    """No query string: the answer depends on the company, the body and stored values."""
+    return not request.scope.get("query_string")
+
+
+class _Answers:
+    """Runs an ``in_memory`` endpoint on the event loop, and keeps its last encoded 200
+    answers (with ``answer_of``) per company and body, each with what it was made of."""
+
+    MAX_KEPT = 1024
+
+    def __init__(self, endpoint: Endpoint, memory: HttpDeps) -> None:
+        self._endpoint = endpoint
+        self._memory = memory
+        self._kept: dict[tuple[str, bytes], tuple[tuple[object], bytes]] = {}
+        self._keeps = endpoint.answer_of is not None and endpoint.deprecation is None
+
+    def sent_before(self, request_id: str, key: ApiKey, raw_body: bytes) -> bytes | None:
+        """The answer kept for this company and body, if what it was made of is
+        unchanged (compared with ``==``: the cache hands out the same decoded values, so
+        an unchanged one is recognised at once)."""
+        kept = self._kept.get((key.company_id, raw_body)) if self._keeps else None
+        if kept is None:
+            return None
+        made_of = self._made_of(request_id, key)
+        return kept[1] if made_of is not None and (made_of,) == kept[0] else None
+
+    def answer(self, incoming: _Incoming, keepable: bool) -> _Outcome | None:
+        """``_process`` on the event loop over memory; None when the request needs storage
+        (it has then changed nothing: an ``in_memory`` handler only reads). A 200 answer
+        is kept when what it is made of is the same before and after it was made."""
+        key = incoming.admitted[0] if incoming.admitted else None
+        keep = self._keeps and keepable and key is not None
+        before = self._made_of(incoming.request_id, key) if keep and key else None
+        try:
+            outcome = _process(self._endpoint, self._memory, incoming)
+        except NotInMemory:
+            return None
+        if before is not None and key is not None and outcome.status == 200:
+            after = self._made_of(incoming.request_id, key)
+            if (after,) == (before,):
+                if len(self._kept) >= self.MAX_KEPT:
+                    self._kept.clear()
+                self._kept[(key.company_id, incoming.raw_body)] = ((before,), outcome.body)
+        return outcome
+
+    def _made_of(self, request_id: str, key: ApiKey) -> object | None:
+        """What the endpoint's answer to ``key``'s company is made of, from memory; None
+        when memory does not hold it (or it cannot be had: the handler will say why)."""
+        if self._endpoint.answer_of is None:
+            return None
+        context = Context(
+            request_id=request_id,
+            key=key,
+            path_params={},
+            query=None,
+            body=None,
+            deps=self._memory,
+        )
+        try:
+            return self._endpoint.answer_of(context)
+        except (NotInMemory, DomainError):
+            return None

@@ -6,6 +6,11 @@ out, any Redis error) the request is counted in this process's memory instead, a
 is logged at most once a minute, and Redis is asked again a few seconds later; once it
 answers, counting moves back to it. While it is away each process counts on its own, so a
 key may get up to its limit once per process.
+
+In memory the counts are a dict of windows (``MemoryWindows``), with the ``limits``
+library's fixed-window rule (a window opens with a key's first request and lasts a
+minute). Its own memory storage starts a timer thread every 10 ms while requests flow,
+and a thread start blocks the event loop that counts requests answered from memory.
 """
 
 from __future__ import annotations
@@ -67,10 +72,9 @@ class RateLimiter:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.storage_uri = storage_uri
-        self._storage = _storage(storage_uri)
-        self._limiter = FixedWindowRateLimiter(self._storage)
-        self._memory = _storage(MEMORY)
-        self._fallback = FixedWindowRateLimiter(self._memory)
+        self._storage = _storage(storage_uri) if not storage_uri.startswith(MEMORY) else None
+        self._limiter = FixedWindowRateLimiter(self._storage) if self._storage else None
+        self._memory = MemoryWindows()
         self._retry_after = retry_after
         self._warn_every = warn_every
         self._clock = clock
@@ -85,7 +89,7 @@ class RateLimiter:
 
     def hit(self, key_id: str, per_minute: int) -> Verdict:
         """Count one request for ``key_id``; refuse it when the window is full."""
-        if self.shared and self._shared_usable():
+        if self._limiter is not None and self._shared_usable():
             try:
                 verdict = _count(self._limiter, key_id, per_minute)
             except StorageError as error:
@@ -93,16 +97,16 @@ class RateLimiter:
             else:
                 self._shared_answered()
                 return verdict
-        return _count(self._fallback, key_id, per_minute)
+        return self._memory.hit(key_id, per_minute)
 
     def ping(self) -> bool:
         """True when the store answers (always, in memory): for the readiness probe."""
-        return bool(self._storage.check()) if self.shared else True
+        return bool(self._storage.check()) if self._storage is not None else True
 
     def reset(self) -> None:
         """Forget every count (tests)."""
         self._memory.reset()
-        if self.shared:
+        if self._storage is not None:
             self._storage.reset()
 
     def _shared_usable(self) -> bool:
@@ -132,6 +136,43 @@ class RateLimiter:
             self._shared_down_until = None
         if recovered:
             log.info("rate_limit_store_recovered")
+
+
+class MemoryWindows:
+    """Fixed one-minute windows per key in this process's memory: a window opens with a
+    key's first request; every request is counted, and those past the limit refused."""
+
+    WINDOW_SECONDS = 60.0
+    SWEEP_AT = 10_000
+    """Keys held before the windows that have ended are swept out."""
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self._windows: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def hit(self, key_id: str, per_minute: int) -> Verdict:
+        """Count one request for ``key_id``; refuse it when its window is full."""
+        now = self._clock()
+        with self._lock:
+            window = self._windows.get(key_id)
+            if window is None or window[0] <= now:
+                if len(self._windows) >= self.SWEEP_AT:
+                    self._sweep(now)
+                window = self._windows[key_id] = [now + self.WINDOW_SECONDS, 0]
+            window[1] += 1
+            ends, count = window
+        reset = max(0, math.ceil(ends - now))
+        return Verdict(count <= per_minute, per_minute, max(0, per_minute - int(count)), reset)
+
+    def reset(self) -> None:
+        """Forget every count."""
+        with self._lock:
+            self._windows.clear()
+
+    def _sweep(self, now: float) -> None:
+        for key_id in [k for k, (ends, _) in self._windows.items() if ends <= now]:
+            del self._windows[key_id]
 
 
 def _storage(uri: str) -> Storage:

@@ -62,16 +62,15 @@ def _scan(data: Any) -> dict[str, str]:
     stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
     while stack:
         node, path = stack.pop()
-        where = ".".join(path) or "body"
         if isinstance(node, str):
             problem = _text_problem(node)
             if problem:
-                problems.setdefault(where, problem)
+                problems.setdefault(_where(path), problem)
             continue
         if not isinstance(node, dict | list):
             continue
         if len(path) >= MAX_JSON_DEPTH:
-            problems.setdefault(where, f"Nested deeper than {MAX_JSON_DEPTH} levels.")
+            problems.setdefault(_where(path), f"Nested deeper than {MAX_JSON_DEPTH} levels.")
             continue
         if isinstance(node, list):
             stack.extend((item, (*path, str(i))) for i, item in enumerate(node))
@@ -81,10 +80,15 @@ def _scan(data: Any) -> dict[str, str]:
         for key, value in node.items():
             problem = _text_problem(key)
             if problem:
-                problems.setdefault(where, f"A key: {problem}")
+                problems.setdefault(_where(path), f"A key: {problem}")
                 continue
             stack.append((value, (*path, key)))
     return problems
+
+
+def _where(path: tuple[str, ...]) -> str:
+    """A path as problems name it (spelt only when there is a problem to name)."""
+    return ".".join(path) or "body"
 
 
 def parse_json(raw: bytes) -> tuple[Any, dict[str, str]]:

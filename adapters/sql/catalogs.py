@@ -1,4 +1,9 @@
-"""Each company's catalog (one JSON document) and the coupon redemptions counted against it."""
+"""Each company's catalog (one JSON document) and the coupon redemptions counted against it.
+
+A catalog is read on every price and every booking: it comes from the read cache
+(``adapters.sql.readcache``) while the change feed vouches for it, and saving one
+announces the change (``adapters.sql.changes``) in the same transaction.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,9 @@ from functools import lru_cache
 from sqlalchemy import ColumnElement, func, literal, select
 
 from adapters.sql import codecs
+from adapters.sql.changes import Kind
 from adapters.sql.context import UnitContext
+from adapters.sql.readcache import announce, through
 from adapters.sql.tables import catalogs, coupon_redemptions
 from booking_core.catalog import Catalog
 from booking_core.coupons import CouponUsage
@@ -35,6 +42,9 @@ class SqlCatalogRepository:
         self._cx = context
 
     def get(self, company_id: str) -> Catalog:
+        return through(self._cx, Kind.CATALOG, company_id, lambda: self._read(company_id))
+
+    def _read(self, company_id: str) -> Catalog:
         statement = select(catalogs.c.document).where(catalogs.c.company_id == company_id)
         document = self._cx.execute(statement).scalar()
         if document is None:
@@ -49,6 +59,7 @@ class SqlCatalogRepository:
             .on_conflict_do_update(index_elements=["company_id"], set_={"document": document})
         )
         self._cx.execute(statement)
+        announce(self._cx, Kind.CATALOG, catalog.company_id)
 
 
 class SqlCouponRedemptionRepository:

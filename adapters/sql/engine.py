@@ -9,11 +9,17 @@ READ COMMITTED; an optional schema of its own is put first on every connection's
 
 Both engines hide statement parameters (``hide_parameters=True``): a driver error's text
 then holds the SQL but never the values bound to it (emails, names, tokens).
+
+Each ``Database`` keeps a read cache of decoded companies and catalogs
+(``adapters.sql.readcache``) kept true by a change feed (``adapters.sql.changes``):
+``reader()`` answers from it without opening a connection, ``memory_reader()`` never
+opens one, and ``key_stamp()`` lets a cache of API keys elsewhere know when to let go.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +30,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 
+from adapters.sql.changes import ANY, ChangeFeed, Kind, feed_for
+from adapters.sql.readcache import ReadCache, register
+from adapters.sql.reader import CachedReader
 from adapters.sql.tables import ALL_TABLES
 from adapters.sql.uow import SqlUnitOfWork
 
@@ -47,6 +56,9 @@ class Database:
     def __init__(self, engine: Engine, *, schema: str | None = None) -> None:
         self.engine = engine
         self.schema = schema
+        self.changes: ChangeFeed = feed_for(engine, schema)
+        self.cache = ReadCache(self.changes)
+        register(engine, self.cache)
 
     @classmethod
     def from_url(cls, url: str, *, schema: str | None = None) -> Database:
@@ -75,10 +87,23 @@ class Database:
         """A fresh unit of work (use it in a ``with`` block)."""
         return SqlUnitOfWork(self.engine)
 
-    def reader(self) -> SqlUnitOfWork:
-        """A read-only unit of work: on SQLite it takes no write lock, so reads never queue
-        behind writers; it cannot commit."""
-        return SqlUnitOfWork(self.engine, read_only=True)
+    def reader(self) -> CachedReader:
+        """A read-only unit of work: companies and catalogs the read cache holds cost no
+        connection; anything else is read in a read-only transaction, which on SQLite
+        takes no write lock, so reads never queue behind writers. It cannot commit."""
+        return CachedReader(self.engine, self.cache)
+
+    def memory_reader(self, miss: type[BaseException]) -> CachedReader:
+        """A reader that answers only from the read cache and raises ``miss()`` for
+        anything it would have to ask the database (a caller on an event loop then moves
+        the work to a thread)."""
+        return CachedReader(self.engine, self.cache, miss)
+
+    def key_stamp(self) -> Hashable | None:
+        """The change feed's stamp of API keys: equal from one call to the next while no
+        key changed anywhere; None while the feed cannot tell (nothing may be trusted).
+        Costs no statement on PostgreSQL, one local read of the file on SQLite."""
+        return self.changes.stamp(Kind.KEYS, ANY)
 
     def migrate(self) -> None:
         """Apply every Alembic revision not yet applied (``alembic upgrade head``)."""
@@ -88,6 +113,7 @@ class Database:
             config.attributes["connection"] = connection
             config.attributes["schema"] = self.schema
             command.upgrade(config, "head")
+            self.changes.announce(connection, Kind.ALL, ANY)
 
     def is_migrated(self) -> bool:
         """Whether every migration has been applied. A SQLite file that does not exist is
@@ -123,6 +149,7 @@ class Database:
             else:
                 for table in reversed(ALL_TABLES):
                     connection.execute(table.delete())
+            self.changes.announce(connection, Kind.ALL, ANY)
 
     def drop_schema(self) -> None:
         """Drop this database's PostgreSQL schema and all in it; nothing on SQLite."""
@@ -132,6 +159,7 @@ class Database:
             raise RuntimeError("this database has no schema of its own to drop")
         with self.engine.begin() as connection:
             connection.execute(text(f'DROP SCHEMA IF EXISTS "{self.schema}" CASCADE'))
+            self.changes.announce(connection, Kind.ALL, ANY)
 
     def ping(self) -> None:
         """``SELECT 1`` on a pooled connection; raises when the database cannot answer."""
@@ -140,7 +168,9 @@ class Database:
             connection.rollback()
 
     def dispose(self) -> None:
-        """Close every pooled connection."""
+        """Close every pooled connection, and the change feed's."""
+        self.changes.close()
+        self.cache.clear()
         self.engine.dispose()
 
 

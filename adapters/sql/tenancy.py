@@ -1,4 +1,10 @@
-"""Companies and their API keys."""
+"""Companies and their API keys.
+
+A company by id comes from the read cache (``adapters.sql.readcache``) while the change
+feed vouches for it; saving a company or a key announces the change
+(``adapters.sql.changes``) in the same transaction, after the guarded statement (a
+refused one announces nothing). New rows need no announcement: misses are never kept.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,9 @@ from typing import Any
 
 from sqlalchemy import select, update
 
+from adapters.sql.changes import Kind
 from adapters.sql.context import AnyRow, UnitContext, without_keys
+from adapters.sql.readcache import announce, through
 from adapters.sql.tables import api_keys, companies
 from booking_core.auth import ApiKey, KeyStatus
 from booking_core.companies import Company
@@ -55,6 +63,9 @@ class SqlCompanyRepository:
         self._cx = context
 
     def get(self, company_id: str) -> Company:
+        return through(self._cx, Kind.COMPANY, company_id, lambda: self._read(company_id))
+
+    def _read(self, company_id: str) -> Company:
         row = self._cx.execute(select(companies).where(companies.c.id == company_id)).first()
         if row is None:
             raise NotFoundError("company", company_id)
@@ -75,6 +86,7 @@ class SqlCompanyRepository:
         )
         if self._cx.execute_guarded(statement, SLUG_TAKEN).rowcount == 0:
             raise NotFoundError("company", company.id)
+        announce(self._cx, Kind.COMPANY, company.id)
 
     def list_all(self) -> Sequence[Company]:
         statement = select(companies).order_by(companies.c.created_at, companies.c.id)
@@ -144,6 +156,7 @@ class SqlApiKeyRepository:
         )
         if self._cx.execute_guarded(statement, PREFIX_TAKEN).rowcount == 0:
             raise NotFoundError("API key", key.id)
+        announce(self._cx, Kind.KEYS, key.company_id)
 
     def list(self, company_id: str) -> Sequence[ApiKey]:
         statement = (

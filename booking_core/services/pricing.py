@@ -11,10 +11,14 @@ from booking_core.pricing import NO_USAGE, PlanPrice, Selection, price_plan
 def coupon_usage(
     uow: UnitOfWork, catalog: Catalog, selection: Selection, customer_id: str | None
 ) -> CouponUsage:
-    """Redemptions of the selection's coupon as they stand (none when no known coupon)."""
+    """Redemptions of the selection's coupon as they stand (none when no known coupon).
+
+    Counted only for a coupon with a redemption limit: no other rule looks at them, so
+    pricing with an unlimited coupon reads nothing but the catalog.
+    """
     code = selection.coupon_code
     coupon = catalog.coupons_by_code.get(normalize_code(code)) if code else None
-    if coupon is None:
+    if coupon is None or (coupon.max_redemptions is None and coupon.per_customer_limit is None):
         return NO_USAGE
     return uow.coupon_redemptions.usage(catalog.company_id, coupon.id, customer_id)
 

@@ -22,6 +22,9 @@ Scenarios, each over ``BENCH_HTTP_ROUNDS`` rounds (default 3, at least 3) of
   ``calendar_seed.py``). ``BENCH_HTTP_1M=1`` adds a 50-crew company with 1,000,000 past
   bookings (``availability_50_crew_1m`` and its ratio to the 10,000 one).
 
+``BENCH_HTTP_ONLY`` (a comma-separated list of ``bookings``, ``services``, ``quote``,
+``availability``; default all) runs only those scenarios and seeds only what they need.
+
 Every answer other than the expected status is reported and makes the exit status 1.
 The last lines are one per figure: ``ratio <scenario> <median>``, ``p50_ms <scenario>
 <median>``, ``p99_ms bookings <median>`` and ``double_bookings bookings <count>``.
@@ -84,6 +87,11 @@ HISTORY = 10_000
 MILLION = 1_000_000
 AVAILABILITY_KEYS = 8
 """Keys per availability company: 48,000 requests a minute before any 429."""
+SCENARIOS = ("bookings", "services", "quote", "availability")
+ONLY = frozenset(
+    name.strip() for name in os.environ.get("BENCH_HTTP_ONLY", "").split(",") if name.strip()
+) or frozenset(SCENARIOS)
+"""The scenarios this run measures (``BENCH_HTTP_ONLY``; default every one)."""
 
 
 def say(line: str) -> None:
@@ -161,7 +169,9 @@ class Harness:
         self.company_id, self.crew = seed_company(self.db, slug="bench-http", members=CREW)
         self.keys = _keys(self.db, self.company_id, KEYS)
         companies = {f"availability_{n}_crew": (n, HISTORY) for n in CREW_COUNTS}
-        if with_million:
+        if "availability" not in ONLY:
+            companies = {}
+        elif with_million:
             companies["availability_50_crew_1m"] = (50, MILLION)
         for name, (members, history) in companies.items():
             slug = name.replace("_", "-")
@@ -177,7 +187,8 @@ class Harness:
         with self.db.engine.begin() as connection:  # fresh statistics, this schema only
             for table in ALL_TABLES:
                 connection.execute(text(f'ANALYZE "{self.schema}"."{table.name}"'))
-        pgbench_init(self.pgbench_url, scale=PGBENCH_SCALE)
+        if "bookings" in ONLY:
+            pgbench_init(self.pgbench_url, scale=PGBENCH_SCALE)
         say(f"seeding took {time.perf_counter() - started:.0f} s")
 
     def alternate(
@@ -288,6 +299,8 @@ class Harness:
             ]
             with serving(bare_command, self.env, self.log) as bare:
                 for scenario, pool in (("services_vs_bare", services), ("quote_vs_bare", quotes)):
+                    if scenario.split("_")[0] not in ONLY:
+                        continue
                     say(f"{scenario}: 1 worker, {CONNECTIONS} connections, {KEYS} keys")
 
                     def throughput(
@@ -302,7 +315,8 @@ class Harness:
                     for at in (base, bare):  # warm both
                         self.load.run(at, pool, connections=CONNECTIONS, seconds=2, cycle=True)
                     self.alternate(scenario, lambda: throughput(base), lambda: throughput(bare))
-            self.latencies(base)
+            if "availability" in ONLY:
+                self.latencies(base)
 
     def latencies(self, base: str) -> None:
         """p50 of availability for each company, one connection, companies in turn."""
@@ -347,7 +361,7 @@ class Harness:
 def main() -> int:
     """Run every scenario; print the figures last; 1 if any answer was not as expected."""
     url = os.environ.get("BOOKING_TEST_POSTGRES_URL") or DEFAULT_URL
-    if installed("pgbench", "postgresql-client") is None:
+    if "bookings" in ONLY and installed("pgbench", "postgresql-client") is None:
         say("bench-http: pgbench is not installed and could not be (postgresql-client)")
         return 2
     with (
@@ -361,8 +375,10 @@ def main() -> int:
         )
         try:
             harness.seed(with_million=os.environ.get("BENCH_HTTP_1M") == "1")
-            harness.bookings()
-            harness.reads()
+            if "bookings" in ONLY:
+                harness.bookings()
+            if ONLY & {"services", "quote", "availability"}:
+                harness.reads()
         except Exception:
             if harness.log.exists():
                 say(f"server log (last lines):\n{harness.log.read_text()[-3000:]}")

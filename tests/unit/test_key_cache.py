@@ -45,3 +45,46 @@ def test_an_unknown_secret_is_looked_up_every_time():
     assert cached("bsk_other") is None
     assert cached("bsk_other") is None
     assert storage.lookups == 2
+
+
+class _Feed:
+    """A change feed's key stamp, moved by hand; None while it cannot tell."""
+
+    def __init__(self) -> None:
+        self.stamp: object = 1
+
+    def __call__(self) -> object:
+        return self.stamp
+
+
+def test_with_a_change_feed_a_verified_key_is_trusted_until_a_key_changes():
+    storage, feed, now = _Storage(), _Feed(), [100.0]
+    cached = CachedAuthenticator(storage, stamp=feed, clock=lambda: now[0])
+    assert cached("bsk_good") is storage.key
+    now[0] += 3600  # no time limit while the feed vouches for it
+    assert cached("bsk_good") is storage.key
+    assert cached.known("bsk_good") is storage.key
+    assert storage.lookups == 1
+    storage.revoked = True
+    feed.stamp = 2
+    assert cached.known("bsk_good") is None
+    assert cached("bsk_good") is None
+    assert storage.lookups == 2
+
+
+def test_while_the_feed_cannot_tell_keys_are_trusted_for_under_a_second_only():
+    storage, feed, now = _Storage(), _Feed(), [100.0]
+    cached = CachedAuthenticator(storage, stamp=feed, clock=lambda: now[0])
+    assert cached("bsk_good") is storage.key
+    feed.stamp = None
+    now[0] += TTL_SECONDS / 2
+    assert cached.known("bsk_good") is storage.key
+    now[0] += TTL_SECONDS
+    assert cached.known("bsk_good") is None
+
+
+def test_known_never_looks_a_secret_up():
+    storage = _Storage()
+    cached = CachedAuthenticator(storage, stamp=_Feed())
+    assert cached.known("bsk_good") is None
+    assert storage.lookups == 0

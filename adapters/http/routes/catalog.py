@@ -12,7 +12,8 @@ from adapters.http.endpoint import Context, Endpoint, Reply
 from adapters.http.structuring import Code, Id, Quantity, Zip
 from adapters.http.views.catalog import CatalogView, catalog_view
 from adapters.http.views.prices import PlanPriceView, plan_price_view
-from booking_core.pricing import SelectedItem, Selection
+from booking_core.catalog import Catalog
+from booking_core.pricing import SelectedItem, Selection, price_period
 from booking_core.services.pricing import price_selection
 
 
@@ -65,11 +66,22 @@ def selection_of(service_id: str, body: Any) -> Selection:
     )
 
 
+def current_catalog(ctx: Context) -> Catalog:
+    """The company's catalog as stored now (from memory while it has not changed)."""
+    with ctx.deps.read() as uow:
+        return uow.catalogs.get(ctx.company_id)
+
+
 def get_services(ctx: Context) -> Reply:
     """The company's catalog."""
-    with ctx.deps.read() as uow:
-        catalog = uow.catalogs.get(ctx.company_id)
-    return Reply(catalog_view(catalog))
+    return Reply(catalog_view(current_catalog(ctx)))
+
+
+def quote_made_of(ctx: Context) -> object:
+    """What a quote's answer is made of besides its body: the catalog, and where this
+    instant falls against its coupons' validity windows (the only way time enters)."""
+    catalog = current_catalog(ctx)
+    return catalog, price_period(catalog, ctx.now())
 
 
 def post_quote(ctx: Context) -> Reply:
@@ -91,6 +103,8 @@ ENDPOINTS = [
         path="/services",
         scope="catalog:read",
         handler=get_services,
+        in_memory=True,
+        answer_of=current_catalog,
         response=CatalogView,
         tag="catalog",
         summary="The catalog: industries, services, parameters, extras, frequencies, fees",
@@ -100,6 +114,8 @@ ENDPOINTS = [
         path="/quote",
         scope="catalog:read",
         handler=post_quote,
+        in_memory=True,
+        answer_of=quote_made_of,
         response=PlanPriceView,
         body=PriceRequest,
         tag="catalog",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from functools import cache
 from typing import Annotated, Generic, TypeVar, overload
 from zoneinfo import ZoneInfo
 
@@ -85,5 +86,13 @@ def extend(view: AttrsInstance, richer: Callable[..., R], **more: object) -> R:
 def copied(view: type[A], value: object, **given: object) -> A:
     """``view`` (a view class) filled from ``value``'s attributes of the same names, the
     fields in ``given`` excepted: most views show a domain value field for field."""
-    names = [f.name for f in attrs.fields(view)]
+    names = _field_names(view)
+    if not given:
+        return view(**{n: getattr(value, n) for n in names})
     return view(**{n: given[n] if n in given else getattr(value, n) for n in names})
+
+
+@cache
+def _field_names(view: type) -> tuple[str, ...]:
+    """The field names of a view class (asked on every answer, so worked out once)."""
+    return tuple(f.name for f in attrs.fields(view))

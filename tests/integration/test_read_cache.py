@@ -1,0 +1,142 @@
+"""The SQL adapter's read cache on SQLite and PostgreSQL: companies and catalogs served
+from memory while nothing changed, and never a value some change has replaced
+(``adapters.sql.readcache``, ``adapters.sql.changes``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import attrs
+import pytest
+from sqlalchemy import event
+
+from adapters.sql import Database
+from adapters.sql.changes import Kind
+from booking_core.catalog import Catalog
+from booking_core.demo import demo_catalog
+from tests import factories
+
+SETTLE_SECONDS = 30
+
+
+class Miss(BaseException):
+    """What the memory-only reader of these tests raises for anything not kept."""
+
+
+@pytest.fixture
+def shop(database: Database) -> tuple[Database, str]:
+    """A company and its catalog, with the change feed listening."""
+    company = factories.company()
+    with database.uow() as uow:
+        uow.companies.add(company)
+        uow.catalogs.save(attrs.evolve(demo_catalog(), company_id=company.id))
+        uow.commit()
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while database.changes.stamp(Kind.CATALOG, company.id) is None:
+        assert time.monotonic() < deadline, "the change feed never listened"
+        time.sleep(0.01)
+    return database, company.id
+
+
+@contextmanager
+def no_database_use(database: Database) -> Iterator[None]:
+    """Fails the block if it sends a statement or checks a pooled connection out."""
+    used: list[str] = []
+
+    def on_execute(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        used.append(statement)
+
+    def on_checkout(*_: object) -> None:
+        used.append("checkout")
+
+    event.listen(database.engine, "before_cursor_execute", on_execute)
+    event.listen(database.engine.pool, "checkout", on_checkout)
+    try:
+        yield
+    finally:
+        event.remove(database.engine, "before_cursor_execute", on_execute)
+        event.remove(database.engine.pool, "checkout", on_checkout)
+    assert used == []
+
+
+def catalog_of(database: Database, company_id: str) -> Catalog:
+    with database.reader() as reader:
+        return reader.catalogs.get(company_id)
+
+
+def save_tax(database: Database, company_id: str, tax: int) -> None:
+    with database.uow() as uow:
+        uow.catalogs.save(attrs.evolve(uow.catalogs.get(company_id), tax_rate_bps=tax))
+        uow.commit()
+
+
+def heard(database: Database, company_id: str, before: object) -> None:
+    """Wait until ``database``'s feed has heard of a change to the catalog (at once on
+    SQLite; PostgreSQL delivers a notification to another connection asynchronously)."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while database.changes.stamp(Kind.CATALOG, company_id) == before:
+        assert time.monotonic() < deadline, "the change was never heard"
+        time.sleep(0.01)
+
+
+def test_a_kept_company_and_catalog_cost_no_connection(shop):
+    database, company_id = shop
+    catalog = catalog_of(database, company_id)
+    with database.reader() as reader:
+        company = reader.companies.get(company_id)
+    with no_database_use(database):
+        assert catalog_of(database, company_id) is catalog
+        with database.memory_reader(Miss) as reader:
+            assert reader.companies.get(company_id) is company
+            assert reader.catalogs.get(company_id) is catalog
+            with pytest.raises(Miss):
+                reader.customers.get(company_id, "cus_never")
+
+
+def test_a_unit_reads_its_own_change_and_a_rolled_back_one_is_never_served(shop):
+    database, company_id = shop
+    kept = catalog_of(database, company_id)
+    with database.uow() as uow:
+        uow.catalogs.save(attrs.evolve(kept, tax_rate_bps=4_321))
+        assert uow.catalogs.get(company_id).tax_rate_bps == 4_321
+        assert catalog_of(database, company_id) == kept  # uncommitted: not for others
+    assert catalog_of(database, company_id) == kept
+
+
+def test_a_change_committed_here_is_read_at_once(shop):
+    database, company_id = shop
+    catalog_of(database, company_id)
+    for tax in (100, 200, 100):
+        save_tax(database, company_id, tax)
+        assert catalog_of(database, company_id).tax_rate_bps == tax
+
+
+def test_a_change_committed_through_another_database_is_read_once_heard(shop):
+    database, company_id = shop
+    catalog_of(database, company_id)
+    before = database.changes.stamp(Kind.CATALOG, company_id)
+    url = database.engine.url.render_as_string(hide_password=False)
+    elsewhere = Database.from_url(url, schema=database.schema)
+    try:
+        save_tax(elsewhere, company_id, 777)
+    finally:
+        elsewhere.dispose()
+    heard(database, company_id, before)
+    assert catalog_of(database, company_id).tax_rate_bps == 777
+
+
+def test_a_value_read_before_a_change_commits_is_not_kept_after_it(shop):
+    """The race every cache fill has: read, then the change commits, then the stale
+    value is kept. It is kept under the stamp taken before the read, which the change
+    moved, so it is never served."""
+    database, company_id = shop
+    cache = database.cache
+    _, stamp = cache.lookup(Kind.CATALOG, company_id)
+    stale = catalog_of(database, company_id)
+    save_tax(database, company_id, 999)
+    cache.keep(Kind.CATALOG, company_id, stamp, stale)
+    found, _ = cache.lookup(Kind.CATALOG, company_id)
+    assert found is None
+    assert catalog_of(database, company_id).tax_rate_bps == 999
