@@ -80,6 +80,8 @@ class Kind(enum.StrEnum):
     COMPANY = "company"
     CATALOG = "catalog"
     KEYS = "keys"
+    CREW = "crew"
+    """A company's active roster (``adapters.sql.crew``)."""
     ALL = "all"
     """Everything (``Database.truncate_all``)."""
 

@@ -3,6 +3,9 @@
 Availability reads the whole active roster on every request, so a row is decoded once
 per stored content (``_decoded``): the cache is keyed by every value the member is
 built from, so an edited member is a new key and is served at once, never a stale one.
+The first page of the active roster is also kept whole in the read cache
+(``adapters.sql.readcache``) while the change feed vouches for it; adding or saving a
+member announces the change in the same transaction.
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ from typing import Any
 from sqlalchemy import select, update
 
 from adapters.sql import codecs
+from adapters.sql.changes import Kind
 from adapters.sql.context import AnyRow, UnitContext, without_keys
+from adapters.sql.readcache import announce, through
 from adapters.sql.tables import crew_members
 from booking_core.crew import CrewMember, TimeOff, WorkingHours
 from booking_core.errors import NotFoundError
@@ -92,6 +97,7 @@ class SqlCrewRepository:
         conflict = f"Crew member {member.id} already exists."
         self._cx.insert_new(crew_members, _values(member), conflict)
         self._cx.touch(crew_members, member.company_id, member.id)
+        announce(self._cx, Kind.CREW, member.company_id)
 
     def save(self, member: CrewMember) -> None:
         statement = (
@@ -102,7 +108,21 @@ class SqlCrewRepository:
         if self._cx.execute(statement).rowcount == 0:
             raise NotFoundError("crew member", member.id)
         self._cx.touch(crew_members, member.company_id, member.id)
+        announce(self._cx, Kind.CREW, member.company_id)
 
     def list_active(self, company_id: str, page: PageRequest) -> Page[CrewMember]:
+        if page.after is not None or page.by_change:
+            return self._page(company_id, page)
+        # The first page, newest first, is what every availability check and booking
+        # reads: kept in the read cache while the change feed vouches for the roster.
+        limit, first = through(
+            self._cx,
+            Kind.CREW,
+            company_id,
+            lambda: (page.limit, self._page(company_id, page)),
+        )
+        return first if limit == page.limit else self._page(company_id, page)
+
+    def _page(self, company_id: str, page: PageRequest) -> Page[CrewMember]:
         where = [crew_members.c.active]
         return self._cx.keyset_page(crew_members, company_id, page, where, _member)

@@ -3,9 +3,11 @@
 SQLite (the embedded default) runs in WAL mode with foreign keys on and a 10 s busy
 timeout; pysqlite's own transaction handling is switched off and every unit of work
 begins with ``BEGIN IMMEDIATE``, so writers queue for the one write lock instead of
-interleaving. PostgreSQL goes through psycopg 3 with a pre-pinged connection pool at
-READ COMMITTED; an optional schema of its own is put first on every connection's
-``search_path`` (tests and benchmarks use one each).
+interleaving. PostgreSQL goes through psycopg 3 with a connection pool at READ
+COMMITTED whose check-out refuses a connection the server closed without a round trip
+(``adapters.sql.liveness``, instead of ``pool_pre_ping``'s ``SELECT 1``); an optional
+schema of its own is put first on every connection's ``search_path`` (tests and
+benchmarks use one each).
 
 Both engines hide statement parameters (``hide_parameters=True``): a driver error's text
 then holds the SQL but never the values bound to it (emails, names, tokens).
@@ -31,6 +33,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 
 from adapters.sql.changes import ANY, ChangeFeed, Kind, feed_for
+from adapters.sql.liveness import check_on_checkout
 from adapters.sql.readcache import ReadCache, register
 from adapters.sql.reader import CachedReader
 from adapters.sql.tables import ALL_TABLES
@@ -221,13 +224,14 @@ def _postgres_engine(url: str, schema: str | None) -> Engine:
     connect_args: dict[str, Any] = {"connect_timeout": CONNECT_TIMEOUT_SECONDS}
     if schema is not None:
         connect_args["options"] = f"-c search_path={schema}"
-    return create_engine(
+    engine = create_engine(
         parsed,
         connect_args=connect_args,
         pool_size=POOL_SIZE,
         max_overflow=POOL_OVERFLOW,
         pool_timeout=POOL_TIMEOUT_SECONDS,
-        pool_pre_ping=True,
         isolation_level="READ COMMITTED",
         hide_parameters=True,
     )
+    check_on_checkout(engine)
+    return engine

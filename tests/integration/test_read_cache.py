@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 import attrs
 import pytest
@@ -16,6 +17,8 @@ from adapters.sql import Database
 from adapters.sql.changes import Kind
 from booking_core.catalog import Catalog
 from booking_core.demo import demo_catalog
+from booking_core.ids import new_id
+from booking_core.paging import MAX_LIMIT, PageRequest
 from tests import factories
 
 SETTLE_SECONDS = 30
@@ -140,3 +143,56 @@ def test_a_value_read_before_a_change_commits_is_not_kept_after_it(shop):
     found, _ = cache.lookup(Kind.CATALOG, company_id)
     assert found is None
     assert catalog_of(database, company_id).tax_rate_bps == 999
+
+
+# --- The active roster: read by every availability check and booking ------------------
+
+
+def roster_of(database: Database, company_id: str) -> list[str]:
+    with database.uow() as uow:
+        page = uow.crew.list_active(company_id, PageRequest(limit=MAX_LIMIT))
+    return sorted(member.name for member in page.items)
+
+
+def hire(database: Database, company_id: str, name: str) -> str:
+    at = datetime.now(UTC)
+    member = attrs.evolve(
+        factories.all_week_crew(company_id, at, member_id=new_id("crew")), name=name
+    )
+    with database.uow() as uow:
+        uow.crew.add(member)
+        uow.commit()
+    return member.id
+
+
+def test_a_kept_roster_costs_no_statement_and_a_change_here_is_read_at_once(shop):
+    database, company_id = shop
+    member_id = hire(database, company_id, "Ann")
+    assert roster_of(database, company_id) == ["Ann"]
+    statements: list[str] = []
+    event.listen(database.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    assert roster_of(database, company_id) == ["Ann"]
+    assert [s for s in statements if "crew_members" in s] == []
+    hire(database, company_id, "Bo")
+    assert roster_of(database, company_id) == ["Ann", "Bo"]
+    with database.uow() as uow:
+        uow.crew.save(attrs.evolve(uow.crew.get(company_id, member_id), active=False))
+        uow.commit()
+    assert roster_of(database, company_id) == ["Bo"]
+
+
+def test_a_roster_changed_through_another_database_is_read_once_heard(shop):
+    database, company_id = shop
+    assert roster_of(database, company_id) == []
+    before = database.changes.stamp(Kind.CREW, company_id)
+    url = database.engine.url.render_as_string(hide_password=False)
+    elsewhere = Database.from_url(url, schema=database.schema)
+    try:
+        hire(elsewhere, company_id, "Cy")
+    finally:
+        elsewhere.dispose()
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while database.changes.stamp(Kind.CREW, company_id) == before:
+        assert time.monotonic() < deadline, "the change was never heard"
+        time.sleep(0.01)
+    assert roster_of(database, company_id) == ["Cy"]

@@ -1,0 +1,98 @@
+"""Round trips to PostgreSQL per request (issue 9): counted on the server's own engine
+while the live server answers, so every statement the request causes is seen.
+
+A round trip is one statement sent and answered: each ``execute`` (savepoints included,
+SQLAlchemy runs them as statements), each ``BEGIN`` (psycopg sends it before a
+transaction's first statement) and each ``COMMIT``. A booking is one transaction with one
+commit: the key's claim, the effect and the stored answer commit together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import attrs
+import pytest
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+from tests.e2e.support import (
+    CrewSpec,
+    Shop,
+    Stack,
+    at_local,
+    booking_body,
+    crewed_company,
+    idem,
+    weekday_ahead,
+)
+
+NYC = ("10001", "10002", "10003", "11201")
+MAX_BOOKING_ROUND_TRIPS = 8
+
+
+@attrs.define
+class Trips:
+    """What one stretch of requests sent to the database."""
+
+    statements: list[str] = attrs.field(factory=list)
+    begins: int = 0
+    commits: int = 0
+
+    @property
+    def round_trips(self) -> int:
+        return len(self.statements) + self.begins + self.commits
+
+
+@contextmanager
+def counted(engine: Engine) -> Iterator[Trips]:
+    """Count the statements, transactions and commits on ``engine`` meanwhile."""
+    trips = Trips()
+
+    def on_execute(_conn: object, _cursor: object, statement: str, *_: object) -> None:
+        trips.statements.append(statement.split("\n", 1)[0][:80])
+
+    def on_begin(_conn: object) -> None:
+        trips.begins += 1
+
+    def on_commit(_conn: object) -> None:
+        trips.commits += 1
+
+    event.listen(engine, "before_cursor_execute", on_execute)
+    event.listen(engine, "begin", on_begin)
+    event.listen(engine, "commit", on_commit)
+    try:
+        yield trips
+    finally:
+        event.remove(engine, "before_cursor_execute", on_execute)
+        event.remove(engine, "begin", on_begin)
+        event.remove(engine, "commit", on_commit)
+
+
+@pytest.fixture
+def shop(stack: Stack) -> Shop:
+    if stack.backend != "postgres":
+        pytest.skip("round trips are counted on PostgreSQL, where each one crosses a socket")
+    return crewed_company(stack, (CrewSpec("Rosa Diaz", "10003", NYC),))
+
+
+def test_a_booking_is_one_transaction_of_at_most_eight_round_trips(stack: Stack, shop: Shop):
+    """A returning customer's booking with its crew named, as a website or the bench
+    sends it; a worker that served one request before remembers the key and company."""
+    engine = stack.container.database.engine
+    day = weekday_ahead(shop.zone, 9)
+    crew = {"crewIds": list(shop.crew_ids)}
+    with stack.client(shop.key) as client:
+        first = booking_body(at_local(day, "09:00", shop.zone), **crew)
+        warm = client.post("/api/v1/bookings", json=first, headers=idem())
+        assert warm.status_code == 201, warm.text
+        again = {**booking_body(at_local(day, "14:00", shop.zone), **crew)}
+        again["customer"] = first["customer"]
+        with counted(engine) as trips:
+            response = client.post("/api/v1/bookings", json=again, headers=idem())
+    assert response.status_code == 201, response.text
+    assert response.json()["customerId"] == warm.json()["customerId"]
+    assert trips.commits == 1, trips
+    assert trips.begins == 1, trips
+    assert trips.round_trips <= MAX_BOOKING_ROUND_TRIPS, "\n".join(trips.statements)
