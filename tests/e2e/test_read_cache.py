@@ -182,6 +182,29 @@ def test_a_catalog_change_rolled_back_is_never_served(stack: Stack):
         assert _tax(client) == before
 
 
+def test_a_quote_with_a_limited_coupon_counts_its_redemptions_every_time(stack: Stack):
+    """Redemptions move with every booking, not with the catalog: a quote naming a coupon
+    with a limit is priced afresh each time, never answered from a kept copy."""
+    company, key = stack.new_company()
+    with stack.container.uow() as uow:
+        catalog = uow.catalogs.get(company.id)
+        first = next(c for c in catalog.coupons if c.code == "FIRSTCLEAN")
+        limited = attrs.evolve(first, max_redemptions=1, per_customer_limit=None)
+        coupons = tuple(limited if c is first else c for c in catalog.coupons)
+        uow.catalogs.save(attrs.evolve(catalog, coupons=coupons))
+        uow.commit()
+    body = {**QUOTE_BODY, "frequencySlug": "one_time", "couponCode": "FIRSTCLEAN"}
+    with stack.client(key) as client:
+        for _ in range(2):  # kept, were it ever to be kept
+            assert client.post("/api/v1/quote", json=body).status_code == 200
+        with stack.container.uow() as uow:
+            uow.coupon_redemptions.add(company.id, first.id, "cus_somebody", "bkg_somebody")
+            uow.commit()
+        used_up = client.post("/api/v1/quote", json=body)
+    assert used_up.status_code == 422, used_up.text
+    assert "redeemed the maximum number of times" in used_up.json()["error"]["message"]
+
+
 # PostgreSQL: the change feed's connection, and round trips.
 
 
