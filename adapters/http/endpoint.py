@@ -383,11 +383,16 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
     """
     memory = deps.in_memory() if endpoint.in_memory else None
     answers = _Answers(endpoint, memory) if memory is not None else None
+    # A key memory knows is admitted on the event loop when the limits count in this
+    # process: a write then makes one trip to a worker thread, not two.
+    admits_in_memory = memory is not None or (
+        endpoint.body is not None and not deps.rate_limiter.shared
+    )
 
     async def run(request: Request) -> Response:
         request_id: str = request.state.request_id
         secret = credential(request)
-        admitted = _admitted_in_memory(deps, secret) if memory is not None else None
+        admitted = _admitted_in_memory(deps, secret) if admits_in_memory else None
         if admitted is None and endpoint.body is not None:
             admitted = await run_in_threadpool(admit, deps, secret)
             if admitted is None:
