@@ -28,6 +28,7 @@ from sqlalchemy import (
     Connection,
     DateTime,
     Table,
+    bindparam,
     delete,
     func,
     literal,
@@ -186,9 +187,15 @@ def busy(
 ) -> dict[str, list[Block]]:
     """Each member's open blocks overlapping ``[start, end)``, sorted by (start, booking)."""
     dialect = connection.dialect.name
-    conditions = [_a.c.company_id == company_id, _a.c.open, *overlapping(dialect, start, end)]
+    params: dict[str, Any] = {
+        "company_id": company_id,
+        "start": start,
+        "end": end,
+        "after": start - LONGEST_BLOCK,
+    }
     found: dict[str, list[Block]] = {}
     keep: set[str] | None = None
+    named = False
     if crew_ids is not None:
         wanted = sorted(set(crew_ids))
         if not wanted:
@@ -197,19 +204,49 @@ def busy(
         if dialect == "postgresql" and len(wanted) > SEEK_MEMBERS:
             keep = set(wanted)
         else:
-            conditions.append(_a.c.crew_id.in_(wanted))
+            named = True
+            params["crew_ids"] = wanted
+    rows = connection.execute(_busy_statement(dialect, named=named), params).all()
+    for crew_id, start_at, end_at, zip_code, booking_id in rows:
+        if keep is None or crew_id in keep:
+            found.setdefault(crew_id, []).append(Block(start_at, end_at, zip_code, booking_id))
+    return found
+
+
+_BUSY: dict[tuple[str, bool], Any] = {}
+
+
+def _busy_statement(dialect: str, *, named: bool) -> Any:
+    """``busy``'s query for the dialect, naming the members (``crew_ids``) or not: the
+    conditions of ``overlapping`` with the values as parameters (``company_id``,
+    ``start``, ``end``, ``after``), built once and kept. Every booking and availability
+    request runs it, and a kept statement skips SQLAlchemy's building and cache-key work
+    (``UnitContext.shape``)."""
+    key = (dialect, named)
+    if (found := _BUSY.get(key)) is not None:
+        return found
+    start, end = bindparam("start", type_=instant_type()), bindparam("end", type_=instant_type())
+    conditions = [
+        _a.c.company_id == bindparam("company_id"),
+        _a.c.open,
+        _a.c.starts_at < end,
+        _a.c.starts_at > bindparam("after", type_=instant_type()),
+        _a.c.ends_at > start,
+    ]
     starts: ColumnElement[datetime] = _a.c.starts_at
     ends: ColumnElement[datetime] = _a.c.ends_at
     if dialect == "postgresql":
+        asked = func.tstzrange(start, end, _HALF_OPEN)
+        held = func.tstzrange(_a.c.starts_at, _a.c.ends_at, _HALF_OPEN)
+        conditions.append(held.op("&&", is_comparison=True)(asked))
         # psycopg already gives aware instants and ``Block`` keeps them in UTC itself:
         # skip the column type's per-value conversion (a fifth of the time per row).
         starts, ends = type_coerce(starts, _AWARE), type_coerce(ends, _AWARE)
+    if named:
+        conditions.append(_a.c.crew_id.in_(bindparam("crew_ids", expanding=True)))
     statement = (
         select(_a.c.crew_id, starts, ends, _a.c.zip_code, _a.c.booking_id)
         .where(*conditions)
         .order_by(_a.c.crew_id, _a.c.starts_at, _a.c.booking_id)
     )
-    for crew_id, start_at, end_at, zip_code, booking_id in connection.execute(statement).all():
-        if keep is None or crew_id in keep:
-            found.setdefault(crew_id, []).append(Block(start_at, end_at, zip_code, booking_id))
-    return found
+    return _BUSY.setdefault(key, statement)

@@ -73,6 +73,16 @@ def _booking(row: AnyRow) -> Booking:
     return codecs.from_plain(plain, Booking)
 
 
+# PostgreSQL's one-booking path, built once (``UnitContext.shape`` says why); the
+# values are given at execution, the columns named by the parameters' keys.
+_INSERT_BOOKING = postgresql.insert(bookings).on_conflict_do_nothing().returning(bookings.c.id)
+_INSERT_BLOCK = (
+    postgresql.insert(booking_assignments)
+    .on_conflict_do_nothing()
+    .returning(booking_assignments.c.crew_id)
+)
+
+
 class SqlBookingRepository:
     """Bookings of every company, each reached only through its own company."""
 
@@ -117,23 +127,13 @@ class SqlBookingRepository:
         stays usable; what this call wrote is then deleted again before it refuses. One
         row per table cannot deadlock, so there is nothing to retry either."""
         connection = self._cx.connection
-        added = connection.execute(
-            postgresql.insert(bookings)
-            .values(_values(booking))
-            .on_conflict_do_nothing()
-            .returning(bookings.c.id)
-        ).first()
+        added = connection.execute(_INSERT_BOOKING, _values(booking)).first()
         if added is None:
             raise ConflictError(_KEYS_TAKEN)
         rows = rows_of(booking)
         if not rows:
             return
-        held = connection.execute(
-            postgresql.insert(booking_assignments)
-            .values(rows)
-            .on_conflict_do_nothing()
-            .returning(booking_assignments.c.crew_id)
-        ).first()
+        held = connection.execute(_INSERT_BLOCK, rows[0]).first()
         if held is None:
             where = (bookings.c.company_id == booking.company_id, bookings.c.id == booking.id)
             connection.execute(delete(bookings).where(*where))

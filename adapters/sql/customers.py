@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import ColumnElement, or_, select, update
+from sqlalchemy import ColumnElement, bindparam, or_, select, update
 
 from adapters.sql import codecs
 from adapters.sql.context import AnyRow, UnitContext, without_keys
@@ -51,6 +51,13 @@ def _customer(row: AnyRow) -> Customer:
     )
 
 
+_BY_EMAIL = select(customers).where(
+    customers.c.company_id == bindparam("company_id"),
+    customers.c.email_key == bindparam("email_key"),
+)
+"""Built once: a booking for a returning customer runs it (``UnitContext.shape``)."""
+
+
 class SqlCustomerRepository:
     """Customers; merged records are reachable by id and email but left out of lists."""
 
@@ -67,11 +74,8 @@ class SqlCustomerRepository:
         return _customer(row)
 
     def by_email(self, company_id: str, email: str) -> Customer | None:
-        statement = select(customers).where(
-            customers.c.company_id == company_id,
-            customers.c.email_key == normalize_email(email),
-        )
-        row = self._cx.execute(statement).first()
+        params = {"company_id": company_id, "email_key": normalize_email(email)}
+        row = self._cx.execute(_BY_EMAIL, params=params).first()
         return None if row is None else _customer(row)
 
     def add(self, customer: Customer) -> None:
