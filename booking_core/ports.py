@@ -22,11 +22,14 @@ if TYPE_CHECKING:
     from booking_core.coupons import CouponUsage
     from booking_core.crew import CrewMember
     from booking_core.customers import Customer
+    from booking_core.events import Event
     from booking_core.idempotency import IdempotencyRecord
     from booking_core.leads import Lead, LeadStage
     from booking_core.ledger import PaymentEntry
     from booking_core.paging import Page, PageRequest
+    from booking_core.processor_accounts import ProcessorAccount
     from booking_core.quotes import Quote, QuoteStatus
+    from booking_core.webhook_endpoints import Attempt, Delivery, WebhookEndpoint
 
 
 class Clock(Protocol):
@@ -65,6 +68,16 @@ class PhoneNormalizer(Protocol):
 
     def e164(self, raw: str) -> str | None:
         """The E.164 form of ``raw``, or None when it is not a valid number."""
+        ...
+
+
+class Resolver(Protocol):
+    """Resolves a host name to the addresses a connection to it would use, for the webhook
+    URL policy (``SystemResolver``; ``StaticResolver`` in tests)."""
+
+    def addresses(self, host: str, port: int) -> list[str]:
+        """Every IPv4 and IPv6 address of ``host`` as text (``"203.0.113.7"``,
+        ``"2001:db8::1"``); ``[]``, or an ``OSError``, when the name does not resolve."""
         ...
 
 
@@ -420,6 +433,11 @@ class PaymentRepository(Protocol):
         """The entry that reverses ``entry_id`` by hand, if any."""
         ...
 
+    def with_external_ref(self, company_id: str, external_ref: str) -> Sequence[PaymentEntry]:
+        """Every entry carrying this processor reference, oldest first by (created_at, id):
+        how a refund or dispute the processor reports finds the card money it concerns."""
+        ...
+
     def list(
         self,
         company_id: str,
@@ -431,6 +449,115 @@ class PaymentRepository(Protocol):
         created_until: datetime | None = None,
     ) -> Page[PaymentEntry]:
         """A page of the ledger, optionally filtered; the date window is half-open."""
+        ...
+
+
+class OutboxRepository(Protocol):
+    """Domain events, stored in the transaction of the change that caused them."""
+
+    def add(self, event: Event) -> None:
+        """Store ``event``; it is kept only if the unit of work commits."""
+        ...
+
+    def claim_undispatched(self, limit: int) -> Sequence[Event]:
+        """Up to ``limit`` events not yet handed to webhooks, oldest first, locked for this
+        unit of work (another unit claiming at once skips them: ``FOR UPDATE SKIP LOCKED``
+        on PostgreSQL; SQLite runs one writer at a time)."""
+        ...
+
+    def mark_dispatched(self, event_ids: Collection[str], at: datetime) -> None:
+        """Note that these events were handed on; they are not claimed again."""
+        ...
+
+
+class WebhookRepository(Protocol):
+    """A company's webhook endpoints, their pending deliveries and delivery log."""
+
+    def get(self, company_id: str, endpoint_id: str) -> WebhookEndpoint:
+        """The endpoint; ``NotFoundError`` if the company has none with that id."""
+        ...
+
+    def add(self, endpoint: WebhookEndpoint) -> None:
+        """Store a new endpoint."""
+        ...
+
+    def save(self, endpoint: WebhookEndpoint) -> None:
+        """Store a changed endpoint; ``NotFoundError`` if it is not stored."""
+        ...
+
+    def delete(self, company_id: str, endpoint_id: str) -> None:
+        """Remove the endpoint with its pending deliveries (its log stays readable by id
+        no more); ``NotFoundError`` if the company has none with that id."""
+        ...
+
+    def list(self, company_id: str, page: PageRequest) -> Page[WebhookEndpoint]:
+        """The company's endpoints, newest first (as every list of the API)."""
+        ...
+
+    def count(self, company_id: str) -> int:
+        """How many endpoints the company has."""
+        ...
+
+    def active(self, company_id: str) -> Sequence[WebhookEndpoint]:
+        """The company's active endpoints (what an event fans out to)."""
+        ...
+
+    def add_deliveries(self, deliveries: Sequence[Delivery]) -> None:
+        """Store new deliveries."""
+        ...
+
+    def claim_due(self, now: datetime, lease_until: datetime, limit: int) -> Sequence[Delivery]:
+        """Up to ``limit`` pending deliveries whose ``next_attempt_at`` has come, oldest
+        first, leased until ``lease_until`` (their ``next_attempt_at`` moves there, so a
+        worker that dies mid-send leaves them to be tried again then, and no other worker
+        takes them meanwhile). Rows another unit has locked are skipped."""
+        ...
+
+    def save_delivery(self, delivery: Delivery) -> None:
+        """Store a delivery's new state; ``NotFoundError`` if it is not stored."""
+        ...
+
+    def log_attempt(self, attempt: Attempt) -> None:
+        """Append one try to the endpoint's delivery log."""
+        ...
+
+    def attempts(self, company_id: str, endpoint_id: str, page: PageRequest) -> Page[Attempt]:
+        """The endpoint's delivery log, newest first."""
+        ...
+
+    def drop_pending(self, company_id: str, endpoint_id: str) -> int:
+        """Mark the endpoint's pending deliveries failed (it was disabled); how many."""
+        ...
+
+
+class ProcessorRepository(Protocol):
+    """Card-processor accounts of companies (``acct_...``), and the processor events
+    already ingested. Neither is scoped by company: an event names only its account."""
+
+    def account(self, account_id: str) -> ProcessorAccount | None:
+        """The account with that id, connected or not, whichever company it belongs to."""
+        ...
+
+    def current(self, company_id: str) -> ProcessorAccount | None:
+        """The company's connected account, if it has one."""
+        ...
+
+    def add(self, account: ProcessorAccount) -> None:
+        """Store a newly connected account; ``ConflictError`` if its id is stored (for any
+        company) or the company has another account connected."""
+        ...
+
+    def save(self, account: ProcessorAccount) -> None:
+        """Replace a stored account (disconnected, reconnected); ``NotFoundError`` if it is
+        not stored for that company, ``ConflictError`` if the company would have two
+        connected accounts."""
+        ...
+
+    def remember_event(self, event_id: str, account_id: str, at: datetime) -> bool:
+        """Note that the processor event ``event_id`` is ingested in this unit of work;
+        False, writing nothing, when it was already. Two units remembering one id at once
+        cannot both be told True: the second waits for the first to end (and is told True
+        only if the first rolled back)."""
         ...
 
 
@@ -469,6 +596,15 @@ class UnitOfWork(Protocol):
 
     @property
     def bookings(self) -> BookingRepository: ...
+
+    @property
+    def outbox(self) -> OutboxRepository: ...
+
+    @property
+    def webhooks(self) -> WebhookRepository: ...
+
+    @property
+    def processor(self) -> ProcessorRepository: ...
 
     def __enter__(self) -> Self: ...
 

@@ -1,4 +1,5 @@
-"""The ``booking`` command: serve, migrate, demo data, companies, API keys and plans.
+"""The ``booking`` command: serve, migrate, demo data, companies, API keys, plans and the
+card-processor account.
 
 Bad input is one clear line on stderr and exit status 2, never a traceback; a fault
 outside the caller's control (an unreachable database) is one line and exit status 1.
@@ -21,7 +22,9 @@ from typing import Any, NoReturn, TextIO
 from booking_core import auth
 from booking_core.auth import ApiKey, IssuedKey
 from booking_core.errors import DomainError, NotFoundError, ValidationFailed
+from booking_core.processor_accounts import ProcessorAccount
 from booking_core.services import companies as cases
+from booking_core.services import processor as processor_cases
 from booking_core.services.plan_upkeep import extend_plans
 from entrypoints.bootstrap import Container, bootstrap
 from entrypoints.settings import WILDCARD_HOSTS, ConfigError, local_url
@@ -208,7 +211,25 @@ class Cli:
             sub.add_argument("--yes", action="store_true", help="do not ask for confirmation")
             sub.add_argument("--json", action="store_true")
             sub.set_defaults(handler=handler)
+        self._processor_parsers(commands)
         return root
+
+    def _processor_parsers(self, commands: Any) -> None:
+        """``booking processor connect`` and ``booking processor disconnect``."""
+        processor = commands.add_parser(
+            "processor", help="the company's card-processor (Stripe Connect) account"
+        ).add_subparsers(dest="action", required=True, parser_class=_Parser)
+        connect = processor.add_parser("connect", help="connect the company to an account")
+        connect.add_argument("--company", required=True, help="company slug")
+        connect.add_argument("--account", required=True, help="connected account id, acct_...")
+        connect.add_argument("--json", action="store_true")
+        connect.set_defaults(handler=self.processor_connect)
+        disconnect = processor.add_parser(
+            "disconnect", help="disconnect the company's account (its money still lands)"
+        )
+        disconnect.add_argument("--company", required=True, help="company slug")
+        disconnect.add_argument("--json", action="store_true")
+        disconnect.set_defaults(handler=self.processor_disconnect)
 
     def _json(self, value: object) -> None:
         print(json.dumps(value, indent=None), file=self.out)
@@ -414,6 +435,51 @@ class Cli:
             company_id, args.key_id, uow=container.uow(), clock=container.clock
         )
         self._show_issued(issued, args.json)
+
+    def processor_connect(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking processor connect``."""
+        account = processor_cases.connect_account(
+            processor_cases.ConnectAccount(
+                company_id=self._company_id(container, args.company), account_id=args.account
+            ),
+            uow=container.uow(),
+            clock=container.clock,
+        )
+        if args.json:
+            self._json(_account_json(account))
+        else:
+            print(f"connected {args.company} to {account.account_id}", file=self.out)
+
+    def processor_disconnect(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking processor disconnect``: money still moving on the account lands."""
+        try:
+            account = processor_cases.disconnect_account(
+                processor_cases.DisconnectAccount(
+                    company_id=self._company_id(container, args.company)
+                ),
+                uow=container.uow(),
+                clock=container.clock,
+            )
+        except NotFoundError:
+            raise UsageError(f"{args.company} has no processor account connected") from None
+        if args.json:
+            self._json(_account_json(account))
+        else:
+            print(
+                f"disconnected {account.account_id} from {args.company}; money still moving"
+                " on it keeps landing in the ledger",
+                file=self.out,
+            )
+
+
+def _account_json(account: ProcessorAccount) -> dict[str, Any]:
+    return {
+        "companyId": account.company_id,
+        "account": account.account_id,
+        "connected": account.connected,
+        "connectedAt": account.connected_at.isoformat(),
+        "disconnectedAt": account.disconnected_at.isoformat() if account.disconnected_at else None,
+    }
 
 
 def _require_migrated(container: Container) -> None:

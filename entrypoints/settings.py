@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from attrs import frozen
+from attrs import field, frozen
 
 DEFAULT_DATABASE_FILE = "booking.sqlite3"
 
@@ -52,13 +52,16 @@ class Settings:
     osrm_url: str | None = None
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
+    stripe_webhook_secret: str | None = field(default=None, repr=False)  # a secret: never shown
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """``BOOKING_DATABASE_URL`` (default: an SQLite file ``booking.sqlite3`` in the
         working directory), ``BOOKING_REDIS_URL`` (optional), ``BOOKING_HOST`` and
-        ``BOOKING_PORT`` (where ``booking serve`` listens: 127.0.0.1 and 8000), and
-        ``BOOKING_BASE_URL`` (default: the local address of that host and port)."""
+        ``BOOKING_PORT`` (where ``booking serve`` listens: 127.0.0.1 and 8000),
+        ``BOOKING_BASE_URL`` (default: the local address of that host and port), and
+        ``BOOKING_STRIPE_WEBHOOK_SECRET`` (the signing secret of the Stripe Connect webhook
+        endpoint; without it ``POST /api/processor/stripe`` answers 503)."""
         env = os.environ if env is None else env
         default_db = f"sqlite:///{Path.cwd() / DEFAULT_DATABASE_FILE}"
         host = env.get("BOOKING_HOST") or DEFAULT_HOST
@@ -71,4 +74,5 @@ class Settings:
             osrm_url=env.get("BOOKING_OSRM_URL") or None,
             host=host,
             port=port,
+            stripe_webhook_secret=env.get("BOOKING_STRIPE_WEBHOOK_SECRET") or None,
         )

@@ -13,8 +13,10 @@ from adapters.http.cursors import CursorCodec
 from adapters.http.deps import HttpDeps, NotInMemory
 from adapters.http.health import Check, health_routes
 from adapters.http.keycache import CachedAuthenticator
+from adapters.http.processor import processor_routes
 from adapters.http.ratelimit import RateLimiter
 from adapters.http.routes import all_endpoints
+from adapters.processor.stripe import StripeWebhook
 from booking_core.services.companies import authenticate
 from entrypoints.bootstrap import Container, bootstrap
 from entrypoints.logs import configure_logging
@@ -68,10 +70,13 @@ def readiness_checks(container: Container, rate_limiter: RateLimiter) -> dict[st
 
 
 def web_app(container: Container, deps: HttpDeps | None = None) -> Starlette:
-    """``/api/v1`` and the health probes over ``container`` (``deps`` default: its own)."""
+    """``/api/v1``, the health probes and the card processor's webhook route over
+    ``container`` (``deps`` default: its own)."""
     deps = deps or http_deps(container)
     probes = health_routes(readiness_checks(container, deps.rate_limiter))
-    return create_app(deps, all_endpoints(), extra_routes=probes)
+    secret = container.settings.stripe_webhook_secret
+    stripe = processor_routes(StripeWebhook(secret).read if secret else None)
+    return create_app(deps, all_endpoints(), extra_routes=[*probes, *stripe])
 
 
 def build_app(settings: Settings | None = None) -> Starlette:

@@ -24,6 +24,7 @@ from booking_core.idempotency import IdempotencyRecord, RecordState
 from booking_core.leads import Lead, LeadStage
 from booking_core.ledger import Kind, PaymentEntry
 from booking_core.paging import Page, PageRequest, Position, page_of
+from booking_core.processor_accounts import ProcessorAccount
 from booking_core.quotes import Quote, QuoteStatus, effective_status
 
 T = TypeVar("T")
@@ -351,6 +352,10 @@ class MemoryPaymentRepository:
             None,
         )
 
+    def with_external_ref(self, company_id: str, external_ref: str) -> Sequence[PaymentEntry]:
+        mine = [e for e in self._t.values(company_id) if e.external_ref == external_ref]
+        return sorted(mine, key=lambda e: (e.created_at, e.id))
+
     def list(
         self,
         company_id: str,
@@ -430,3 +435,47 @@ class MemoryIdempotencyRepository:
 
 _UNORDERED = datetime.fromisoformat("2000-01-01T00:00:00+00:00")
 """Creation instant of rows that are never listed (catalogs, redemptions)."""
+
+
+_ANY_COMPANY = ""
+"""The company key of rows found by their own id alone (processor accounts and events)."""
+
+
+class MemoryProcessorRepository:
+    """Processor accounts keyed by account id, and the ids of ingested processor events."""
+
+    def __init__(self, accounts: Table[ProcessorAccount], events: Table[str]) -> None:
+        self._accounts = accounts
+        self._events = events
+
+    def account(self, account_id: str) -> ProcessorAccount | None:
+        return self._accounts.find(_ANY_COMPANY, account_id)
+
+    def current(self, company_id: str) -> ProcessorAccount | None:
+        return next(
+            (a for a in self._accounts.values() if a.company_id == company_id and a.connected),
+            None,
+        )
+
+    def _refuse_second_connection(self, account: ProcessorAccount) -> None:
+        current = self.current(account.company_id)
+        if account.connected and current is not None and current.account_id != account.account_id:
+            raise ConflictError("the company has another account connected")
+
+    def add(self, account: ProcessorAccount) -> None:
+        self._refuse_second_connection(account)
+        self._accounts.insert(_ANY_COMPANY, account.account_id, account, account.connected_at)
+
+    def save(self, account: ProcessorAccount) -> None:
+        stored = self.account(account.account_id)
+        if stored is None or stored.company_id != account.company_id:
+            raise NotFoundError("processor account", account.account_id)
+        self._refuse_second_connection(account)
+        self._accounts.replace(_ANY_COMPANY, account.account_id, account)
+
+    def remember_event(self, event_id: str, account_id: str, at: datetime) -> bool:
+        # Units of work on the memory store run one at a time: nothing can race this.
+        if self._events.find(_ANY_COMPANY, event_id) is not None:
+            return False
+        self._events.insert(_ANY_COMPANY, event_id, account_id, at)
+        return True

@@ -25,10 +25,12 @@ from adapters.memory.repositories import (
     MemoryIdempotencyRepository,
     MemoryLeadRepository,
     MemoryPaymentRepository,
+    MemoryProcessorRepository,
     MemoryQuoteRepository,
     Row,
     Table,
 )
+from adapters.memory.webhooks import MemoryOutboxRepository, MemoryWebhookRepository
 
 TABLES = (
     "companies",
@@ -42,6 +44,12 @@ TABLES = (
     "idempotency",
     "crew",
     "bookings",
+    "outbox",
+    "webhooks",
+    "deliveries",
+    "attempts",
+    "processor_accounts",
+    "processor_events",
 )
 
 
@@ -100,6 +108,13 @@ class MemoryUnitOfWork:
         self.idempotency = MemoryIdempotencyRepository(table("idempotency"))
         self.crew = MemoryCrewRepository(table("crew"))
         self.bookings = MemoryBookingRepository(table("bookings"))
+        self.outbox = MemoryOutboxRepository(table("outbox"))
+        self.webhooks = MemoryWebhookRepository(
+            table("webhooks"), table("deliveries"), table("attempts")
+        )
+        self.processor = MemoryProcessorRepository(
+            table("processor_accounts"), table("processor_events")
+        )
         self._snapshot: dict[str, dict[tuple[str, str], Row[Any]]] | None = None
         self.commits = 0
 

@@ -109,6 +109,14 @@ class SqlPaymentRepository:
         row = self._cx.execute(statement).first()
         return None if row is None else _entry(row)
 
+    def with_external_ref(self, company_id: str, external_ref: str) -> Sequence[PaymentEntry]:
+        statement = (
+            select(payments)
+            .where(payments.c.company_id == company_id, payments.c.external_ref == external_ref)
+            .order_by(payments.c.created_at, payments.c.id)
+        )
+        return [_entry(row) for row in self._cx.execute(statement)]
+
     def list(
         self,
         company_id: str,

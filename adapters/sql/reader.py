@@ -24,10 +24,12 @@ from adapters.sql.customers import SqlCustomerRepository
 from adapters.sql.idempotency import SqlIdempotencyRepository
 from adapters.sql.leads import SqlLeadRepository
 from adapters.sql.payments import SqlPaymentRepository
+from adapters.sql.processor import SqlProcessorRepository
 from adapters.sql.quotes import SqlQuoteRepository
 from adapters.sql.readcache import ReadCache
 from adapters.sql.tenancy import SqlApiKeyRepository
 from adapters.sql.uow import SqlUnitOfWork
+from adapters.sql.webhooks import SqlOutboxRepository, SqlWebhookRepository
 from booking_core.catalog import Catalog
 from booking_core.companies import Company
 from booking_core.ports import UnitOfWork
@@ -109,6 +111,21 @@ class CachedReader:
     def bookings(self) -> SqlBookingRepository:
         """Bookings, from storage."""
         return self.storage().bookings
+
+    @property
+    def outbox(self) -> SqlOutboxRepository:
+        """The outbox, from storage."""
+        return self.storage().outbox
+
+    @property
+    def webhooks(self) -> SqlWebhookRepository:
+        """Webhook endpoints, deliveries and log, from storage."""
+        return self.storage().webhooks
+
+    @property
+    def processor(self) -> SqlProcessorRepository:
+        """Processor accounts and ingested event ids, from storage."""
+        return self.storage().processor
 
     def __enter__(self) -> Self:
         if self._entered:

@@ -236,6 +236,7 @@ payments = Table(
     Index("ix_payments_booking", "company_id", "booking_id", "created_at", "id"),
     Index("ix_payments_customer", "company_id", "customer_id", "created_at", "id"),
     Index("ix_payments_reverses", "company_id", "reverses"),
+    Index("ix_payments_external_ref", "company_id", "external_ref"),
     *_keyset_indexes("payments"),
 )
 
@@ -344,6 +345,36 @@ booking_assignments.append_constraint(
     ).ddl_if(dialect="postgresql")
 )
 
+processor_accounts = Table(
+    "processor_accounts",
+    metadata,
+    _text("account_id"),  # acct_...: one account belongs to one company for good
+    _id("company_id"),
+    Column("connected_at", instant_type(), nullable=False),
+    Column("disconnected_at", instant_type(), nullable=True),
+    PrimaryKeyConstraint("account_id"),
+    Index(
+        "uq_processor_accounts_connected",
+        "company_id",
+        unique=True,
+        sqlite_where=text("disconnected_at IS NULL"),
+        postgresql_where=text("disconnected_at IS NULL"),
+    ),
+)
+"""Companies' card-processor accounts, kept when disconnected; at most one connected per
+company (the partial unique index)."""
+
+processor_events = Table(
+    "processor_events",
+    metadata,
+    _text("event_id"),  # the processor's event id (evt_...)
+    _text("account_id"),
+    Column("ingested_at", instant_type(), nullable=False),
+    PrimaryKeyConstraint("event_id"),
+)
+"""Processor events already ingested: the primary key lets one delivery of an event land,
+however many arrive at once."""
+
 change_clock = Table(
     "change_clock",
     metadata,
@@ -353,6 +384,92 @@ change_clock = Table(
 )
 """One row per company: the last ``changed_at`` stamped on SQLite (see uow.py); unused on
 PostgreSQL."""
+
+outbox_events = Table(
+    "outbox_events",
+    metadata,
+    _id("id"),  # evt_...: the worker reads events of every company, by id
+    _id("company_id"),
+    _text("type"),
+    Column("created_at", instant_type(), nullable=False),
+    _text("subject_kind", nullable=True),  # booking|customer|lead|quote|payment; None: no subject
+    Column("document", Text, nullable=True),  # JSON: the subject, None with subject_kind
+    Column("dispatched_at", instant_type(), nullable=True),
+    PrimaryKeyConstraint("id"),
+    Index(
+        "ix_outbox_events_undispatched",
+        "created_at",
+        "id",
+        sqlite_where=text("dispatched_at IS NULL"),
+        postgresql_where=text("dispatched_at IS NULL"),
+    ),
+)
+"""Domain events written in the transaction of their change; the worker claims the
+undispatched ones oldest first through the partial index."""
+
+webhook_endpoints = Table(
+    "webhook_endpoints",
+    metadata,
+    _id("company_id"),
+    _id("id"),
+    _text("url"),
+    Column("events", Text, nullable=False),  # JSON: event names, or ["*"]
+    Column("active", Boolean, nullable=False),
+    _text("description"),
+    Column("secrets", Text, nullable=False),  # JSON: [{value, expiresAt}], current first
+    Column("created_at", instant_type(), nullable=False),
+    _text("disabled_reason", nullable=True),
+    Column("failing_since", instant_type(), nullable=True),
+    PrimaryKeyConstraint("company_id", "id"),
+    Index("ix_webhook_endpoints_created", "company_id", "created_at", "id"),
+)
+
+webhook_deliveries = Table(
+    "webhook_deliveries",
+    metadata,
+    _id("company_id"),
+    _id("id"),
+    _id("endpoint_id"),
+    _id("event_id"),
+    _text("event_type"),
+    Column("body", LargeBinary, nullable=False),  # the envelope exactly as sent
+    _text("state"),  # pending|delivered|failed
+    Column("attempts", Integer, nullable=False),
+    Column("next_attempt_at", instant_type(), nullable=True),
+    Column("created_at", instant_type(), nullable=False),
+    PrimaryKeyConstraint("company_id", "id"),
+    Index(
+        "ix_webhook_deliveries_due",
+        "next_attempt_at",
+        "created_at",
+        "id",
+        sqlite_where=text("state = 'pending'"),
+        postgresql_where=text("state = 'pending'"),
+    ),
+    Index("ix_webhook_deliveries_endpoint", "company_id", "endpoint_id", "state"),
+)
+"""One event on its way to one endpoint; the worker claims pending ones that are due
+through the partial index, across companies."""
+
+webhook_attempts = Table(
+    "webhook_attempts",
+    metadata,
+    _id("company_id"),
+    _id("id"),
+    _id("endpoint_id"),
+    _id("delivery_id"),
+    _id("event_id"),
+    _text("event_type"),
+    Column("attempt", Integer, nullable=False),
+    Column("status_code", Integer, nullable=True),
+    Column("duration_ms", Integer, nullable=False),
+    _text("error", nullable=True),
+    Column("next_retry_at", instant_type(), nullable=True),
+    Column("created_at", instant_type(), nullable=False),  # the attempt's ``at``
+    PrimaryKeyConstraint("company_id", "id"),
+    Index("ix_webhook_attempts_log", "company_id", "endpoint_id", "created_at", "id"),
+)
+"""An endpoint's delivery log: one row per try, paged newest first."""
 
 STAMPED = {t.name: t for t in (customers, leads, quotes, payments, crew_members, bookings)}
 """Tables listed by change: on SQLite their touched rows get ``changed_at`` at commit; on

@@ -28,10 +28,12 @@ from adapters.sql.customers import SqlCustomerRepository
 from adapters.sql.idempotency import SqlIdempotencyRepository
 from adapters.sql.leads import SqlLeadRepository
 from adapters.sql.payments import SqlPaymentRepository
+from adapters.sql.processor import SqlProcessorRepository
 from adapters.sql.quotes import SqlQuoteRepository
 from adapters.sql.retry import refusal_of
 from adapters.sql.tables import STAMPED, change_clock
 from adapters.sql.tenancy import SqlApiKeyRepository, SqlCompanyRepository
+from adapters.sql.webhooks import SqlOutboxRepository, SqlWebhookRepository
 from booking_core.ports import UnitOfWork
 
 TICK = timedelta(microseconds=1)
@@ -67,6 +69,9 @@ class SqlUnitOfWork:
         self.idempotency = SqlIdempotencyRepository(self._cx)
         self.crew = SqlCrewRepository(self._cx)
         self.bookings = SqlBookingRepository(self._cx)
+        self.outbox = SqlOutboxRepository(self._cx)
+        self.webhooks = SqlWebhookRepository(self._cx)
+        self.processor = SqlProcessorRepository(self._cx)
 
     def __enter__(self) -> Self:
         if self._connection is not None:

@@ -153,53 +153,61 @@ def reverse_payment(cmd: ReversePayment, *, uow: UnitOfWork, clock: Clock) -> Pa
 
 
 def apply_processor_event(event: ProcessorEvent, *, uow: UnitOfWork, clock: Clock) -> PaymentEntry:
-    """Land one card-processor event in the ledger; returns the entry written.
+    """Land one card-processor event in the ledger in a unit of work of its own; returns
+    the entry written (see ``land_processor_event``)."""
+    with uow:
+        entry = land_processor_event(event, uow=uow, clock=clock)
+        uow.commit()
+    return entry
+
+
+def land_processor_event(event: ProcessorEvent, *, uow: UnitOfWork, clock: Clock) -> PaymentEntry:
+    """Land one card-processor event inside the caller's open unit of work (which commits
+    it); returns the entry added.
 
     Refunds and disputes find the card entry they concern on the booking by payment intent
     reference (``NotFoundError`` if the booking has none). Nothing here depends on the
     company's processor connection: a disconnected account's events land the same way.
     """
-    with uow:
-        booking = uow.bookings.get(event.company_id, event.booking_id)  # ours, or not found
-        ledger = _ledger(uow, event.company_id, event.booking_id)
-        entry_id = new_id("pay")
-        at = clock.now()
-        match event:
-            case CardMoneyReceived():
-                entry = card_payment(
-                    entry_id=entry_id,
-                    company_id=event.company_id,
-                    booking_id=event.booking_id,
-                    customer_id=event.customer_id or booking.customer_id,
-                    amount_cents=event.amount_cents,
-                    payment_ref=event.payment_ref,
-                    tip=event.tip,
-                    at=at,
-                )
-            case CardMoneyRefunded():
-                entry = card_refund(
-                    _card_entry(ledger, event.payment_ref, tip=event.tip),
-                    entry_id=entry_id,
-                    amount_cents=event.amount_cents,
-                    from_dashboard=event.from_dashboard,
-                    at=at,
-                )
-            case CardDisputeOpened():
-                entry = dispute_opened(
-                    _card_entry(ledger, event.payment_ref, tip=event.tip),
-                    entry_id=entry_id,
-                    amount_cents=event.amount_cents,
-                    at=at,
-                )
-            case CardDisputeWon():
-                dispute = ledger.find_open_dispute(event.payment_ref, tip=event.tip)
-                if dispute is None:
-                    raise NotFoundError("dispute", event.payment_ref)
-                entry = dispute_won(
-                    ledger, dispute, entry_id=entry_id, returned_cents=event.returned_cents, at=at
-                )
-        uow.payments.add(entry)
-        uow.commit()
+    booking = uow.bookings.get(event.company_id, event.booking_id)  # ours, or not found
+    ledger = _ledger(uow, event.company_id, event.booking_id)
+    entry_id = new_id("pay")
+    at = clock.now()
+    match event:
+        case CardMoneyReceived():
+            entry = card_payment(
+                entry_id=entry_id,
+                company_id=event.company_id,
+                booking_id=event.booking_id,
+                customer_id=event.customer_id or booking.customer_id,
+                amount_cents=event.amount_cents,
+                payment_ref=event.payment_ref,
+                tip=event.tip,
+                at=at,
+            )
+        case CardMoneyRefunded():
+            entry = card_refund(
+                _card_entry(ledger, event.payment_ref, tip=event.tip),
+                entry_id=entry_id,
+                amount_cents=event.amount_cents,
+                from_dashboard=event.from_dashboard,
+                at=at,
+            )
+        case CardDisputeOpened():
+            entry = dispute_opened(
+                _card_entry(ledger, event.payment_ref, tip=event.tip),
+                entry_id=entry_id,
+                amount_cents=event.amount_cents,
+                at=at,
+            )
+        case CardDisputeWon():
+            dispute = ledger.find_open_dispute(event.payment_ref, tip=event.tip)
+            if dispute is None:
+                raise NotFoundError("dispute", event.payment_ref)
+            entry = dispute_won(
+                ledger, dispute, entry_id=entry_id, returned_cents=event.returned_cents, at=at
+            )
+    uow.payments.add(entry)
     return entry
 
 

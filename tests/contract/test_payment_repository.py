@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from booking_core.card_money import card_payment, card_refund
 from booking_core.errors import NotFoundError
-from booking_core.ledger import BookingLedger, reverse_entry
+from booking_core.ledger import BookingLedger, PaymentEntry, reverse_entry
 from booking_core.paging import PageRequest
 from tests import factories as f
 from tests.contract.paging import assert_paginates
@@ -55,3 +56,30 @@ def test_ledger_list_filters_by_customer_booking_and_half_open_date_window(uow_f
         assert ids(booking_id="bkg_3") == [entries[2].id]
         assert ids(created_from=f.at(10), created_until=f.at(20)) == [entries[1].id]
         assert_paginates(lambda p: uow.payments.list("cmp_a", p), [e.id for e in reversed(entries)])
+
+
+def test_entries_are_found_by_processor_reference_within_the_company(uow_factory):
+    def charge(company_id: str, ref: str, minutes: int) -> PaymentEntry:
+        return card_payment(
+            entry_id=f"pay_{company_id}_{ref}_{minutes}",
+            company_id=company_id,
+            booking_id="bkg_1",
+            customer_id=None,
+            amount_cents=5_000,
+            payment_ref=ref,
+            at=f.at(minutes),
+        )
+
+    paid = charge("cmp_a", "pi_1", 0)
+    refund = card_refund(paid, entry_id="pay_refund", amount_cents=1_000, at=f.at(1))
+    with uow_factory() as uow:
+        for entry in (refund, paid, charge("cmp_a", "pi_2", 2), charge("cmp_b", "pi_1", 3)):
+            uow.payments.add(entry)
+        uow.payments.add(f.payment("cmp_a"))  # a hand entry carries no reference
+        uow.commit()
+    with uow_factory() as uow:
+        assert [e.id for e in uow.payments.with_external_ref("cmp_a", "pi_1")] == [
+            paid.id,
+            refund.id,
+        ]
+        assert uow.payments.with_external_ref("cmp_c", "pi_1") == []

@@ -1,0 +1,1 @@
+"""Card-processor adapters: webhook events read into the core's ingest commands."""
