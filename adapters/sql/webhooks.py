@@ -1,0 +1,380 @@
+"""The transactional outbox and webhook endpoints, deliveries and delivery log.
+
+Events are written in the transaction of the change that caused them; a worker claims
+the undispatched ones and fans them out into deliveries, then claims the deliveries that
+are due and sends them (the webhook worker). Both claims are
+one indexed ``SELECT ... ORDER BY ... LIMIT`` across companies: on PostgreSQL with ``FOR
+UPDATE SKIP LOCKED``, so workers running side by side each take rows no other holds,
+never waiting on one another; on SQLite a plain select, since the unit of work already
+holds the database's one write lock (``BEGIN IMMEDIATE``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from datetime import datetime
+from typing import Any
+
+import attrs
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    delete,
+    func,
+    literal_column,
+    select,
+    tuple_,
+    update,
+)
+
+from adapters.sql import codecs
+from adapters.sql.context import AnyRow, UnitContext, without_keys
+from adapters.sql.tables import (
+    outbox_events,
+    webhook_attempts,
+    webhook_deliveries,
+    webhook_endpoints,
+)
+from booking_core.bookings import Booking
+from booking_core.customers import Customer
+from booking_core.errors import NotFoundError
+from booking_core.events import Event, EventType, Subject
+from booking_core.leads import Lead
+from booking_core.ledger import PaymentEntry
+from booking_core.paging import Page, PageRequest
+from booking_core.quotes import Quote
+from booking_core.webhook_endpoints import (
+    Attempt,
+    Delivery,
+    DeliveryState,
+    Secret,
+    WebhookEndpoint,
+)
+
+SUBJECT_KINDS: dict[str, type[Booking | Customer | Lead | Quote | PaymentEntry]] = {
+    "booking": Booking,
+    "customer": Customer,
+    "lead": Lead,
+    "quote": Quote,
+    "payment": PaymentEntry,
+}
+"""What ``outbox_events.subject_kind`` names; NULL is no subject (``webhook.test``)."""
+
+UPDATE_CHUNK = 500
+"""Ids per ``UPDATE ... WHERE id IN (...)``."""
+
+_PENDING = webhook_deliveries.c.state == literal_column(f"'{DeliveryState.PENDING.value}'")
+"""Written as a constant, not a bound value, so that PostgreSQL matches the partial index
+``ix_webhook_deliveries_due`` in a prepared statement's generic plan as well."""
+
+
+def _claimed(statement: Select[Any], dialect: str) -> Select[Any]:
+    """``statement`` locking the rows it returns and skipping rows another unit holds
+    (PostgreSQL); SQLite runs one writer at a time and needs no lock."""
+    if dialect == "postgresql":
+        return statement.with_for_update(skip_locked=True)
+    return statement
+
+
+def _by_date_only(page: PageRequest, what: str) -> None:
+    if page.by_change:
+        raise ValueError(f"{what} are listed newest first only, not by change")
+
+
+# --- Outbox --------------------------------------------------------------------------
+
+
+def _subject_kind(subject: Subject) -> str | None:
+    if subject is None:
+        return None
+    return next(kind for kind, cls in SUBJECT_KINDS.items() if isinstance(subject, cls))
+
+
+def _event(row: AnyRow) -> Event:
+    subject: Subject = None
+    if row.subject_kind is not None:
+        subject = codecs.from_plain(json.loads(row.document), SUBJECT_KINDS[row.subject_kind])
+    return Event(
+        id=row.id,
+        company_id=row.company_id,
+        type=EventType(row.type),
+        created_at=row.created_at,
+        subject=subject,
+    )
+
+
+class SqlOutboxRepository:
+    """Domain events until the worker has handed them to webhooks."""
+
+    def __init__(self, context: UnitContext) -> None:
+        self._cx = context
+
+    def add(self, event: Event) -> None:
+        kind = _subject_kind(event.subject)
+        values = {
+            "id": event.id,
+            "company_id": event.company_id,
+            "type": event.type.value,
+            "created_at": event.created_at,
+            "subject_kind": kind,
+            "document": None if kind is None else codecs.dumps(event.subject),
+            "dispatched_at": None,
+        }
+        self._cx.insert_new(outbox_events, values, f"Event {event.id} already exists.")
+
+    def claim_undispatched(self, limit: int) -> Sequence[Event]:
+        statement = (
+            select(outbox_events)
+            .where(outbox_events.c.dispatched_at.is_(None))
+            .order_by(outbox_events.c.created_at, outbox_events.c.id)
+            .limit(limit)
+        )
+        rows = self._cx.execute(_claimed(statement, self._cx.dialect))
+        return [_event(row) for row in rows]
+
+    def mark_dispatched(self, event_ids: Collection[str], at: datetime) -> None:
+        ids = sorted(event_ids)
+        for start in range(0, len(ids), UPDATE_CHUNK):
+            statement = (
+                update(outbox_events)
+                .where(outbox_events.c.id.in_(ids[start : start + UPDATE_CHUNK]))
+                .values(dispatched_at=at)
+            )
+            self._cx.execute(statement)
+
+
+# --- Endpoints -----------------------------------------------------------------------
+
+
+def _secrets(secrets: Sequence[Secret]) -> str:
+    plain = [{"value": s.value, "expiresAt": codecs.to_plain(s.expires_at)} for s in secrets]
+    return json.dumps(plain, separators=(",", ":"))
+
+
+def _secret(plain: dict[str, Any]) -> Secret:
+    expires_at = plain["expiresAt"]
+    return Secret(
+        value=plain["value"],
+        expires_at=None if expires_at is None else codecs.from_plain(expires_at, datetime),
+    )
+
+
+def _endpoint_values(endpoint: WebhookEndpoint) -> dict[str, Any]:
+    return {
+        "company_id": endpoint.company_id,
+        "id": endpoint.id,
+        "url": endpoint.url,
+        "events": codecs.dumps(endpoint.events, tuple[str, ...]),
+        "active": endpoint.active,
+        "description": endpoint.description,
+        "secrets": _secrets(endpoint.secrets),
+        "created_at": endpoint.created_at,
+        "disabled_reason": endpoint.disabled_reason,
+        "failing_since": endpoint.failing_since,
+    }
+
+
+def _endpoint(row: AnyRow) -> WebhookEndpoint:
+    return WebhookEndpoint(
+        id=row.id,
+        company_id=row.company_id,
+        url=row.url,
+        events=codecs.loads_any(row.events, tuple[str, ...]),
+        active=row.active,
+        description=row.description,
+        secrets=tuple(_secret(plain) for plain in json.loads(row.secrets)),
+        created_at=row.created_at,
+        disabled_reason=row.disabled_reason,
+        failing_since=row.failing_since,
+    )
+
+
+# --- Deliveries and the log ----------------------------------------------------------
+
+
+def _delivery_values(delivery: Delivery) -> dict[str, Any]:
+    return {
+        "company_id": delivery.company_id,
+        "id": delivery.id,
+        "endpoint_id": delivery.endpoint_id,
+        "event_id": delivery.event_id,
+        "event_type": delivery.event_type,
+        "body": delivery.body,
+        "state": delivery.state.value,
+        "attempts": delivery.attempts,
+        "next_attempt_at": delivery.next_attempt_at,
+        "created_at": delivery.created_at,
+    }
+
+
+def _delivery(row: AnyRow) -> Delivery:
+    return Delivery(
+        id=row.id,
+        company_id=row.company_id,
+        endpoint_id=row.endpoint_id,
+        event_id=row.event_id,
+        event_type=row.event_type,
+        body=bytes(row.body),
+        state=DeliveryState(row.state),
+        attempts=row.attempts,
+        next_attempt_at=row.next_attempt_at,
+        created_at=row.created_at,
+    )
+
+
+def _attempt_values(attempt: Attempt) -> dict[str, Any]:
+    return {
+        "company_id": attempt.company_id,
+        "id": attempt.id,
+        "endpoint_id": attempt.endpoint_id,
+        "delivery_id": attempt.delivery_id,
+        "event_id": attempt.event_id,
+        "event_type": attempt.event_type,
+        "attempt": attempt.attempt,
+        "status_code": attempt.status_code,
+        "duration_ms": attempt.duration_ms,
+        "error": attempt.error,
+        "next_retry_at": attempt.next_retry_at,
+        "created_at": attempt.at,
+    }
+
+
+def _attempt(row: AnyRow) -> Attempt:
+    return Attempt(
+        id=row.id,
+        company_id=row.company_id,
+        endpoint_id=row.endpoint_id,
+        delivery_id=row.delivery_id,
+        event_id=row.event_id,
+        event_type=row.event_type,
+        attempt=row.attempt,
+        status_code=row.status_code,
+        duration_ms=row.duration_ms,
+        error=row.error,
+        next_retry_at=row.next_retry_at,
+        at=row.created_at,
+    )
+
+
+class SqlWebhookRepository:
+    """A company's endpoints; deliveries claimed across companies; the delivery log."""
+
+    def __init__(self, context: UnitContext) -> None:
+        self._cx = context
+
+    def get(self, company_id: str, endpoint_id: str) -> WebhookEndpoint:
+        statement = select(webhook_endpoints).where(
+            webhook_endpoints.c.company_id == company_id, webhook_endpoints.c.id == endpoint_id
+        )
+        row = self._cx.execute(statement).first()
+        if row is None:
+            raise NotFoundError("webhook endpoint", endpoint_id)
+        return _endpoint(row)
+
+    def add(self, endpoint: WebhookEndpoint) -> None:
+        conflict = f"Webhook endpoint {endpoint.id} already exists."
+        self._cx.insert_new(webhook_endpoints, _endpoint_values(endpoint), conflict)
+
+    def save(self, endpoint: WebhookEndpoint) -> None:
+        statement = (
+            update(webhook_endpoints)
+            .where(
+                webhook_endpoints.c.company_id == endpoint.company_id,
+                webhook_endpoints.c.id == endpoint.id,
+            )
+            .values(**without_keys(_endpoint_values(endpoint)))
+        )
+        if self._cx.execute(statement).rowcount == 0:
+            raise NotFoundError("webhook endpoint", endpoint.id)
+
+    def delete(self, company_id: str, endpoint_id: str) -> None:
+        gone = self._cx.execute(
+            delete(webhook_endpoints).where(
+                webhook_endpoints.c.company_id == company_id,
+                webhook_endpoints.c.id == endpoint_id,
+            )
+        )
+        if gone.rowcount == 0:
+            raise NotFoundError("webhook endpoint", endpoint_id)
+        # Nothing can read an endpoint's deliveries or log once it is gone: keep neither.
+        for table in (webhook_deliveries, webhook_attempts):
+            self._cx.execute(
+                delete(table).where(
+                    table.c.company_id == company_id, table.c.endpoint_id == endpoint_id
+                )
+            )
+
+    def list(self, company_id: str, page: PageRequest) -> Page[WebhookEndpoint]:
+        _by_date_only(page, "webhook endpoints")
+        return self._cx.keyset_page(webhook_endpoints, company_id, page, [], _endpoint)
+
+    def count(self, company_id: str) -> int:
+        statement = (
+            select(func.count())
+            .select_from(webhook_endpoints)
+            .where(webhook_endpoints.c.company_id == company_id)
+        )
+        return int(self._cx.execute(statement).scalar_one())
+
+    def active(self, company_id: str) -> Sequence[WebhookEndpoint]:
+        statement = (
+            select(webhook_endpoints)
+            .where(webhook_endpoints.c.company_id == company_id, webhook_endpoints.c.active)
+            .order_by(webhook_endpoints.c.created_at, webhook_endpoints.c.id)
+        )
+        return [_endpoint(row) for row in self._cx.execute(statement)]
+
+    def add_deliveries(self, deliveries: Sequence[Delivery]) -> None:
+        for delivery in deliveries:
+            conflict = f"Webhook delivery {delivery.id} already exists."
+            self._cx.insert_new(webhook_deliveries, _delivery_values(delivery), conflict)
+
+    def claim_due(self, now: datetime, lease_until: datetime, limit: int) -> Sequence[Delivery]:
+        d = webhook_deliveries.c
+        statement = (
+            select(webhook_deliveries)
+            .where(_PENDING, d.next_attempt_at <= now)
+            .order_by(d.next_attempt_at, d.created_at, d.id)
+            .limit(limit)
+        )
+        due = [_delivery(row) for row in self._cx.execute(_claimed(statement, self._cx.dialect))]
+        keys = [(delivery.company_id, delivery.id) for delivery in due]
+        for start in range(0, len(keys), UPDATE_CHUNK):
+            lease = (
+                update(webhook_deliveries)
+                .where(tuple_(d.company_id, d.id).in_(keys[start : start + UPDATE_CHUNK]))
+                .values(next_attempt_at=lease_until)
+            )
+            self._cx.execute(lease)
+        return [attrs.evolve(delivery, next_attempt_at=lease_until) for delivery in due]
+
+    def save_delivery(self, delivery: Delivery) -> None:
+        statement = (
+            update(webhook_deliveries)
+            .where(
+                webhook_deliveries.c.company_id == delivery.company_id,
+                webhook_deliveries.c.id == delivery.id,
+            )
+            .values(**without_keys(_delivery_values(delivery)))
+        )
+        if self._cx.execute(statement).rowcount == 0:
+            raise NotFoundError("webhook delivery", delivery.id)
+
+    def log_attempt(self, attempt: Attempt) -> None:
+        conflict = f"Webhook attempt {attempt.id} already exists."
+        self._cx.insert_new(webhook_attempts, _attempt_values(attempt), conflict)
+
+    def attempts(self, company_id: str, endpoint_id: str, page: PageRequest) -> Page[Attempt]:
+        _by_date_only(page, "delivery attempts")
+        where: list[ColumnElement[bool]] = [webhook_attempts.c.endpoint_id == endpoint_id]
+        return self._cx.keyset_page(webhook_attempts, company_id, page, where, _attempt)
+
+    def drop_pending(self, company_id: str, endpoint_id: str) -> int:
+        d = webhook_deliveries.c
+        statement = (
+            update(webhook_deliveries)
+            .where(d.company_id == company_id, d.endpoint_id == endpoint_id, _PENDING)
+            .values(state=DeliveryState.FAILED.value, next_attempt_at=None)
+        )
+        return self._cx.execute(statement).rowcount

@@ -1,0 +1,118 @@
+"""Domain events: what happened to a company's records, as frozen values.
+
+A use case that changes something a company cares about records an ``Event`` on its
+unit of work (``uow.outbox.add``), in the same transaction as the change: a change that
+rolls back emits nothing, and a change that commits is never without its event. The
+webhook worker later renders each event's ``subject`` exactly as the API renders that
+resource and delivers it to the endpoints subscribed to its type (docs/webhooks.md).
+
+The catalogue (``EventType``) is documented in docs/webhooks.md and listed under the
+OpenAPI document's top-level ``webhooks`` key.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from attrs import frozen
+
+from booking_core.bookings import Booking
+from booking_core.customers import Customer
+from booking_core.ids import new_id
+from booking_core.leads import Lead
+from booking_core.ledger import Kind, PaymentEntry, fires_payment_refunded, is_dispute
+from booking_core.quotes import Quote
+
+
+class EventType(StrEnum):
+    """Every event type a webhook endpoint can subscribe to."""
+
+    BOOKING_CREATED = "booking.created"
+    BOOKING_RESCHEDULED = "booking.rescheduled"
+    BOOKING_CANCELLED = "booking.cancelled"
+    BOOKING_STARTED = "booking.started"
+    BOOKING_COMPLETED = "booking.completed"
+    CUSTOMER_CREATED = "customer.created"
+    LEAD_CREATED = "lead.created"
+    LEAD_UPDATED = "lead.updated"
+    QUOTE_SENT = "quote.sent"
+    QUOTE_ACCEPTED = "quote.accepted"
+    QUOTE_DECLINED = "quote.declined"
+    QUOTE_EXPIRED = "quote.expired"
+    QUOTE_CONVERTED = "quote.converted"
+    PAYMENT_RECORDED = "payment.recorded"
+    PAYMENT_REVERSED = "payment.reversed"
+    PAYMENT_REFUNDED = "payment.refunded"
+    PAYMENT_DISPUTED = "payment.disputed"
+    WEBHOOK_TEST = "webhook.test"
+
+
+DESCRIPTIONS: dict[EventType, str] = {
+    EventType.BOOKING_CREATED: "A booking was made (one event per booking; a plan's visits each).",
+    EventType.BOOKING_RESCHEDULED: "A booking moved to another time or crew.",
+    EventType.BOOKING_CANCELLED: "A booking was cancelled.",
+    EventType.BOOKING_STARTED: "The crew started the job.",
+    EventType.BOOKING_COMPLETED: "The crew completed the job.",
+    EventType.CUSTOMER_CREATED: "A customer record was created.",
+    EventType.LEAD_CREATED: "A lead was created.",
+    EventType.LEAD_UPDATED: "A lead changed (stage, owner, follow-up, or a folded enquiry).",
+    EventType.QUOTE_SENT: "A quote was sent to its customer.",
+    EventType.QUOTE_ACCEPTED: "A sent quote was accepted.",
+    EventType.QUOTE_DECLINED: "A sent quote was declined.",
+    EventType.QUOTE_EXPIRED: "A sent quote expired unanswered.",
+    EventType.QUOTE_CONVERTED: "A quote was converted into a booking.",
+    EventType.PAYMENT_RECORDED: "Money was received: a payment or a tip, by hand or by card.",
+    EventType.PAYMENT_REVERSED: "A hand entry was reversed.",
+    EventType.PAYMENT_REFUNDED: (
+        "A refund of job money (hand, service or processor dashboard; also on a"
+        " disconnected processor account), or a refund of a card tip (kind TIP_REFUND)."
+    ),
+    EventType.PAYMENT_DISPUTED: "A cardholder disputed card money.",
+    EventType.WEBHOOK_TEST: "A test event asked for with POST /api/v1/webhooks/{id}/test.",
+}
+"""One line per event type, for docs/webhooks.md and the OpenAPI ``webhooks`` key."""
+
+Subject = Booking | Customer | Lead | Quote | PaymentEntry | None
+"""The resource an event carries; None for ``webhook.test``."""
+
+
+@frozen(kw_only=True)
+class Event:
+    """One thing that happened to a company's records."""
+
+    id: str
+    company_id: str
+    type: EventType
+    created_at: datetime
+    subject: Subject
+
+    def __attrs_post_init__(self) -> None:
+        if self.created_at.tzinfo is None:
+            raise ValueError("an event's created_at must be timezone-aware")
+
+
+def event(type: EventType, subject: Subject, *, company_id: str, at: datetime) -> Event:
+    """A new event with a fresh ``evt_`` id."""
+    return Event(id=new_id("evt"), company_id=company_id, type=type, created_at=at, subject=subject)
+
+
+def payment_event(entry: PaymentEntry, *, at: datetime) -> Event | None:
+    """The event a new ledger entry fires, if any.
+
+    ``payment.refunded`` for every ``REFUND`` (hand, service or dashboard, connected or
+    not) and every ``TIP_REFUND`` that gives a tip back (SPEC.md section 6; the ledger's
+    ``fires_payment_refunded`` decides); ``payment.disputed`` for a dispute;
+    ``payment.reversed`` for a ``REVERSAL``; ``payment.recorded`` for a ``PAYMENT`` or
+    ``TIP``. A disputed tip, written as ``TIP_REFUND``, is ``payment.disputed``."""
+    if fires_payment_refunded(entry):
+        kind = EventType.PAYMENT_REFUNDED
+    elif entry.kind is Kind.DISPUTE or is_dispute(entry):
+        kind = EventType.PAYMENT_DISPUTED
+    elif entry.kind is Kind.REVERSAL:
+        kind = EventType.PAYMENT_REVERSED
+    elif entry.kind in (Kind.PAYMENT, Kind.TIP):
+        kind = EventType.PAYMENT_RECORDED
+    else:
+        return None
+    return event(kind, entry, company_id=entry.company_id, at=at)

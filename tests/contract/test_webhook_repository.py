@@ -1,0 +1,316 @@
+"""The webhook repository's contract, on memory, SQLite and PostgreSQL: endpoints by
+company, deliveries claimed when due and leased, the delivery log newest first."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import attrs
+import pytest
+
+from booking_core.errors import NotFoundError
+from booking_core.ids import new_id
+from booking_core.paging import PageRequest
+from booking_core.ports import UnitOfWork
+from booking_core.webhook_endpoints import (
+    Attempt,
+    Delivery,
+    DeliveryState,
+    Secret,
+    WebhookEndpoint,
+)
+from tests import factories as f
+from tests.contract.paging import assert_paginates
+
+UowFactory = Callable[[], UnitOfWork]
+
+
+def endpoint(company_id: str = "cmp_a", minutes: int = 0, **changes: object) -> WebhookEndpoint:
+    made = WebhookEndpoint(
+        id=new_id("whk"),
+        company_id=company_id,
+        url="https://hooks.example.com/booking",
+        events=("booking.created", "quote.sent"),
+        description="Our CRM",
+        secrets=(Secret(value=f"whsec_{new_id('s')}"),),
+        created_at=f.at(minutes),
+    )
+    return attrs.evolve(made, **changes)
+
+
+def delivery(
+    to: WebhookEndpoint,
+    minutes: int = 0,
+    due: int | None = None,
+    state: DeliveryState = DeliveryState.PENDING,
+) -> Delivery:
+    """A delivery created ``minutes`` after ``T0`` and due then, or at ``due``."""
+    event_id = new_id("evt")
+    next_attempt = f.at(minutes if due is None else due)
+    return Delivery(
+        id=new_id("dlv"),
+        company_id=to.company_id,
+        endpoint_id=to.id,
+        event_id=event_id,
+        event_type="booking.created",
+        body=b'{"id":"' + event_id.encode() + b'","data":{"note":"caf\xc3\xa9"}}',
+        state=state,
+        next_attempt_at=next_attempt if state is DeliveryState.PENDING else None,
+        created_at=f.at(minutes),
+    )
+
+
+def attempt(of: Delivery, number: int, minutes: int, status: int | None = 500) -> Attempt:
+    return Attempt(
+        id=new_id("att"),
+        company_id=of.company_id,
+        endpoint_id=of.endpoint_id,
+        delivery_id=of.id,
+        event_id=of.event_id,
+        event_type=of.event_type,
+        attempt=number,
+        status_code=status,
+        duration_ms=120 + number,
+        error=None if status == 200 else "HTTP 500 from the receiver",
+        next_retry_at=None if status == 200 else f.at(minutes + 5),
+        at=f.at(minutes),
+    )
+
+
+def store(uow_factory: UowFactory, *endpoints: WebhookEndpoint, deliveries=()) -> None:
+    with uow_factory() as uow:
+        for one in endpoints:
+            uow.webhooks.add(one)
+        uow.webhooks.add_deliveries(list(deliveries))
+        uow.commit()
+
+
+def claim(uow_factory: UowFactory, now: int, lease: int = 60, limit: int = 100) -> list[Delivery]:
+    """Claim what is due ``now`` minutes after ``T0``, leased ``lease`` minutes, and commit."""
+    with uow_factory() as uow:
+        claimed = list(uow.webhooks.claim_due(f.at(now), f.at(now + lease), limit))
+        uow.commit()
+    return claimed
+
+
+def leased(deliveries: Sequence[Delivery], until: int) -> list[Delivery]:
+    return [attrs.evolve(d, next_attempt_at=f.at(until)) for d in deliveries]
+
+
+# --- Endpoints ---------------------------------------------------------------------------
+
+
+def test_an_endpoint_round_trips_and_is_not_found_by_another_company(uow_factory):
+    rotated = endpoint(
+        events=("*",),
+        secrets=(Secret(value="whsec_new"), Secret(value="whsec_old", expires_at=f.at(1440))),
+        active=False,
+        disabled_reason="The receiver answered 410 Gone.",
+        failing_since=f.at(30),
+    )
+    plain = endpoint(minutes=1)
+    store(uow_factory, rotated, plain)
+    with uow_factory() as uow:
+        assert uow.webhooks.get("cmp_a", rotated.id) == rotated
+        assert uow.webhooks.get("cmp_a", plain.id) == plain
+        with pytest.raises(NotFoundError):
+            uow.webhooks.get("cmp_b", rotated.id)
+        with pytest.raises(NotFoundError):
+            uow.webhooks.save(attrs.evolve(rotated, company_id="cmp_b", url="https://x.test"))
+        with pytest.raises(NotFoundError):
+            uow.webhooks.delete("cmp_b", rotated.id)
+        assert uow.webhooks.list("cmp_b", PageRequest()).items == ()
+        assert uow.webhooks.count("cmp_b") == 0
+        assert uow.webhooks.active("cmp_b") == []
+    with uow_factory() as uow:
+        assert uow.webhooks.get("cmp_a", rotated.id) == rotated
+
+
+def test_save_stores_the_changed_endpoint_and_refuses_an_unknown_one(uow_factory):
+    stored = endpoint()
+    store(uow_factory, stored)
+    changed = attrs.evolve(
+        stored,
+        url="https://other.example.com/in",
+        events=("quote.sent",),
+        description="",
+        failing_since=f.at(5),
+        secrets=(
+            Secret(value="whsec_2"),
+            Secret(value=stored.secrets[0].value, expires_at=f.at(9)),
+        ),
+    )
+    with uow_factory() as uow:
+        uow.webhooks.save(changed)
+        with pytest.raises(NotFoundError):
+            uow.webhooks.save(endpoint())
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.webhooks.get("cmp_a", stored.id) == changed
+
+
+def test_endpoints_list_newest_first_count_and_active_ones_oldest_first(uow_factory):
+    first, second, third = endpoint(minutes=0), endpoint(minutes=1), endpoint(minutes=2)
+    off = endpoint(minutes=3, active=False, disabled_reason="Failing for 5 days.")
+    store(uow_factory, second, off, first, third, endpoint("cmp_b", minutes=9))
+    with uow_factory() as uow:
+        listed = uow.webhooks.list("cmp_a", PageRequest()).items
+        assert listed == (off, third, second, first)
+        assert_paginates(lambda p: uow.webhooks.list("cmp_a", p), [e.id for e in listed])
+        assert uow.webhooks.count("cmp_a") == 4
+        assert uow.webhooks.active("cmp_a") == [first, second, third]
+        with pytest.raises(ValueError, match="newest first"):
+            uow.webhooks.list("cmp_a", PageRequest(updated_since=f.at(0)))
+
+
+def test_delete_removes_the_endpoint_with_its_pending_deliveries(uow_factory):
+    gone, kept = endpoint(), endpoint(minutes=1)
+    store(
+        uow_factory,
+        gone,
+        kept,
+        deliveries=[delivery(gone, 0), delivery(gone, 1), delivery(kept, 2)],
+    )
+    with uow_factory() as uow:
+        uow.webhooks.delete("cmp_a", gone.id)
+        uow.commit()
+    with uow_factory() as uow:
+        with pytest.raises(NotFoundError):
+            uow.webhooks.get("cmp_a", gone.id)
+        with pytest.raises(NotFoundError):
+            uow.webhooks.delete("cmp_a", gone.id)
+        assert uow.webhooks.list("cmp_a", PageRequest()).items == (kept,)
+        assert uow.webhooks.count("cmp_a") == 1
+    assert [d.endpoint_id for d in claim(uow_factory, now=10)] == [kept.id]
+
+
+# --- Deliveries ----------------------------------------------------------------------------
+
+
+def test_claim_due_takes_only_due_pending_deliveries_oldest_first_up_to_the_limit(uow_factory):
+    to, other_company = endpoint(), endpoint("cmp_b")
+    late = delivery(to, minutes=0, due=8)
+    early = delivery(other_company, minutes=5, due=3)
+    tied = sorted([delivery(to, minutes=1, due=6), delivery(to, minutes=1, due=6)], key=id_of)
+    not_yet = delivery(to, minutes=0, due=11)
+    done = [
+        delivery(to, 0, state=DeliveryState.DELIVERED),
+        delivery(to, 0, state=DeliveryState.FAILED),
+    ]
+    store(uow_factory, to, other_company, deliveries=[late, not_yet, *tied, *done, early])
+    assert claim(uow_factory, now=10, lease=5, limit=3) == leased([early, *tied], until=15)
+    assert claim(uow_factory, now=10, lease=5) == leased([late], until=15)
+    assert claim(uow_factory, now=10) == []
+
+
+def id_of(one: Delivery) -> str:
+    return one.id
+
+
+def test_a_claim_leases_its_deliveries_until_the_lease_ends(uow_factory):
+    to = endpoint()
+    deliveries = [delivery(to, minutes=m) for m in range(3)]
+    store(uow_factory, to, deliveries=deliveries)
+    assert claim(uow_factory, now=10, lease=5) == leased(deliveries, until=15)
+    assert claim(uow_factory, now=14) == []  # a second worker before the lease ends
+    # The first worker died mid-send: at the lease's end they are due again.
+    assert claim(uow_factory, now=15, lease=5) == leased(deliveries, until=20)
+
+
+def test_a_claim_that_rolls_back_leaves_the_deliveries_due(uow_factory):
+    to = endpoint()
+    deliveries = [delivery(to, minutes=m) for m in range(2)]
+    store(uow_factory, to, deliveries=deliveries)
+    with uow_factory() as uow:
+        assert len(uow.webhooks.claim_due(f.at(10), f.at(70), 10)) == 2
+    assert claim(uow_factory, now=10) == leased(deliveries, until=70)
+
+
+def test_save_delivery_stores_its_new_state_and_refuses_an_unknown_one(uow_factory):
+    to = endpoint()
+    retried, delivered = delivery(to, 0), delivery(to, 1)
+    store(uow_factory, to, deliveries=[retried, delivered])
+    with uow_factory() as uow:
+        uow.webhooks.claim_due(f.at(10), f.at(20), 10)
+        uow.webhooks.save_delivery(attrs.evolve(retried, attempts=1, next_attempt_at=f.at(30)))
+        uow.webhooks.save_delivery(
+            attrs.evolve(delivered, attempts=1, state=DeliveryState.DELIVERED, next_attempt_at=None)
+        )
+        with pytest.raises(NotFoundError):
+            uow.webhooks.save_delivery(delivery(to, 2))
+        with pytest.raises(NotFoundError):
+            uow.webhooks.save_delivery(attrs.evolve(retried, company_id="cmp_b"))
+        uow.commit()
+    assert claim(uow_factory, now=29) == []
+    assert claim(uow_factory, now=30, lease=1) == [
+        attrs.evolve(retried, attempts=1, next_attempt_at=f.at(31))
+    ]
+
+
+def test_drop_pending_fails_the_endpoints_pending_deliveries_only(uow_factory):
+    disabled, other = endpoint(active=False), endpoint(minutes=1)
+    pending = [delivery(disabled, 0), delivery(disabled, 1, due=50)]
+    finished = delivery(disabled, 2, state=DeliveryState.DELIVERED)
+    others = [delivery(other, 3)]
+    store(uow_factory, disabled, other, deliveries=[*pending, finished, *others])
+    with uow_factory() as uow:
+        assert uow.webhooks.drop_pending("cmp_b", disabled.id) == 0
+        assert uow.webhooks.drop_pending("cmp_a", disabled.id) == 2
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.webhooks.drop_pending("cmp_a", disabled.id) == 0
+    assert claim(uow_factory, now=100, lease=1) == leased(others, until=101)
+
+
+# --- The delivery log ------------------------------------------------------------------------
+
+
+def test_attempts_read_back_newest_first_per_endpoint(uow_factory):
+    to, other = endpoint(), endpoint(minutes=1)
+    one, two = delivery(to, 0), delivery(to, 1)
+    log = [
+        attempt(one, 1, minutes=0),
+        attempt(two, 1, minutes=1, status=None),
+        attempt(one, 2, minutes=5, status=200),
+        attempt(two, 2, minutes=6),
+    ]
+    with uow_factory() as uow:
+        for entry in [log[2], log[0], log[3], log[1], attempt(delivery(other), 1, minutes=3)]:
+            uow.webhooks.log_attempt(entry)
+        uow.commit()
+    with uow_factory() as uow:
+        newest_first = list(reversed(log))
+        assert uow.webhooks.attempts("cmp_a", to.id, PageRequest()).items == tuple(newest_first)
+        assert_paginates(
+            lambda p: uow.webhooks.attempts("cmp_a", to.id, p), [a.id for a in newest_first]
+        )
+        assert uow.webhooks.attempts("cmp_b", to.id, PageRequest()).items == ()
+        with pytest.raises(ValueError, match="newest first"):
+            uow.webhooks.attempts("cmp_a", to.id, PageRequest(updated_since=f.at(0)))
+
+
+# --- Two workers on PostgreSQL ---------------------------------------------------------------
+
+
+@pytest.fixture
+def pg_uow_factory(postgres_database) -> UowFactory:
+    """Units of work over the (emptied) PostgreSQL database of this run."""
+    postgres_database.truncate_all()
+    return postgres_database.uow
+
+
+def test_two_workers_on_postgres_never_claim_the_same_delivery(pg_uow_factory):
+    """The first worker holds its claim open; a second one, on another connection, takes
+    at once the due deliveries the first does not hold, without waiting for it."""
+    to = endpoint()
+    deliveries = [delivery(to, minutes=m) for m in range(5)]
+    store(pg_uow_factory, to, deliveries=deliveries)
+    with ThreadPoolExecutor(1) as other, pg_uow_factory() as first:
+        held = first.webhooks.claim_due(f.at(10), f.at(20), 2)
+        assert held == leased(deliveries[:2], until=20)
+        second = other.submit(claim, pg_uow_factory, 10, 10).result(timeout=10)
+        assert second == leased(deliveries[2:], until=20)
+        first.commit()
+    assert claim(pg_uow_factory, now=19) == []
+    assert claim(pg_uow_factory, now=20, lease=1) == leased(deliveries, until=21)
