@@ -486,8 +486,8 @@ class WebhookRepository(Protocol):
         ...
 
     def delete(self, company_id: str, endpoint_id: str) -> None:
-        """Remove the endpoint with its pending deliveries (its log stays readable by id
-        no more); ``NotFoundError`` if the company has none with that id."""
+        """Remove the endpoint with all its deliveries and its delivery log;
+        ``NotFoundError`` if the company has none with that id."""
         ...
 
     def list(self, company_id: str, page: PageRequest) -> Page[WebhookEndpoint]:
