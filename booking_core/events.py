@@ -1,10 +1,12 @@
 """Domain events: what happened to a company's records, as frozen values.
 
 A use case that changes something a company cares about records an ``Event`` on its
-unit of work (``uow.outbox.add``), in the same transaction as the change: a change that
-rolls back emits nothing, and a change that commits is never without its event. The
-webhook worker later renders each event's ``subject`` exactly as the API renders that
-resource and delivers it to the endpoints subscribed to its type (docs/webhooks.md).
+unit of work (``uow.outbox.add``, or ``add_all`` for several), in the same transaction as
+the change and before it commits: a change that rolls back emits nothing, and a change
+that commits is never without its event. Which use case records which event is listed in
+docs/webhooks.md ("Which change records which event"). The webhook worker later renders
+each event's ``subject`` exactly as the API renders that resource and delivers it to the
+endpoints subscribed to its type.
 
 The catalogue (``EventType``) is documented in docs/webhooks.md and listed under the
 OpenAPI document's top-level ``webhooks`` key.
@@ -12,6 +14,7 @@ OpenAPI document's top-level ``webhooks`` key.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from enum import StrEnum
 
@@ -63,7 +66,9 @@ DESCRIPTIONS: dict[EventType, str] = {
     EventType.QUOTE_EXPIRED: "A sent quote expired unanswered.",
     EventType.QUOTE_CONVERTED: "A quote was converted into a booking.",
     EventType.PAYMENT_RECORDED: "Money was received: a payment or a tip, by hand or by card.",
-    EventType.PAYMENT_REVERSED: "A hand entry was reversed.",
+    EventType.PAYMENT_REVERSED: (
+        "An entry was reversed: a hand entry by hand, or disputed job money the bank returned."
+    ),
     EventType.PAYMENT_REFUNDED: (
         "A refund of job money (hand, service or processor dashboard; also on a"
         " disconnected processor account), or a refund of a card tip (kind TIP_REFUND)."
@@ -95,6 +100,14 @@ class Event:
 def event(type: EventType, subject: Subject, *, company_id: str, at: datetime) -> Event:
     """A new event with a fresh ``evt_`` id."""
     return Event(id=new_id("evt"), company_id=company_id, type=type, created_at=at, subject=subject)
+
+
+def events_for(
+    type: EventType, subjects: Iterable[Booking | Customer | Lead | Quote], *, at: datetime
+) -> list[Event]:
+    """One new event of ``type`` per subject, each for the subject's own company (for
+    ``uow.outbox.add_all``: the visits of a plan, the bookings a reschedule moved)."""
+    return [event(type, one, company_id=one.company_id, at=at) for one in subjects]
 
 
 def payment_event(entry: PaymentEntry, *, at: datetime) -> Event | None:

@@ -459,6 +459,11 @@ class OutboxRepository(Protocol):
         """Store ``event``; it is kept only if the unit of work commits."""
         ...
 
+    def add_all(self, events: Sequence[Event]) -> None:
+        """Store every one of ``events`` (a use case's several events at once, such as the
+        visits of a plan); kept only if the unit of work commits. Empty: nothing is written."""
+        ...
+
     def claim_undispatched(self, limit: int) -> Sequence[Event]:
         """Up to ``limit`` events not yet handed to webhooks, oldest first, locked for this
         unit of work (another unit claiming at once skips them: ``FOR UPDATE SKIP LOCKED``
@@ -527,6 +532,13 @@ class WebhookRepository(Protocol):
 
     def drop_pending(self, company_id: str, endpoint_id: str) -> int:
         """Mark the endpoint's pending deliveries failed (it was disabled); how many."""
+        ...
+
+    def save_health(self, endpoint: WebhookEndpoint) -> None:
+        """Store only what the delivery worker decides of an endpoint (``active``,
+        ``disabled_reason``, ``failing_since``), leaving what its owner may have changed
+        meanwhile (URL, events, secrets, description) as stored; ``NotFoundError`` if it
+        is not stored."""
         ...
 
 

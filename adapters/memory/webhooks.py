@@ -9,7 +9,7 @@ from datetime import datetime
 import attrs
 
 from adapters.memory.repositories import Table
-from booking_core.errors import NotFoundError
+from booking_core.errors import ConflictError, NotFoundError
 from booking_core.events import Event
 from booking_core.paging import Page, PageRequest
 from booking_core.webhook_endpoints import Attempt, Delivery, DeliveryState, WebhookEndpoint
@@ -35,6 +35,16 @@ class MemoryOutboxRepository:
 
     def add(self, event: Event) -> None:
         self._t.insert(event.company_id, event.id, OutboxRow(event), event.created_at)
+
+    def add_all(self, events: Sequence[Event]) -> None:
+        ids = [one.id for one in events]
+        if len(set(ids)) != len(ids):
+            raise ConflictError(f"Event {next(i for i in ids if ids.count(i) > 1)} is given twice.")
+        taken = next((one.id for one in events if self._t.find(one.company_id, one.id)), None)
+        if taken is not None:
+            raise ConflictError(f"Event {taken} already exists.")
+        for one in events:
+            self.add(one)
 
     def claim_undispatched(self, limit: int) -> Sequence[Event]:
         waiting = [
@@ -144,3 +154,13 @@ class MemoryWebhookRepository:
                 self._d.replace(c, row_id, failed)
                 dropped += 1
         return dropped
+
+    def save_health(self, endpoint: WebhookEndpoint) -> None:
+        stored = self.get(endpoint.company_id, endpoint.id)
+        healthier = attrs.evolve(
+            stored,
+            active=endpoint.active,
+            disabled_reason=endpoint.disabled_reason,
+            failing_since=endpoint.failing_since,
+        )
+        self._e.replace(endpoint.company_id, endpoint.id, healthier)

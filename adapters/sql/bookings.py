@@ -2,12 +2,13 @@
 document; crew assignments beside them (``adapters.sql.assignments``).
 
 Every write of ``add_all`` and ``save_all`` runs inside a savepoint (except one booking
-holding one block on PostgreSQL, see ``_add_single``): a refused batch
-(``SlotTaken``, ``ConflictError``, ``NotFoundError``) leaves nothing behind and the unit
-of work usable, so a use case can redraw codes and try again in the same transaction. A
-batch that meets a deadlock is rolled back to its savepoint and written again, a few
-times at most (``adapters.sql.retry``); an exclusion violation (``23P01``) is
-``SlotTaken``, any other unique violation ``ConflictError``: 409 ``conflict`` either way.
+holding one block on PostgreSQL, written by one statement: see ``_add_single``): a
+refused batch (``SlotTaken``, ``ConflictError``, ``NotFoundError``) leaves nothing behind
+and the unit of work usable, so a use case can redraw codes and try again in the same
+transaction. A batch that meets a deadlock is rolled back to its savepoint and written
+again, a few times at most (``adapters.sql.retry``); an exclusion violation (``23P01``)
+is ``SlotTaken``, any other unique violation ``ConflictError``: 409 ``conflict`` either
+way.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, delete, exists, select, update
+from sqlalchemy import ColumnElement, Select, bindparam, delete, exists, func, select, update
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
@@ -76,11 +77,48 @@ def _booking(row: AnyRow) -> Booking:
 # PostgreSQL's one-booking path, built once (``UnitContext.shape`` says why); the
 # values are given at execution, the columns named by the parameters' keys.
 _INSERT_BOOKING = postgresql.insert(bookings).on_conflict_do_nothing().returning(bookings.c.id)
-_INSERT_BLOCK = (
-    postgresql.insert(booking_assignments)
-    .on_conflict_do_nothing()
-    .returning(booking_assignments.c.crew_id)
-)
+
+_BOOKING_COLUMNS = (*COLUMN_OF_FIELD.values(), "document")
+_BLOCK_COLUMNS = ("crew_id", "starts_at", "ends_at", "zip_code", "open")
+"""The assignment row's own values; its company and booking come from the booking row."""
+
+
+def _booking_with_block() -> Select[tuple[int, int]]:
+    """One statement writing a booking and its one block, each ``ON CONFLICT DO NOTHING``:
+
+    ``WITH added AS (INSERT INTO bookings ... RETURNING company_id, id), held AS (INSERT
+    INTO booking_assignments ... SELECT ... FROM added ... RETURNING crew_id) SELECT (SELECT
+    count(*) FROM added), (SELECT count(*) FROM held)``: how many booking rows (0 when a
+    key is taken) and block rows (0 when the block is taken, or no booking was written)
+    were written. The booking's values are bound by column name, the block's as
+    ``block_<column>``."""
+    added = (
+        postgresql.insert(bookings)
+        .values({name: bindparam(name, type_=bookings.c[name].type) for name in _BOOKING_COLUMNS})
+        .on_conflict_do_nothing()
+        .returning(bookings.c.company_id, bookings.c.id)
+        .cte("added")
+    )
+    a = booking_assignments
+    block = [bindparam(f"block_{name}", type_=a.c[name].type) for name in _BLOCK_COLUMNS]
+    held = (
+        postgresql.insert(a)
+        .from_select(
+            ["company_id", "booking_id", *_BLOCK_COLUMNS],
+            select(added.c.company_id, added.c.id, *block),
+        )
+        .on_conflict_do_nothing()
+        .returning(a.c.crew_id)
+        .cte("held")
+    )
+    count = func.count()
+    return select(
+        select(count).select_from(added).scalar_subquery().label("booking_written"),
+        select(count).select_from(held).scalar_subquery().label("block_written"),
+    )
+
+
+_INSERT_BOOKING_WITH_BLOCK = _booking_with_block()
 
 
 class SqlBookingRepository:
@@ -121,20 +159,28 @@ class SqlBookingRepository:
             self._cx.touch(bookings, booking.company_id, booking.id)
 
     def _add_single(self, booking: Booking) -> None:
-        """PostgreSQL, one booking holding at most one block: two statements and no
-        savepoint. ``ON CONFLICT DO NOTHING`` (which PostgreSQL also applies to the
-        exclusion constraint) reports a taken key or block without an error, so the unit
-        stays usable; what this call wrote is then deleted again before it refuses. One
-        row per table cannot deadlock, so there is nothing to retry either."""
+        """PostgreSQL, one booking holding at most one block: one statement and no
+        savepoint. The booking row and its block row are written by one statement of two
+        data-modifying CTEs (``_booking_with_block``; a booking without a block by a plain
+        insert), each ``ON CONFLICT DO NOTHING``, which PostgreSQL also applies to the
+        exclusion constraint: a taken key or block is reported as a row not written, never
+        an error, so the unit stays usable. A taken key writes nothing (the block is
+        selected from the booking rows written) and is ``ConflictError``; a taken block
+        leaves the booking row written, which a second statement deletes again before
+        ``SlotTaken`` is raised. One row per table cannot deadlock, so there is nothing to
+        retry either."""
         connection = self._cx.connection
-        added = connection.execute(_INSERT_BOOKING, _values(booking)).first()
-        if added is None:
-            raise ConflictError(_KEYS_TAKEN)
+        values = _values(booking)
         rows = rows_of(booking)
         if not rows:
+            if connection.execute(_INSERT_BOOKING, values).first() is None:
+                raise ConflictError(_KEYS_TAKEN)
             return
-        held = connection.execute(_INSERT_BLOCK, rows[0]).first()
-        if held is None:
+        block = {f"block_{name}": rows[0][name] for name in _BLOCK_COLUMNS}
+        written = connection.execute(_INSERT_BOOKING_WITH_BLOCK, values | block).one()
+        if not written.booking_written:
+            raise ConflictError(_KEYS_TAKEN)
+        if not written.block_written:
             where = (bookings.c.company_id == booking.company_id, bookings.c.id == booking.id)
             connection.execute(delete(bookings).where(*where))
             start = rows[0]["starts_at"].astimezone(booking.zone).isoformat()

@@ -38,7 +38,7 @@ from adapters.sql.tables import (
 )
 from booking_core.bookings import Booking
 from booking_core.customers import Customer
-from booking_core.errors import NotFoundError
+from booking_core.errors import ConflictError, NotFoundError
 from booking_core.events import Event, EventType, Subject
 from booking_core.leads import Lead
 from booking_core.ledger import PaymentEntry
@@ -63,6 +63,10 @@ SUBJECT_KINDS: dict[str, type[Booking | Customer | Lead | Quote | PaymentEntry]]
 
 UPDATE_CHUNK = 500
 """Ids per ``UPDATE ... WHERE id IN (...)``."""
+
+INSERT_CHUNK = 500
+"""Events per multi-row ``INSERT`` of ``add_all`` (7 bound values each: far below
+SQLite's 32,766 and PostgreSQL's 65,535 parameters per statement)."""
 
 _PENDING = webhook_deliveries.c.state == literal_column(f"'{DeliveryState.PENDING.value}'")
 """Written as a constant, not a bound value, so that PostgreSQL matches the partial index
@@ -91,6 +95,19 @@ def _subject_kind(subject: Subject) -> str | None:
     return next(kind for kind, cls in SUBJECT_KINDS.items() if isinstance(subject, cls))
 
 
+def _event_values(event: Event) -> dict[str, Any]:
+    kind = _subject_kind(event.subject)
+    return {
+        "id": event.id,
+        "company_id": event.company_id,
+        "type": event.type.value,
+        "created_at": event.created_at,
+        "subject_kind": kind,
+        "document": None if kind is None else codecs.dumps(event.subject),
+        "dispatched_at": None,
+    }
+
+
 def _event(row: AnyRow) -> Event:
     subject: Subject = None
     if row.subject_kind is not None:
@@ -111,17 +128,27 @@ class SqlOutboxRepository:
         self._cx = context
 
     def add(self, event: Event) -> None:
-        kind = _subject_kind(event.subject)
-        values = {
-            "id": event.id,
-            "company_id": event.company_id,
-            "type": event.type.value,
-            "created_at": event.created_at,
-            "subject_kind": kind,
-            "document": None if kind is None else codecs.dumps(event.subject),
-            "dispatched_at": None,
-        }
-        self._cx.insert_new(outbox_events, values, f"Event {event.id} already exists.")
+        conflict = f"Event {event.id} already exists."
+        self._cx.insert_new(outbox_events, _event_values(event), conflict)
+
+    def add_all(self, events: Sequence[Event]) -> None:
+        """One multi-row ``INSERT ... ON CONFLICT DO NOTHING RETURNING id`` per
+        ``INSERT_CHUNK`` events (one statement for any use case's events)."""
+        ids = [one.id for one in events]
+        if len(set(ids)) != len(ids):
+            raise ConflictError(f"Event {next(i for i in ids if ids.count(i) > 1)} is given twice.")
+        for start in range(0, len(events), INSERT_CHUNK):
+            chunk = events[start : start + INSERT_CHUNK]
+            statement = (
+                self._cx.insert(outbox_events)
+                .values([_event_values(one) for one in chunk])
+                .on_conflict_do_nothing()
+                .returning(outbox_events.c.id)
+            )
+            written = {row.id for row in self._cx.execute(statement)}
+            missing = next((one.id for one in chunk if one.id not in written), None)
+            if missing is not None:
+                raise ConflictError(f"Event {missing} already exists.")
 
     def claim_undispatched(self, limit: int) -> Sequence[Event]:
         statement = (
@@ -378,3 +405,17 @@ class SqlWebhookRepository:
             .values(state=DeliveryState.FAILED.value, next_attempt_at=None)
         )
         return self._cx.execute(statement).rowcount
+
+    def save_health(self, endpoint: WebhookEndpoint) -> None:
+        e = webhook_endpoints.c
+        statement = (
+            update(webhook_endpoints)
+            .where(e.company_id == endpoint.company_id, e.id == endpoint.id)
+            .values(
+                active=endpoint.active,
+                disabled_reason=endpoint.disabled_reason,
+                failing_since=endpoint.failing_since,
+            )
+        )
+        if self._cx.execute(statement).rowcount == 0:
+            raise NotFoundError("webhook endpoint", endpoint.id)

@@ -11,6 +11,7 @@ from booking_core.booking_orders import fixed_pricer
 from booking_core.bookings import Booking
 from booking_core.catalog import Catalog
 from booking_core.errors import RuleViolation
+from booking_core.events import EventType, event, events_for
 from booking_core.money import apply_bps
 from booking_core.paging import MAX_LIMIT, PageRequest
 from booking_core.ports import Clock, DriveTime, UnitOfWork
@@ -93,6 +94,8 @@ def convert_quote(
     The claim is the quote saved as converted against the version read, before any
     booking is added; a refusal anywhere rolls everything back, so no stray booking is
     ever left, and of two converts at the same moment one claims and the other is refused.
+    Records ``booking.created`` for each booking made and ``quote.converted``; the
+    deprecated form makes no booking and records ``quote.converted`` alone.
     """
     at = clock.now()
     with uow:
@@ -107,6 +110,7 @@ def convert_quote(
             uow.quotes.save(claimed, expected_version=quote.version)
             # Saved against the version read: of two links of one booking racing, one wins.
             uow.bookings.save_all([marked])
+            uow.outbox.add(event(EventType.QUOTE_CONVERTED, claimed, company_id=company_id, at=at))
             uow.commit()
             return claimed, None
         assert catalog is not None
@@ -143,6 +147,10 @@ def convert_quote(
         )
         done = conversion.complete_conversion(claimed, made[0].id, at)
         uow.quotes.save(done, expected_version=claimed.version)
+        uow.outbox.add_all(
+            events_for(EventType.BOOKING_CREATED, made, at=at)
+            + events_for(EventType.QUOTE_CONVERTED, [done], at=at)
+        )
         uow.commit()
     return done, made[0]
 

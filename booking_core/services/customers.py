@@ -21,6 +21,7 @@ from booking_core.customers import (
     new_customer,
 )
 from booking_core.errors import ValidationFailed
+from booking_core.events import EventType, event
 from booking_core.ids import new_id
 from booking_core.ledger import BookingLedger
 from booking_core.paging import Page, PageRequest
@@ -55,13 +56,15 @@ def create_customer(
 
     An existing email returns the existing customer; the email of a merged record returns
     the surviving record. Two requests racing with one new email make one customer: the
-    first to add it creates it, the others return it (``add_unless_email_taken``).
+    first to add it creates it, the others return it (``add_unless_email_taken``); only
+    a customer created now records ``customer.created``.
     """
     try:
         phone = normalized_phone(cmd.phone, phones)
         phone_errors: dict[str, str] = {}
     except ValidationFailed as failed:
         phone, phone_errors = None, failed.field_errors
+    at = clock.now()
     with uow:
         existing = uow.customers.by_email(cmd.company_id, cmd.email)
         if existing is not None:
@@ -73,7 +76,7 @@ def create_customer(
                 name=cmd.name,
                 email=cmd.email,
                 phone=phone,
-                at=clock.now(),
+                at=at,
                 address=SavedAddress(new_id("adr"), cmd.address) if cmd.address else None,
             )
         except ValidationFailed as failed:
@@ -84,6 +87,9 @@ def create_customer(
         held, created = uow.customers.add_unless_email_taken(customer)
         if not created:
             return _survivor(uow, held), False
+        uow.outbox.add(
+            event(EventType.CUSTOMER_CREATED, customer, company_id=customer.company_id, at=at)
+        )
         uow.commit()
     return customer, True
 

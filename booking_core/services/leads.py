@@ -9,6 +9,7 @@ from attrs import frozen
 from booking_core import leads
 from booking_core.customers import normalize_email
 from booking_core.errors import UnknownCatalogItem
+from booking_core.events import EventType, event
 from booking_core.ids import new_id
 from booking_core.leads import Enquiry, Lead, LeadStage
 from booking_core.paging import Page, PageRequest
@@ -35,7 +36,8 @@ class CaptureLead:
 def capture_lead(
     cmd: CaptureLead, *, uow: UnitOfWork, clock: Clock, phones: PhoneNormalizer
 ) -> tuple[Lead, bool]:
-    """The lead the enquiry landed in and whether it folded into an existing open lead."""
+    """The lead the enquiry landed in and whether it folded into an existing open lead:
+    ``lead.updated`` for a folded enquiry, ``lead.created`` for a new lead."""
     enquiry = Enquiry(
         name=cmd.name,
         email=cmd.email.strip() if cmd.email else None,
@@ -53,17 +55,20 @@ def capture_lead(
         keys = [key for key in (email_key, enquiry.phone_e164) if key]
         uow.leads.lock_contact(cmd.company_id, keys)
         candidates = uow.leads.open_matching(cmd.company_id, enquiry.email, enquiry.phone_e164)
+        at = clock.now()
         lead, folded = leads.capture(
             enquiry,
             company_id=cmd.company_id,
             candidates=candidates,
             new_lead_id=new_id("lead"),
-            at=clock.now(),
+            at=at,
         )
         if folded:
             uow.leads.save(lead)
         else:
             uow.leads.add(lead)
+        kind = EventType.LEAD_UPDATED if folded else EventType.LEAD_CREATED
+        uow.outbox.add(event(kind, lead, company_id=lead.company_id, at=at))
         uow.commit()
     return lead, folded
 
@@ -81,12 +86,14 @@ class UpdateLead:
 
 
 def update_lead(cmd: UpdateLead, *, uow: UnitOfWork, clock: Clock) -> Lead:
-    """Apply the changes; each lands on the lead's timeline."""
+    """Apply the changes; each lands on the lead's timeline. A change records
+    ``lead.updated``; a request that changes nothing records nothing."""
+    at = clock.now()
     with uow:
         lead = uow.leads.get(cmd.company_id, cmd.lead_id)
         changed = leads.update(
             lead,
-            at=clock.now(),
+            at=at,
             stage=cmd.stage,
             owner=cmd.owner,
             follow_up_on=cmd.follow_up_on,
@@ -94,6 +101,9 @@ def update_lead(cmd: UpdateLead, *, uow: UnitOfWork, clock: Clock) -> Lead:
         )
         if changed is not lead:
             uow.leads.save(changed)
+            uow.outbox.add(
+                event(EventType.LEAD_UPDATED, changed, company_id=changed.company_id, at=at)
+            )
             uow.commit()
     return changed
 

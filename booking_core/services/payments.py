@@ -3,6 +3,7 @@
 Each reads the booking's ledger and appends one entry inside one unit of work, so the
 rules (a refund within the paid total, never reversing twice) are decided on what the
 transaction sees. Refused requests raise before anything is added and commit nothing.
+Each new entry records the event it fires (``events.payment_event``) with it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from booking_core.card_money import (
     dispute_won,
 )
 from booking_core.errors import NotFoundError
+from booking_core.events import payment_event
 from booking_core.ids import new_id
 from booking_core.ledger import (
     BookingLedger,
@@ -128,7 +130,7 @@ def record_payment(cmd: RecordPayment, *, uow: UnitOfWork, clock: Clock) -> Paym
             customer_id=customer_id,
             at=clock.now(),
         )
-        uow.payments.add(entry)
+        _append(uow, entry)
         uow.commit()
     return entry
 
@@ -147,7 +149,7 @@ def reverse_payment(cmd: ReversePayment, *, uow: UnitOfWork, clock: Clock) -> Pa
         entry = reverse_entry(
             ledger, original, entry_id=new_id("pay"), note=cmd.note, at=clock.now()
         )
-        uow.payments.add(entry)
+        _append(uow, entry)
         uow.commit()
     return entry
 
@@ -163,7 +165,8 @@ def apply_processor_event(event: ProcessorEvent, *, uow: UnitOfWork, clock: Cloc
 
 def land_processor_event(event: ProcessorEvent, *, uow: UnitOfWork, clock: Clock) -> PaymentEntry:
     """Land one card-processor event inside the caller's open unit of work (which commits
-    it); returns the entry added.
+    it); returns the entry added, whose webhook event (``payment_event``) is recorded in
+    the same unit. A disconnected account's refund fires ``payment.refunded`` as any other.
 
     Refunds and disputes find the card entry they concern on the booking by payment intent
     reference (``NotFoundError`` if the booking has none). Nothing here depends on the
@@ -207,8 +210,18 @@ def land_processor_event(event: ProcessorEvent, *, uow: UnitOfWork, clock: Clock
             entry = dispute_won(
                 ledger, dispute, entry_id=entry_id, returned_cents=event.returned_cents, at=at
             )
-    uow.payments.add(entry)
+    _append(uow, entry)
     return entry
+
+
+def _append(uow: UnitOfWork, entry: PaymentEntry) -> None:
+    """Add the entry to the ledger and record the event it fires, if any: a payment or
+    tip ``payment.recorded``, a refund (hand, service or dashboard) or a refunded tip
+    ``payment.refunded``, a dispute ``payment.disputed``, a reversal ``payment.reversed``."""
+    uow.payments.add(entry)
+    fired = payment_event(entry, at=entry.created_at)
+    if fired is not None:
+        uow.outbox.add(fired)
 
 
 def _card_entry(ledger: BookingLedger, payment_ref: str, *, tip: bool) -> PaymentEntry:

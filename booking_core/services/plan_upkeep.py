@@ -2,7 +2,8 @@
 
 A plan's visits exist as bookings up to ``plans.PLAN_HORIZON_DAYS`` local days ahead; run
 ``extend_plans`` (``booking plans extend``, daily from cron or a scheduler) to add the
-visits that came within reach. Each plan is extended in its own unit of work, and a plan
+visits that came within reach; each new visit records ``booking.created``, as the visits
+booked with the plan did. Each plan is extended in its own unit of work, and a plan
 that cannot be extended (its next visit collides with another job, its service left the
 catalog, ...) is reported and skipped: one bad plan never holds back the others.
 
@@ -21,6 +22,7 @@ from booking_core import plans
 from booking_core.booking_orders import catalog_pricer, order_of
 from booking_core.bookings import BookingStatus
 from booking_core.errors import DomainError, RuleViolation, ValidationFailed
+from booking_core.events import EventType, events_for
 from booking_core.paging import MAX_LIMIT, PageRequest
 from booking_core.ports import Clock, UnitOfWork
 from booking_core.services.scheduling import store_new
@@ -80,7 +82,8 @@ def extend_plans(
 def _extend_one(
     company_id: str, plan_id: str, *, uow_factory: Callable[[], UnitOfWork], clock: Clock
 ) -> int:
-    """Extend one plan in its own unit of work; the number of visits added."""
+    """Extend one plan in its own unit of work; the number of visits added, each recorded
+    as ``booking.created`` (a new visit is a new booking to a company's systems)."""
     at = clock.now()
     with uow_factory() as uow:
         visits = uow.bookings.of_plan(company_id, plan_id)
@@ -103,7 +106,8 @@ def _extend_one(
             at=at,
         )
         if added:
-            store_new(uow, added)
+            stored = store_new(uow, added)
+            uow.outbox.add_all(events_for(EventType.BOOKING_CREATED, stored, at=at))
             uow.commit()
     return len(added)
 

@@ -1,4 +1,5 @@
-"""Quote use cases: create, act on (send, accept, reject, pause, resume) and claim a convert.
+"""Quote use cases: create, act on (send, accept, reject, pause, resume), and store the
+expiry of sent quotes past their date (``expire_due_quotes``, for a periodic sweep).
 
 Each runs in one unit of work and saves against the version it read, so a refused
 action writes nothing and two requests racing on one quote cannot both change it.
@@ -13,9 +14,12 @@ from datetime import datetime
 from attrs import frozen
 
 from booking_core import quotes
+from booking_core.errors import ConflictError
+from booking_core.events import EventType, event, events_for
+from booking_core.paging import MAX_LIMIT, PageRequest
 from booking_core.ports import Clock, UnitOfWork
 from booking_core.pricing import Selection, price
-from booking_core.quotes import ManualLine, Quote
+from booking_core.quotes import ManualLine, Quote, QuoteStatus
 from booking_core.services.pricing import coupon_usage
 
 
@@ -61,9 +65,17 @@ _TRANSITIONS: dict[QuoteAction, Callable[[Quote, datetime], Quote]] = {
     QuoteAction.RESUME: quotes.resume,
 }
 
+_EVENTS: dict[QuoteAction, EventType] = {
+    QuoteAction.SEND: EventType.QUOTE_SENT,
+    QuoteAction.ACCEPT: EventType.QUOTE_ACCEPTED,
+    QuoteAction.REJECT: EventType.QUOTE_DECLINED,
+}
+"""The event each action records; pausing and resuming follow-ups record none."""
+
 
 def create_quote(cmd: CreateQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
-    """Price and store a new draft; with ``send_now`` it is sent in the same transaction."""
+    """Price and store a new draft; with ``send_now`` it is sent in the same transaction
+    (and records ``quote.sent``; a draft records nothing)."""
     with uow:
         at = clock.now()
         # Referenced records must be the company's own: another company's id is not found.
@@ -92,17 +104,74 @@ def create_quote(cmd: CreateQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
         if cmd.send_now:
             quote = quotes.send(quote, at)
         uow.quotes.add(quote)
+        if cmd.send_now:
+            uow.outbox.add(event(EventType.QUOTE_SENT, quote, company_id=quote.company_id, at=at))
         uow.commit()
     return quote
 
 
 def act_on_quote(cmd: ActOnQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
-    """Send, accept, reject, pause or resume a quote; a refusal writes nothing."""
+    """Send, accept, reject, pause or resume a quote; a refusal writes nothing. Sending
+    records ``quote.sent``, accepting ``quote.accepted``, rejecting ``quote.declined``."""
     transition = _TRANSITIONS[cmd.action]
+    at = clock.now()
     with uow:
         current = uow.quotes.get(cmd.company_id, cmd.quote_id)
-        changed = transition(current, clock.now())
+        changed = transition(current, at)
         if changed is not current:  # a no-op (pausing a paused quote) is not a change
             uow.quotes.save(changed, expected_version=current.version)
+            kind = _EVENTS.get(cmd.action)
+            if kind is not None:
+                uow.outbox.add(event(kind, changed, company_id=changed.company_id, at=at))
             uow.commit()
     return changed
+
+
+def expire_due_quotes(
+    company_id: str | None, *, uow_factory: Callable[[], UnitOfWork], clock: Clock
+) -> list[Quote]:
+    """Store the expiry of every sent quote whose ``expires_at`` has come, for one company
+    or (``None``) every company, and record ``quote.expired`` for each; returns them.
+
+    Until this runs, such a quote already reads as expired (``quotes.effective_status``)
+    and can no longer be answered; this makes the expiry a stored change that webhooks
+    hear of. Each company is one unit of work. A quote another sweeper expired (or that
+    changed) meanwhile is skipped; calling it again expires nothing twice.
+    """
+    if company_id is None:
+        with uow_factory() as uow:
+            company_ids = [company.id for company in uow.companies.list_all()]
+    else:
+        company_ids = [company_id]
+    expired: list[Quote] = []
+    for one in company_ids:
+        expired += _expire_due(one, uow_factory(), clock.now())
+    return expired
+
+
+def _expire_due(company_id: str, uow: UnitOfWork, at: datetime) -> list[Quote]:
+    """Expire the company's lapsed sent quotes in one unit of work."""
+    expired: list[Quote] = []
+    with uow:
+        after = None
+        while True:
+            # Stored ``sent``: the quotes still live, never the growing pile of stored
+            # expiries that the status as of ``at`` would list too.
+            page = uow.quotes.list(
+                company_id, PageRequest(limit=MAX_LIMIT, after=after), status=QuoteStatus.SENT
+            )
+            for quote in page.items:
+                if quotes.effective_status(quote, at) is not QuoteStatus.EXPIRED:
+                    continue
+                done = quotes.expire(quote, at)
+                try:
+                    uow.quotes.save(done, expected_version=quote.version)
+                except ConflictError:
+                    continue  # changed meanwhile: a sweeper beside this one expired it
+                expired.append(done)
+            if not page.has_more:
+                break
+            after = page.next_after
+        uow.outbox.add_all(events_for(EventType.QUOTE_EXPIRED, expired, at=at))
+        uow.commit()
+    return expired

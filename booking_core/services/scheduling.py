@@ -25,7 +25,7 @@ from booking_core.booking_orders import (
     crew_errors,
     redraw_codes,
 )
-from booking_core.bookings import MAX_DAYS, Booking, normalize_human_code
+from booking_core.bookings import MAX_DAYS, Booking, BookingStatus, normalize_human_code
 from booking_core.catalog import Catalog
 from booking_core.companies import Company
 from booking_core.crew import CrewMember
@@ -38,6 +38,7 @@ from booking_core.customers import (
     new_customer,
 )
 from booking_core.errors import ConflictError, NotFoundError, SlotTaken, ValidationFailed
+from booking_core.events import EventType, events_for
 from booking_core.ids import new_id
 from booking_core.paging import MAX_LIMIT, PageRequest
 from booking_core.ports import Clock, DriveTime, PhoneNormalizer, UnitOfWork
@@ -174,12 +175,14 @@ def _customer_for(
     address: Address,
     phones: PhoneNormalizer,
     at: datetime,
-) -> Customer:
-    """The customer of the email (the survivor of a merge), created or given the address.
+) -> tuple[Customer, bool]:
+    """The customer of the email (the survivor of a merge), created or given the address,
+    and whether it was created now.
 
     Two first bookings racing with one new email share one customer: the one that adds it
     first wins and the others take its record (``add_unless_email_taken``), so no booking
-    is refused because its customer was being created at the same moment.
+    is refused because its customer was being created at the same moment. Only the winner
+    says it created the customer (so ``customer.created`` is recorded once).
     """
     existing = uow.customers.by_email(company_id, details.email)
     if existing is None:
@@ -194,12 +197,12 @@ def _customer_for(
         )
         existing, created = uow.customers.add_unless_email_taken(customer)
         if created:
-            return customer
+            return customer, True
     existing = merge_survivor(existing, lambda other: uow.customers.get(company_id, other))
     if all(saved.address != address for saved in existing.addresses):
         existing = add_address(existing, SavedAddress(new_id("adr"), address), at=at, default=False)
         uow.customers.save(existing)
-    return existing
+    return existing, False
 
 
 def slot_for(
@@ -324,6 +327,8 @@ def book_in_unit(
     drive: DriveTime,
     price_visit: PriceVisit | None = None,
 ) -> list[Booking]:
+    """Check, make and store the bookings of one create request (all or nothing); the
+    caller records their ``booking.created`` events with its own (one outbox write)."""
     frequency = catalog.frequencies_by_slug.get(selection.frequency_slug)
     if frequency is None:
         raise ValidationFailed({"frequency_slug": f"No frequency {selection.frequency_slug!r}."})
@@ -394,7 +399,7 @@ def create_booking(
     with uow:
         company = uow.companies.get(cmd.company_id)
         catalog = uow.catalogs.get(cmd.company_id)
-        customer = _customer_for(uow, cmd.company_id, cmd.customer, cmd.address, phones, at)
+        customer, new = _customer_for(uow, cmd.company_id, cmd.customer, cmd.address, phones, at)
         selection = Selection(
             service_id=cmd.service_id,
             frequency_slug=cmd.frequency_slug,
@@ -414,6 +419,10 @@ def create_booking(
             customer_id=customer.id,
             at=at,
             drive=drive,
+        )
+        uow.outbox.add_all(
+            events_for(EventType.CUSTOMER_CREATED, [customer] if new else [], at=at)
+            + events_for(EventType.BOOKING_CREATED, made, at=at)
         )
         uow.commit()
     return made
@@ -446,13 +455,18 @@ def cancel_booking(
     uow: UnitOfWork,
     clock: Clock,
 ) -> list[Booking]:
-    """Cancel one visit, this and the future ones, or end a plan after a date."""
+    """Cancel one visit, this and the future ones, or end a plan after a date; one
+    ``booking.cancelled`` per booking cancelled (a plan's last visit that only notes the
+    plan's end is changed but not cancelled, and records none)."""
+    at = clock.now()
     with uow:
         target = find_booking(uow, company_id, id_or_code)
         changed = plans.cancel_visits(
-            _visits(uow, target), target.id, scope, at=clock.now(), reason=reason, after=after
+            _visits(uow, target), target.id, scope, at=at, reason=reason, after=after
         )
         uow.bookings.save_all(changed)
+        cancelled = [b for b in changed if b.status is BookingStatus.CANCELLED]
+        uow.outbox.add_all(events_for(EventType.BOOKING_CANCELLED, cancelled, at=at))
         uow.commit()
     return changed
 
@@ -470,7 +484,8 @@ def reschedule_booking(
 ) -> list[Booking]:
     """Move a visit (or it and the later ones of its plan), checked against real
     availability; the booking's own slot does not block it. Never refused for the
-    self-service cutoff; a move inside it is noted in the activity log."""
+    self-service cutoff; a move inside it is noted in the activity log. One
+    ``booking.rescheduled`` per booking moved (or given another crew)."""
     at = clock.now()
     with uow:
         company = uow.companies.get(company_id)
@@ -510,5 +525,6 @@ def reschedule_booking(
                     uow, company, catalog, visit, drive=drive, at=at, ignore=moving, crew=crew
                 )
         uow.bookings.save_all(changed)
+        uow.outbox.add_all(events_for(EventType.BOOKING_RESCHEDULED, changed, at=at))
         uow.commit()
     return changed

@@ -250,6 +250,35 @@ def test_a_batch_is_all_or_nothing_and_leaves_the_unit_usable(uow_factory):
     assert team.id not in ids
 
 
+def test_one_booking_refused_for_a_key_or_its_block_leaves_nothing_and_the_unit_usable(
+    uow_factory,
+):
+    """One booking of one block (on PostgreSQL one statement writes its row and block):
+    a taken key is ``ConflictError``, a taken block ``SlotTaken`` naming the member; either
+    way neither its row nor its block is left, and the unit can still write and commit."""
+    held = job(local(2026, 3, 3, 9))
+    store(uow_factory, held)
+    same_code = attrs.evolve(job(local(2026, 3, 4, 9)), code=held.code)
+    overlapping = job(local(2026, 3, 3, 10))
+    kept = job(local(2026, 3, 5, 9))
+    with uow_factory() as uow:
+        with pytest.raises(ConflictError) as conflict:
+            uow.bookings.add_all([same_code])
+        assert not isinstance(conflict.value, SlotTaken)
+        with pytest.raises(SlotTaken) as taken:
+            uow.bookings.add_all([overlapping])
+        assert (taken.value.crew_id, taken.value.start) == ("crew_a", "2026-03-03T10:00:00-05:00")
+        for refused in (same_code, overlapping):
+            with pytest.raises(NotFoundError):
+                uow.bookings.get(CO, refused.id)
+        uow.bookings.add_all([kept])
+        uow.commit()
+    assert stored_ids(uow_factory) == {held.id, kept.id}
+    with uow_factory() as uow:
+        busy = uow.bookings.busy(CO, AT, AT + timedelta(days=30), ["crew_a"])["crew_a"]
+    assert sorted(block.booking_id or "" for block in busy) == sorted([held.id, kept.id])
+
+
 def test_two_jobs_of_one_batch_may_not_overlap_each_other(uow_factory):
     first = job(local(2026, 3, 3, 9))
     second = job(local(2026, 3, 3, 10), ("crew_b", "crew_a"))

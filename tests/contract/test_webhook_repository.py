@@ -150,6 +150,28 @@ def test_save_stores_the_changed_endpoint_and_refuses_an_unknown_one(uow_factory
         assert uow.webhooks.get("cmp_a", stored.id) == changed
 
 
+def test_save_health_stores_only_the_workers_fields(uow_factory):
+    """The worker's write keeps a URL and secrets changed by their owner meanwhile."""
+    stored = endpoint()
+    store(uow_factory, stored)
+    owners = attrs.evolve(
+        stored, url="https://new.example.com/in", secrets=(Secret(value="whsec_2"),)
+    )
+    with uow_factory() as uow:
+        uow.webhooks.save(owners)
+        uow.commit()
+    workers = attrs.evolve(stored, active=False, disabled_reason="410", failing_since=f.at(3))
+    with uow_factory() as uow:
+        uow.webhooks.save_health(workers)
+        with pytest.raises(NotFoundError):
+            uow.webhooks.save_health(endpoint())
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.webhooks.get("cmp_a", stored.id) == attrs.evolve(
+            owners, active=False, disabled_reason="410", failing_since=f.at(3)
+        )
+
+
 def test_endpoints_list_newest_first_count_and_active_ones_oldest_first(uow_factory):
     first, second, third = endpoint(minutes=0), endpoint(minutes=1), endpoint(minutes=2)
     off = endpoint(minutes=3, active=False, disabled_reason="Failing for 5 days.")

@@ -4,7 +4,8 @@ while the live server answers, so every statement the request causes is seen.
 A round trip is one statement sent and answered: each ``execute`` (savepoints included,
 SQLAlchemy runs them as statements), each ``BEGIN`` (psycopg sends it before a
 transaction's first statement) and each ``COMMIT``. A booking is one transaction with one
-commit: the key's claim, the effect and the stored answer commit together.
+commit: the key's claim, the effect, its ``booking.created`` event in the outbox and the
+stored answer commit together.
 """
 
 from __future__ import annotations
@@ -79,7 +80,10 @@ def shop(stack: Stack) -> Shop:
 
 def test_a_booking_is_one_transaction_of_at_most_eight_round_trips(stack: Stack, shop: Shop):
     """A returning customer's booking with its crew named, as a website or the bench
-    sends it; a worker that served one request before remembers the key and company."""
+    sends it; a worker that served one request before remembers the key and company.
+
+    The eight: BEGIN, the key's claim, the customer, the crew's busy blocks, the booking
+    with its block (one statement), its event, the stored answer, COMMIT."""
     engine = stack.container.database.engine
     day = weekday_ahead(shop.zone, 9)
     crew = {"crewIds": list(shop.crew_ids)}
@@ -94,5 +98,7 @@ def test_a_booking_is_one_transaction_of_at_most_eight_round_trips(stack: Stack,
     assert response.status_code == 201, response.text
     assert response.json()["customerId"] == warm.json()["customerId"]
     assert trips.commits == 1, trips
+    events = [s for s in trips.statements if s.startswith("INSERT INTO outbox_events")]
+    assert len(events) == 1, trips.statements
     assert trips.begins == 1, trips
     assert trips.round_trips <= MAX_BOOKING_ROUND_TRIPS, "\n".join(trips.statements)
