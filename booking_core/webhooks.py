@@ -19,7 +19,8 @@ import base64
 import binascii
 import hashlib
 import hmac
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from secrets import token_bytes
 
@@ -107,6 +108,24 @@ def headers(secrets: Sequence[str], message_id: str, timestamp: int, body: bytes
         "webhook-signature": sign(secrets, message_id, timestamp, body),
         "content-type": CONTENT_TYPE,
     }
+
+
+def envelope(
+    event_id: str, event_type: str, created_at: datetime, data: Mapping[str, object]
+) -> bytes:
+    """The body of a delivery: ``{"id", "type", "createdAt", "data"}`` as compact UTF-8
+    JSON. ``data`` is already plain JSON (the resource as the API renders it);
+    ``created_at`` is written ISO 8601 with its own offset (the company's, as the API
+    writes every time)."""
+    if created_at.tzinfo is None:
+        raise ValueError("created_at must be timezone-aware")
+    document = {
+        "id": event_id,
+        "type": event_type,
+        "createdAt": created_at.isoformat(),
+        "data": data,
+    }
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
 def next_attempt_at(

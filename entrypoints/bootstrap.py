@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from attrs import define
+from attrs import define, field
 
 from adapters.drivetime import OsrmDriveTime, ZipCentroidDriveTime
 from adapters.phone import PhonenumbersNormalizer
 from adapters.sql import Database
 from adapters.system import SystemClock
-from booking_core.ports import Clock, DriveTime, PhoneNormalizer, UnitOfWork
+from adapters.webhooks.resolver import SystemResolver
+from booking_core.ports import Clock, DriveTime, PhoneNormalizer, Resolver, UnitOfWork
 from entrypoints.settings import Settings
 
 
@@ -21,6 +22,13 @@ class Container:
     clock: Clock
     phones: PhoneNormalizer
     drive: DriveTime
+    resolver: Resolver = field(factory=SystemResolver)
+    """What webhook URLs resolve to (the URL policy, on register, update and delivery)."""
+
+    @property
+    def webhook_allow_hosts(self) -> frozenset[str]:
+        """Hosts exempt from the webhook URL policy (``BOOKING_WEBHOOK_ALLOW_HOSTS``)."""
+        return self.settings.webhook_allow_hosts
 
     def uow(self) -> UnitOfWork:
         """A fresh unit of work on the configured database."""
@@ -42,8 +50,9 @@ def drive_time(settings: Settings) -> DriveTime:
     return ZipCentroidDriveTime()
 
 
-def bootstrap(settings: Settings | None = None) -> Container:
-    """Build the container from ``settings`` (default: the environment)."""
+def bootstrap(settings: Settings | None = None, *, resolver: Resolver | None = None) -> Container:
+    """Build the container from ``settings`` (default: the environment); ``resolver``
+    (default: the system's) decides what webhook URLs resolve to."""
     settings = settings or Settings.from_env()
     return Container(
         settings=settings,
@@ -51,4 +60,5 @@ def bootstrap(settings: Settings | None = None) -> Container:
         clock=SystemClock(),
         phones=PhonenumbersNormalizer(),
         drive=drive_time(settings),
+        resolver=resolver or SystemResolver(),
     )

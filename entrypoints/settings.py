@@ -8,6 +8,8 @@ from pathlib import Path
 
 from attrs import field, frozen
 
+from booking_core.webhooks import allowed_hosts
+
 DEFAULT_DATABASE_FILE = "booking.sqlite3"
 
 
@@ -53,15 +55,21 @@ class Settings:
     host: str = DEFAULT_HOST
     port: int = DEFAULT_PORT
     stripe_webhook_secret: str | None = field(default=None, repr=False)  # a secret: never shown
+    webhook_allow_hosts: frozenset[str] = frozenset()
+    """Hosts exempt from the webhook URL policy (https, public addresses): development
+    and tests only."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         """``BOOKING_DATABASE_URL`` (default: an SQLite file ``booking.sqlite3`` in the
         working directory), ``BOOKING_REDIS_URL`` (optional), ``BOOKING_HOST`` and
         ``BOOKING_PORT`` (where ``booking serve`` listens: 127.0.0.1 and 8000),
-        ``BOOKING_BASE_URL`` (default: the local address of that host and port), and
+        ``BOOKING_BASE_URL`` (default: the local address of that host and port),
         ``BOOKING_STRIPE_WEBHOOK_SECRET`` (the signing secret of the Stripe Connect webhook
-        endpoint; without it ``POST /api/processor/stripe`` answers 503)."""
+        endpoint; without it ``POST /api/processor/stripe`` answers 503), and
+        ``BOOKING_WEBHOOK_ALLOW_HOSTS`` (comma-separated host names or addresses exempt
+        from the webhook URL policy's https and public-address rules; empty by default,
+        never set in production)."""
         env = os.environ if env is None else env
         default_db = f"sqlite:///{Path.cwd() / DEFAULT_DATABASE_FILE}"
         host = env.get("BOOKING_HOST") or DEFAULT_HOST
@@ -75,4 +83,5 @@ class Settings:
             host=host,
             port=port,
             stripe_webhook_secret=env.get("BOOKING_STRIPE_WEBHOOK_SECRET") or None,
+            webhook_allow_hosts=allowed_hosts(env.get("BOOKING_WEBHOOK_ALLOW_HOSTS") or ""),
         )

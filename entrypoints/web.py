@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import secrets
 
+import structlog
 from starlette.applications import Starlette
 
 from adapters.http.app import create_app
@@ -58,6 +59,8 @@ def http_deps(container: Container, rate_limiter: RateLimiter | None = None) -> 
         memory_reader=lambda: database.memory_reader(NotInMemory),
         known_key=keys.known,
         drive=container.drive,
+        resolver=container.resolver,
+        webhook_allow_hosts=container.webhook_allow_hosts,
     )
 
 
@@ -79,7 +82,21 @@ def web_app(container: Container, deps: HttpDeps | None = None) -> Starlette:
     return create_app(deps, all_endpoints(), extra_routes=[*probes, *stripe])
 
 
+def warn_about_allowed_hosts(settings: Settings) -> None:
+    """Log a warning when ``BOOKING_WEBHOOK_ALLOW_HOSTS`` exempts hosts from the webhook
+    URL policy: right on a developer's machine, a hole in production."""
+    if settings.webhook_allow_hosts:
+        structlog.get_logger("booking").warning(
+            "webhook_allow_hosts_set",
+            hosts=sorted(settings.webhook_allow_hosts),
+            note="these hosts may receive webhooks over http and on private addresses;"
+            " for development and tests only",
+        )
+
+
 def build_app(settings: Settings | None = None) -> Starlette:
     """The ASGI application for ``settings`` (default: the environment)."""
     configure_logging()
-    return web_app(bootstrap(settings))
+    container = bootstrap(settings)
+    warn_about_allowed_hosts(container.settings)
+    return web_app(container)

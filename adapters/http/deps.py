@@ -12,7 +12,7 @@ from adapters.http.cursors import CursorCodec
 from adapters.http.ratelimit import RateLimiter
 from adapters.http.views import RenderContext
 from booking_core.auth import ApiKey
-from booking_core.ports import Clock, DriveTime, PhoneNormalizer, UnitOfWork
+from booking_core.ports import Clock, DriveTime, PhoneNormalizer, Resolver, UnitOfWork
 
 MAX_RENDER_CONTEXTS = 4096
 
@@ -42,6 +42,11 @@ class HttpDeps:
     authenticate: Callable[[str], ApiKey | None]
     base_url: str
     drive: DriveTime
+    resolver: Resolver
+    """What webhook URLs resolve to, for the URL policy (``SystemResolver`` in production)."""
+    webhook_allow_hosts: frozenset[str]
+    """Hosts exempt from the webhook URL policy's https and public-address rules
+    (``BOOKING_WEBHOOK_ALLOW_HOSTS``; empty in production)."""
     reader: Callable[[], UnitOfWork] | None = None
     memory_reader: Callable[[], UnitOfWork] | None = None
     """A reader answering only from memory, raising ``NotInMemory`` for anything it would

@@ -4,7 +4,11 @@ classes the code structures with, and the view classes the code answers with
 
 Every view's schema carries a ``title`` and becomes ``components/schemas/<title>``,
 referred to by ``$ref`` wherever it appears, so a shared piece (a price breakdown, a
-saved address) is described once."""
+saved address) is described once.
+
+The top-level ``webhooks`` key lists every event type of ``booking_core.events`` as the
+POST a receiver gets: the Standard Webhooks headers and the envelope ``{id, type,
+createdAt, data}``, whose ``data`` refers to the schema of the resource it carries."""
 
 from __future__ import annotations
 
@@ -19,6 +23,12 @@ import attrs
 from adapters.http.endpoint import Endpoint
 from adapters.http.jsonschema import request_schema, type_schema, view_schema
 from adapters.http.structuring import camel
+from adapters.http.views.bookings import BookingWithActivityView
+from adapters.http.views.customers import CustomerView
+from adapters.http.views.leads import LeadWithTimelineView
+from adapters.http.views.payments import PaymentView
+from adapters.http.views.quotes import QuoteWithFollowUpsView
+from booking_core.events import DESCRIPTIONS, EventType
 
 ERROR_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -72,6 +82,43 @@ RATE_HEADERS = {
         ("x-ratelimit-reset", "Whole seconds until the window resets."),
     )
 }
+
+
+EVENT_DATA: dict[str, type] = {
+    "booking": BookingWithActivityView,
+    "customer": CustomerView,
+    "lead": LeadWithTimelineView,
+    "quote": QuoteWithFollowUpsView,
+    "payment": PaymentView,
+}
+"""The view whose schema an event's ``data`` has, by the event type's first word: the
+answer of the resource's own ``GET`` (``adapters/webhooks/render.py`` renders with it)."""
+
+WEBHOOK_TEST_DATA: dict[str, Any] = {
+    "type": "object",
+    "required": ["webhookId"],
+    "properties": {"webhookId": {"type": "string", "description": "The endpoint tested."}},
+    "additionalProperties": False,
+}
+
+DELIVERY_HEADERS = [
+    {
+        "name": name,
+        "in": "header",
+        "required": True,
+        "schema": {"type": "string"},
+        "description": text,
+    }
+    for name, text in (
+        ("webhook-id", "The event id (evt_...), the same on every retry: deduplicate by it."),
+        ("webhook-timestamp", "This attempt's time, whole seconds since the Unix epoch."),
+        (
+            "webhook-signature",
+            "v1,<base64 HMAC-SHA256 of id.timestamp.body>, one per valid secret,"
+            " space-separated (docs/webhooks.md).",
+        ),
+    )
+]
 
 
 def hoist(node: Any, components: dict[str, Any]) -> Any:
@@ -184,14 +231,65 @@ def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]
     return operation
 
 
+def event_data_schema(event_type: EventType, components: dict[str, Any]) -> dict[str, Any]:
+    """The schema of an event's ``data``: a ``$ref`` to the resource's view schema."""
+    if event_type is EventType.WEBHOOK_TEST:
+        return WEBHOOK_TEST_DATA
+    view = EVENT_DATA[event_type.value.partition(".")[0]]
+    data: dict[str, Any] = hoist(view_schema(view), components)
+    return data
+
+
+def webhook_operations(components: dict[str, Any]) -> dict[str, Any]:
+    """The ``webhooks`` key: one POST per event type, as a receiver gets it."""
+    out: dict[str, Any] = {}
+    for event_type in EventType:
+        envelope = {
+            "type": "object",
+            "required": ["id", "type", "createdAt", "data"],
+            "properties": {
+                "id": {"type": "string", "description": "evt_...; also the webhook-id header."},
+                "type": {"type": "string", "const": event_type.value},
+                "createdAt": {
+                    "type": "string",
+                    "format": "date-time",
+                    "description": "When it happened, in the company's timezone, with offset.",
+                },
+                "data": event_data_schema(event_type, components),
+            },
+            "additionalProperties": False,
+        }
+        out[event_type.value] = {
+            "post": {
+                "operationId": "event_" + re.sub(r"\W+", "_", event_type.value),
+                "summary": event_type.value,
+                "description": DESCRIPTIONS[event_type],
+                "tags": ["events"],
+                "parameters": DELIVERY_HEADERS,
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": envelope}},
+                },
+                "responses": {
+                    "2XX": {"description": "Received. Any other answer is retried."},
+                    "410": {
+                        "description": "Gone: the endpoint is turned off; nothing more is sent."
+                    },
+                },
+            }
+        }
+    return out
+
+
 def openapi_document(endpoints: Sequence[Endpoint], *, server: str) -> dict[str, Any]:
-    """The whole OpenAPI 3.1 document for ``endpoints``."""
+    """The whole OpenAPI 3.1 document for ``endpoints``, and the webhooks it sends."""
     paths: dict[str, dict[str, Any]] = {}
     schemas: dict[str, Any] = {"Error": ERROR_SCHEMA}
     for endpoint in endpoints:
         paths.setdefault(f"/api/v1{endpoint.path}", {})[endpoint.method.lower()] = _operation(
             endpoint, schemas
         )
+    webhooks = webhook_operations(schemas)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -202,6 +300,7 @@ def openapi_document(endpoints: Sequence[Endpoint], *, server: str) -> dict[str,
         },
         "servers": [{"url": server}],
         "paths": paths,
+        "webhooks": webhooks,
         "components": {
             "schemas": schemas,
             "securitySchemes": {

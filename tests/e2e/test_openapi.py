@@ -4,6 +4,7 @@ serves, generated from the same endpoint table."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -13,6 +14,7 @@ from openapi_spec_validator import validate
 from starlette.routing import Mount, Route
 
 from adapters.http.routes import all_endpoints
+from booking_core.events import DESCRIPTIONS, EventType
 from tests.e2e.support import API, Stack, idem
 
 METHODS = {"get", "post", "put", "patch", "delete"}
@@ -111,9 +113,14 @@ def test_idempotent_writes_require_the_idempotency_key_header(document: dict[str
             assert headers == []
 
 
+NEWEST_FIRST_ONLY = {f"{API}/webhooks", f"{API}/webhooks/{{id}}/deliveries"}
+"""Lists of records with no change stamps: no ``updatedSince`` (docs/api.md, Pagination)."""
+
+
 def test_lists_describe_limit_cursor_and_updated_since(document: dict[str, Any]):
     lists = {API + e.path for e in all_endpoints() if e.paginated}
     assert lists >= {f"{API}/{name}" for name in ("customers", "leads", "quotes", "payments")}
+    assert lists >= NEWEST_FIRST_ONLY
     for method, path, operation in operations(document):
         if method != "GET" or path not in lists:
             continue
@@ -124,7 +131,8 @@ def test_lists_describe_limit_cursor_and_updated_since(document: dict[str, Any])
             "maximum": 200,
             "default": 50,
         }
-        assert {"cursor", "updatedSince"} <= set(params), path
+        assert "cursor" in params, path
+        assert ("updatedSince" in params) is (path not in NEWEST_FIRST_ONLY), path
         schema = operation["responses"]["200"]["content"]["application/json"]["schema"]
         assert schema["required"] == ["data", "hasMore", "nextCursor"]
 
@@ -213,6 +221,66 @@ def test_query_parameters_say_what_they_are(document: dict[str, Any]):
         "cancelled",
     ]
     assert bookings["from"]["schema"]["format"] == "date-time"
+
+
+def test_every_event_type_is_listed_under_webhooks_with_its_envelope(document: dict[str, Any]):
+    webhooks = document["webhooks"]
+    assert list(webhooks) == [t.value for t in EventType]
+    carried = {  # what each resource's own GET answers
+        "booking": "BookingWithActivity",
+        "customer": "Customer",
+        "lead": "LeadWithTimeline",
+        "quote": "QuoteWithFollowUps",
+        "payment": "PaymentEntry",
+    }
+    schemas = document["components"]["schemas"]
+    for event_type in EventType:
+        operation = webhooks[event_type.value]["post"]
+        assert operation["description"] == DESCRIPTIONS[event_type]
+        headers = {p["name"] for p in operation["parameters"] if p["in"] == "header"}
+        assert headers == {"webhook-id", "webhook-timestamp", "webhook-signature"}
+        envelope = operation["requestBody"]["content"]["application/json"]["schema"]
+        assert envelope["required"] == ["id", "type", "createdAt", "data"]
+        assert envelope["additionalProperties"] is False
+        assert envelope["properties"]["type"]["const"] == event_type.value
+        data = envelope["properties"]["data"]
+        kind = event_type.value.partition(".")[0]
+        if event_type is EventType.WEBHOOK_TEST:
+            assert data["required"] == ["webhookId"]
+        else:
+            assert data == {"$ref": f"#/components/schemas/{carried[kind]}"}
+            assert carried[kind] in schemas
+    reference = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text("utf-8")
+    assert all(f"`{t.value}`" in reference for t in EventType), "docs/api.md lists them all"
+    refund = webhooks["payment.refunded"]["post"]["requestBody"]["content"]["application/json"]
+    entry = schemas["PaymentEntry"]["properties"]
+    assert {"bookingId", "amountCents", "note", "kind", "reverses"} <= set(entry)
+    assert refund["schema"]["properties"]["data"]["$ref"].endswith("/PaymentEntry")
+
+
+def test_webhook_bodies_list_the_event_types_and_their_ceilings(document: dict[str, Any]):
+    paths = document["paths"]
+    create = paths[f"{API}/webhooks"]["post"]["requestBody"]
+    assert create["required"] is True
+    body = create["content"]["application/json"]["schema"]
+    assert body["additionalProperties"] is False
+    assert set(body["required"]) == {"url", "events"}
+    assert body["properties"]["url"]["maxLength"] == 2000
+    assert body["properties"]["description"]["maxLength"] == 500
+    names = set(body["properties"]["events"]["items"]["enum"])
+    assert names == {"*"} | {t.value for t in EventType} - {"webhook.test"}
+    patch = paths[f"{API}/webhooks/{{id}}"]["patch"]["requestBody"]
+    assert patch["required"] is False
+    assert set(patch["content"]["application/json"]["schema"]["properties"]) == {
+        "url",
+        "events",
+        "active",
+        "description",
+    }
+    secret = document["components"]["schemas"]["WebhookEndpointWithSecret"]["properties"]
+    assert "secret" in secret
+    assert "secret" not in document["components"]["schemas"]["WebhookEndpoint"]["properties"]
+    assert "202" in paths[f"{API}/webhooks/{{id}}/test"]["post"]["responses"]
 
 
 def test_the_docs_page_renders_the_document_from_packaged_files(stack: Stack):

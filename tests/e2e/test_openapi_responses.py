@@ -5,6 +5,7 @@ that lacks a field the code returns, or has a wrong type, fails the check."""
 from __future__ import annotations
 
 import copy
+import json
 import secrets
 from collections.abc import Iterator
 from datetime import UTC, datetime, time
@@ -15,11 +16,14 @@ import pytest
 from openapi_schema_validator import OAS31Validator
 
 from adapters.http.routes import all_endpoints
+from adapters.webhooks.render import EventRenderer
 from booking_core.crew import WorkingHours, new_crew_member
+from booking_core.events import Event, EventType, Subject
 from booking_core.leads import LeadStage
 from booking_core.ledger import Kind
 from booking_core.quotes import QuoteStatus
-from tests.e2e.support import API, Stack, idem, unique_email
+from booking_core.webhook_endpoints import Attempt
+from tests.e2e.support import API, Stack, add_booking, idem, unique_email
 
 
 @pytest.fixture(scope="module")
@@ -163,6 +167,48 @@ def check_payments(api: httpx.Client, ok: Conformance, booking: str) -> None:
     assert len(walk_pages(api, ok, "/payments", bookingId=booking)) == 2  # of three
 
 
+def check_webhooks(stack: Stack, company_id: str, api: httpx.Client, ok: Conformance) -> None:
+    """Two endpoints registered, listed, fetched, changed, tested, rotated, their delivery
+    log read (an attempt written as the worker writes one), and deleted. The URL's host
+    is an address, so no resolver is asked."""
+    body = {"url": "https://93.184.215.14/hooks", "events": ["booking.created"]}
+    created = ok.check(api.post(f"{API}/webhooks", json=body), "POST", "/webhooks")
+    other = ok.check(
+        api.post(f"{API}/webhooks", json={**body, "events": ["*"]}), "POST", "/webhooks"
+    )
+    walk_pages(api, ok, "/webhooks")
+    path = f"{API}/webhooks/{created['id']}"
+    ok.check(api.get(path), "GET", "/webhooks/{id}")
+    change = {"description": "Accounting", "events": ["payment.refunded"]}
+    ok.check(api.patch(path, json=change), "PATCH", "/webhooks/{id}")
+    queued = ok.check(api.post(f"{path}/test"), "POST", "/webhooks/{id}/test")
+    with stack.container.uow() as uow:
+        uow.webhooks.log_attempt(
+            Attempt(
+                id=f"att_{secrets.token_hex(8)}",
+                company_id=company_id,
+                endpoint_id=created["id"],
+                delivery_id=queued["id"],
+                event_id=queued["eventId"],
+                event_type=queued["eventType"],
+                attempt=1,
+                status_code=None,
+                duration_ms=5000,
+                error="could not connect to 93.184.215.14: timed out",
+                next_retry_at=datetime.now(UTC),
+                at=datetime.now(UTC),
+            )
+        )
+        uow.commit()
+    rotated = ok.check(api.post(f"{path}/rotate-secret"), "POST", "/webhooks/{id}/rotate-secret")
+    assert rotated["previousSecretExpiresAt"] is not None
+    log = ok.check(api.get(f"{path}/deliveries"), "GET", "/webhooks/{id}/deliveries")
+    assert len(log["data"]) == 1
+    for endpoint in (created, other):
+        gone = api.delete(f"{API}/webhooks/{endpoint['id']}")
+        ok.check(gone, "DELETE", "/webhooks/{id}")
+
+
 def walk_pages(api: httpx.Client, ok: Conformance, path: str, **params: Any) -> list[Any]:
     """The first two pages of a list (one item each), each checked; the first has more."""
     first = ok.check(api.get(API + path, params={**params, "limit": 1}), "GET", path)
@@ -233,6 +279,7 @@ def test_every_endpoint_answers_as_its_response_schema_says(
         members = walk_pages(own, ok, "/crew")
         assert {m["name"] for m in members} == {"Rosa", "Ben"}
         check_payments(own, ok, check_scheduling(own, ok))
+        check_webhooks(stack, company.id, own, ok)
 
     assert ok.seen == {(e.method, e.path) for e in all_endpoints()}
 
@@ -301,3 +348,47 @@ def test_response_objects_are_closed_and_list_every_property_as_required(
     assert schemas["CapturedLead"]["properties"]["folded"]["type"] == "boolean"
     price = schemas["QuoteWithFollowUps"]["properties"]["price"]
     assert price == {"anyOf": [{"$ref": "#/components/schemas/PriceBreakdown"}, {"type": "null"}]}
+
+
+def test_every_event_body_matches_its_schema_under_webhooks(stack: Stack, document: dict[str, Any]):
+    """What the worker sends for each event type (``adapters/webhooks/render.py``) against
+    the envelope the document lists for it under ``webhooks``."""
+    company, key = stack.new_company()
+    booking_id = add_booking(stack.container, company.id)
+    with stack.client(key) as own:
+        customer = own.post(f"{API}/customers", json={"name": "Di", "email": unique_email()})
+        lead = own.post(f"{API}/leads", json={"name": "Ed", "email": unique_email()})
+        offer = {"customerId": customer.json()["id"], "serviceId": "svc_standard_clean"}
+        quote = own.post(f"{API}/quotes", json={**offer, "send": True}, headers=idem())
+        pay = {"bookingId": booking_id, "kind": "PAYMENT", "amountCents": 900, "method": "CASH"}
+        payment = own.post(f"{API}/payments", json=pay, headers=idem())
+    render = EventRenderer(stack.base_url)
+    now = datetime.now(UTC)
+    with stack.container.uow() as uow:
+        subjects: dict[str, Subject] = {
+            "booking": uow.bookings.get(company.id, booking_id),
+            "customer": uow.customers.get(company.id, customer.json()["id"]),
+            "lead": uow.leads.get(company.id, lead.json()["id"]),
+            "quote": uow.quotes.get(company.id, quote.json()["id"]),
+            "payment": uow.payments.get(company.id, payment.json()["id"]),
+            "webhook": None,
+        }
+        for event_type in EventType:
+            event = Event(
+                id=f"evt_{secrets.token_hex(12)}",
+                company_id=company.id,
+                type=event_type,
+                created_at=now,
+                subject=subjects[event_type.value.partition(".")[0]],
+            )
+            body = json.loads(render(event, uow))
+            operation = document["webhooks"][event_type.value]["post"]
+            schema = operation["requestBody"]["content"]["application/json"]["schema"]
+            if event_type is EventType.WEBHOOK_TEST:  # sent by POST /webhooks/:id/test
+                body["data"] = {"webhookId": "whk_1"}
+            validator = OAS31Validator(
+                {**schema, "components": document["components"]},
+                format_checker=OAS31Validator.FORMAT_CHECKER,
+            )
+            errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(body)]
+            assert not errors, (event_type, errors)

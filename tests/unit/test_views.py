@@ -31,6 +31,13 @@ from adapters.http.views.leads import captured_lead_view, lead_view, lead_with_t
 from adapters.http.views.payments import PaymentView, payment_view
 from adapters.http.views.prices import plan_price_view
 from adapters.http.views.quotes import quote_view, quote_with_follow_ups_view
+from adapters.http.views.webhooks import (
+    DeletedWebhookEndpointView,
+    attempt_view,
+    endpoint_view,
+    endpoint_with_secret_view,
+    queued_delivery_view,
+)
 from booking_core import leads, quotes
 from booking_core.availability import Slot
 from booking_core.catalog import FeeDefinition, FeeKind
@@ -47,6 +54,8 @@ from booking_core.demo import DEMO_SELECTION, demo_catalog
 from booking_core.ledger import BookingLedger, Kind, Method, record_by_hand
 from booking_core.pricing import price, price_plan
 from booking_core.quotes import ManualLine
+from booking_core.webhook_endpoints import Attempt, Delivery, Secret, WebhookEndpoint
+from booking_core.webhooks import new_secret
 from tests.unit.bookings_support import booked, local, order
 
 AT = datetime(2026, 3, 1, 17, 30, tzinfo=UTC)
@@ -117,6 +126,42 @@ def top_level_samples() -> list[attrs.AttrsInstance]:
         excluded_service_ids=("svc_deep_clean",),
     )
     slot = Slot(local(2026, 3, 3, 9), local(2026, 3, 3, 11), ("crew_1",), 12)
+    secret = new_secret()
+    hook = WebhookEndpoint(
+        id="whk_1",
+        company_id="cmp_acme",
+        url="https://hooks.example.com/in",
+        events=("booking.created",),
+        secrets=(Secret(value=secret), Secret(value=new_secret(), expires_at=AT)),
+        created_at=AT,
+        disabled_reason="HTTP 410 Gone",
+        failing_since=AT,
+        active=False,
+    )
+    delivery = Delivery(
+        id="dlv_1",
+        company_id="cmp_acme",
+        endpoint_id="whk_1",
+        event_id="evt_1",
+        event_type="webhook.test",
+        body=b"{}",
+        next_attempt_at=AT,
+        created_at=AT,
+    )
+    attempt = Attempt(
+        id="att_1",
+        company_id="cmp_acme",
+        endpoint_id="whk_1",
+        delivery_id="dlv_1",
+        event_id="evt_1",
+        event_type="webhook.test",
+        attempt=1,
+        status_code=None,
+        duration_ms=15_000,
+        error="no answer within 15 s",
+        next_retry_at=AT,
+        at=AT,
+    )
     return [
         catalog_view(catalog),
         plan_price_view(plan),
@@ -133,6 +178,11 @@ def top_level_samples() -> list[attrs.AttrsInstance]:
         created_booking_view(plan_visits, CONTEXT),
         cancelled_bookings_view(plan_visits, CONTEXT),
         rescheduled_bookings_view(plan_visits, CONTEXT),
+        endpoint_view(hook, CONTEXT, previous_secret_expires_at=None),
+        endpoint_with_secret_view(hook, secret, CONTEXT, previous_secret_expires_at=AT),
+        DeletedWebhookEndpointView(id="whk_1", deleted=True),
+        attempt_view(attempt, CONTEXT),
+        queued_delivery_view(delivery, CONTEXT),
     ]
 
 

@@ -8,7 +8,7 @@ import base64
 import json
 import random
 import time
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given
@@ -20,6 +20,7 @@ from booking_core.webhooks import (
     JITTER,
     MAX_ATTEMPTS,
     RETRY_DELAYS,
+    envelope,
     headers,
     new_secret,
     next_attempt_at,
@@ -163,3 +164,20 @@ def test_naive_now_bad_attempt_or_bad_draw_is_a_bug() -> None:
         next_attempt_at(0, NOW, lambda: 0.5)
     with pytest.raises(ValueError, match="random"):
         next_attempt_at(1, NOW, lambda: 1.5)
+
+
+def test_envelope_is_the_documented_four_fields_in_utf8_json() -> None:
+    at = datetime(2026, 3, 1, 7, 0, tzinfo=timezone(timedelta(hours=-5)))
+    body = envelope("evt_1", "booking.created", at, {"id": "bkg_1", "note": "café"})
+    assert json.loads(body) == {
+        "id": "evt_1",
+        "type": "booking.created",
+        "createdAt": "2026-03-01T07:00:00-05:00",
+        "data": {"id": "bkg_1", "note": "café"},
+    }
+    assert "café".encode() in body  # UTF-8 as is, not \u escapes
+
+
+def test_envelope_refuses_a_naive_time() -> None:
+    with pytest.raises(ValueError, match="timezone-aware"):
+        envelope("evt_1", "webhook.test", datetime(2026, 3, 1), {})

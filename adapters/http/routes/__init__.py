@@ -15,6 +15,7 @@ def all_endpoints() -> list[Endpoint]:
         leads,
         payments,
         quotes,
+        webhooks,
     )
 
     return [
@@ -25,4 +26,5 @@ def all_endpoints() -> list[Endpoint]:
         *quotes.ENDPOINTS,
         *payments.ENDPOINTS,
         *crew.ENDPOINTS,
+        *webhooks.ENDPOINTS,
     ]
