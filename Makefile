@@ -61,13 +61,17 @@ core-check:
 	rm -rf .core-venv build
 
 # Migrates the SQLite file (or BOOKING_DATABASE_URL), loads the demo companies, prints
-# their keys and a ready curl line, then serves on $(HOST):$(PORT) until Ctrl-C. The
+# their keys and a ready curl line, then serves on $(HOST):$(PORT) until Ctrl-C, with the
+# webhook worker (`booking worker`) running beside the server and stopped with it. The
 # printed links and the OpenAPI `servers` entry follow HOST and PORT (BOOKING_BASE_URL,
 # when set, wins).
 run: venv
 	@BOOKING_HOST='$(HOST)' BOOKING_PORT='$(PORT)' $(BIN)/booking migrate
 	@BOOKING_HOST='$(HOST)' BOOKING_PORT='$(PORT)' $(BIN)/booking demo
-	@BOOKING_HOST='$(HOST)' BOOKING_PORT='$(PORT)' $(BIN)/booking serve
+	@export BOOKING_HOST='$(HOST)' BOOKING_PORT='$(PORT)'; \
+	$(BIN)/booking worker & worker=$$!; \
+	trap 'kill -TERM $$worker 2>/dev/null; wait $$worker' EXIT INT TERM; \
+	$(BIN)/booking serve
 
 clean:
 	rm -rf $(VENV) .core-venv build *.egg-info .pytest_cache .mypy_cache .ruff_cache .benchmarks

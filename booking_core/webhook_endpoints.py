@@ -5,7 +5,7 @@ An endpoint (``whk_...``) is a company's URL subscribed to event types (names, o
 rotation the previous one too (both sign, as Standard Webhooks allows several ``v1,``
 signatures). A ``Delivery`` is one event on its way to one endpoint; each try of it is
 written to the endpoint's log as an ``Attempt``. What the worker does with them is
-``booking_core.services.webhooks``; the transport (URL policy, signing, HTTP) is
+``booking_core.services.webhook_delivery``; the transport (URL policy, signing, HTTP) is
 ``booking_core.webhooks`` and ``adapters/webhooks``.
 """
 

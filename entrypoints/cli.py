@@ -1,5 +1,5 @@
-"""The ``booking`` command: serve, migrate, demo data, companies, API keys, plans and the
-card-processor account.
+"""The ``booking`` command: serve, migrate, demo data, companies, API keys, plans, the
+card-processor account and the webhook worker.
 
 Bad input is one clear line on stderr and exit status 2, never a traceback; a fault
 outside the caller's control (an unreachable database) is one line and exit status 1.
@@ -27,6 +27,7 @@ from booking_core.services import companies as cases
 from booking_core.services import processor as processor_cases
 from booking_core.services.plan_upkeep import extend_plans
 from entrypoints.bootstrap import Container, bootstrap
+from entrypoints.logs import configure_logging
 from entrypoints.settings import WILDCARD_HOSTS, ConfigError, local_url
 
 EXIT_USAGE = 2
@@ -113,9 +114,12 @@ class Cli:
         out: TextIO = sys.stdout,
         err: TextIO = sys.stderr,
         stdin: TextIO = sys.stdin,
+        configure_logs: Callable[[], None] = configure_logging,
     ) -> None:
+        """``configure_logs`` sets up structlog for commands that log (``worker``)."""
         self._factory = container_factory
         self.out, self.err, self.stdin = out, err, stdin
+        self._configure_logs = configure_logs
 
     def run(self, argv: Sequence[str]) -> int:
         """Parse ``argv`` and run the command; return the exit status."""
@@ -212,6 +216,14 @@ class Cli:
             sub.add_argument("--json", action="store_true")
             sub.set_defaults(handler=handler)
         self._processor_parsers(commands)
+        worker = commands.add_parser(
+            "worker", help="deliver webhooks: fan events out and send what is due, until stopped"
+        )
+        worker.add_argument(
+            "--once", action="store_true", help="deliver everything due now, then exit"
+        )
+        worker.add_argument("--json", action="store_true", help="with --once: the totals as JSON")
+        worker.set_defaults(handler=self.worker)
         return root
 
     def _processor_parsers(self, commands: Any) -> None:
@@ -271,6 +283,52 @@ class Cli:
             timeout_graceful_shutdown=30,
             access_log=False,
         )
+
+    def worker(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking worker``: the webhook worker until SIGTERM or Ctrl-C (the attempt in
+        flight finishes first); ``--once``: everything due now, then a summary line."""
+        from adapters.webhooks.sender import WebhookSender
+        from entrypoints.web import warn_about_allowed_hosts
+        from entrypoints.worker import POLL_INTERVAL, worker_for
+
+        if args.json and not args.once:
+            raise UsageError("--json goes with --once")
+        self._configure_logs()
+        with WebhookSender() as sender:
+            worker = worker_for(container, sender)
+            if args.once:
+                warn_about_allowed_hosts(container.settings)
+                done = worker.run_once()
+                if args.json:
+                    self._json(done.as_json())
+                else:
+                    print(
+                        f"booking: {done.events} events dispatched, {done.deliveries} deliveries"
+                        f" queued; {done.attempts} attempts: {done.delivered} delivered,"
+                        f" {done.failed} failed; {done.dropped} given up unsent,"
+                        f" {done.disabled} endpoints disabled; {done.expired_quotes} quotes"
+                        " expired",
+                        file=self.out,
+                    )
+                return
+            stop = threading.Event()
+            previous = {
+                signum: signal.signal(signum, lambda *_: stop.set())
+                for signum in (signal.SIGTERM, signal.SIGINT)
+            }
+            try:
+                print(
+                    f"booking: worker delivering webhooks (every {POLL_INTERVAL:g} s when idle;"
+                    " SIGTERM or Ctrl-C stops it)",
+                    file=self.err,
+                    flush=True,
+                )
+                warn_about_allowed_hosts(container.settings)
+                worker.run(stop)
+            finally:
+                for signum, handler in previous.items():
+                    signal.signal(signum, handler)
+            print("booking: worker stopped", file=self.err, flush=True)
 
     def migrate(self, container: Container, args: argparse.Namespace) -> None:
         """``booking migrate``."""

@@ -1,9 +1,11 @@
 """The webhook sender against a real HTTP receiver on loopback: outcomes by status,
-redirects not followed, ``Retry-After``, timeouts, a capped answer, and the connection
-made to the checked address (the ``Host`` and TLS server name still the URL's)."""
+redirects not followed, ``Retry-After``, timeouts, the overall deadline against trickling
+receivers, a capped answer, and the connection made to the checked address (the ``Host``
+and TLS server name still the URL's)."""
 
 from __future__ import annotations
 
+import gc
 import json
 import socket
 import ssl
@@ -35,6 +37,8 @@ RESOLVER = StaticResolver({HOST: "127.0.0.1"})
 ALLOW = allowed_hosts(HOST)
 BODY = json.dumps({"id": "evt_1", "type": "webhook.test", "data": {}}).encode()
 SLOW_SECONDS = 1.5
+TRICKLE_GAP = 0.3
+"""Seconds between two bytes of a trickling receiver: well within any read timeout here."""
 
 
 @frozen
@@ -92,6 +96,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(200)
         elif route == "/endless":
             self._endless()
+        elif route == "/trickle-head":
+            self._trickle(b"HTTP/1.1 200 OK\r\nx-padding: ", b"a")
+        elif route == "/trickle-body":
+            head = b"HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n\r\n"
+            self.wfile.write(head)
+            self._trickle(b"", b"x")
         else:
             self._answer(*ROUTES[route](self.server))
 
@@ -112,6 +122,20 @@ class _Handler(BaseHTTPRequestHandler):
         while time.monotonic() < deadline:
             self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
             self.wfile.flush()
+
+    def _trickle(self, start: bytes, byte: bytes) -> None:
+        """``start`` then ``byte`` forever, one byte every ``TRICKLE_GAP`` (until the client
+        hangs up, or 30 s)."""
+        deadline = time.monotonic() + 30
+        for one in iter(start):
+            self._send_slowly(bytes([one]))
+        while time.monotonic() < deadline:
+            self._send_slowly(byte)
+
+    def _send_slowly(self, one: bytes) -> None:
+        self.wfile.write(one)
+        self.wfile.flush()
+        time.sleep(TRICKLE_GAP)
 
 
 ROUTES: dict[str, Any] = {
@@ -230,6 +254,76 @@ def test_only_a_small_part_of_the_answer_is_read(sender: WebhookSender, receiver
     assert time.monotonic() - started < 5
 
 
+def trickled(
+    receiver: Receiver, path: str, scheme: str = "http", verify: ssl.SSLContext | bool = True
+) -> tuple[AttemptResult, float]:
+    """One attempt with a 1.5 s deadline (and 1 s for each wait, more than the receiver's
+    gap between bytes); the result and the seconds it took."""
+    started = time.monotonic()
+    with WebhookSender(
+        connect_timeout=2, read_timeout=1, total_timeout=1.5, verify=verify
+    ) as sender:
+        result = sender.deliver(checked(receiver, path, scheme), signed(new_secret()), BODY)
+    gc.collect()  # a socket left open would warn now, and warnings fail the test
+    return result, time.monotonic() - started
+
+
+def test_a_receiver_trickling_its_status_line_fails_at_the_deadline(receiver: Receiver) -> None:
+    result, took = trickled(receiver, "/trickle-head")
+    assert took < 10  # without the deadline, never
+    assert (result.outcome, result.status_code) == (Outcome.FAILED, None)
+    assert result.error == "no complete answer within 1.5 s"
+    assert 1400 <= result.duration_ms < 10_000
+    assert len(receiver.seen) == 1
+
+
+def test_a_200_whose_body_trickles_past_the_deadline_is_delivered(receiver: Receiver) -> None:
+    """The status is what counts: the deadline cuts off the rest of the body, as the cap on
+    its size would."""
+    result, took = trickled(receiver, "/trickle-body")
+    assert took < 10
+    assert (result.outcome, result.status_code, result.error) == (Outcome.DELIVERED, 200, None)
+    assert 1400 <= result.duration_ms < 10_000
+
+
+def test_a_fast_receiver_is_unaffected_and_no_deadline_thread_is_left(
+    receiver: Receiver,
+) -> None:
+    """Each attempt's timer is armed for 25 s; one left running would still be there."""
+    threads = threading.active_count()
+    with WebhookSender(connect_timeout=2, read_timeout=2) as sender:
+        results = [send(sender, receiver, "/ok") for _ in range(5)]
+    assert [r.outcome for r in results] == [Outcome.DELIVERED] * 5
+    assert all(r.duration_ms < 5_000 for r in results)
+    waited = time.monotonic() + 5  # the receiver's own threads end as its clients hang up
+    while threading.active_count() > threads and time.monotonic() < waited:
+        time.sleep(0.05)
+    assert threading.active_count() == threads
+
+
+def test_no_further_address_is_tried_once_the_deadline_has_passed(receiver: Receiver) -> None:
+    """127.0.0.2 takes connections it never completes (its queue is full); the connect
+    timeout (5 s) would move on to 127.0.0.1 afterwards, the 1 s deadline ends it first."""
+    with socket.socket() as stuck:
+        stuck.bind(("127.0.0.2", receiver.port))
+        stuck.listen(0)
+        queued = [socket.socket() for _ in range(3)]
+        for queue in queued:
+            queue.setblocking(False)
+            queue.connect_ex(("127.0.0.2", receiver.port))
+        two = StaticResolver({HOST: ["127.0.0.2", "127.0.0.1"]})
+        url = check_url(f"http://{HOST}:{receiver.port}/ok", two, ALLOW)
+        try:
+            with WebhookSender(connect_timeout=5, total_timeout=1) as sender:
+                result = sender.deliver(url, signed(new_secret()), BODY)
+        finally:
+            for queue in queued:
+                queue.close()
+    assert (result.outcome, result.error) == (Outcome.FAILED, "no complete answer within 1 s")
+    assert 900 <= result.duration_ms < 10_000
+    assert receiver.seen == []
+
+
 def test_no_listener_is_a_failure_without_status(sender: WebhookSender) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -295,6 +389,21 @@ def test_https_verifies_the_certificate_against_the_urls_host(authority: trustme
         assert (result.outcome, result.status_code) == (Outcome.DELIVERED, 204)
         assert server.server_names == [HOST]
         assert server.seen[0].headers["host"] == f"{HOST}:{server.port}"
+    finally:
+        server.stop()
+
+
+def test_a_receiver_trickling_its_status_line_over_tls_fails_at_the_deadline(
+    authority: trustme.CA,
+) -> None:
+    server = tls_receiver(authority, HOST)
+    try:
+        result, took = trickled(server, "/trickle-head", "https", trusting(authority))
+        assert took < 10
+        assert (result.outcome, result.status_code) == (Outcome.FAILED, None)
+        assert result.error == "no complete answer within 1.5 s"
+        assert 1400 <= result.duration_ms < 10_000
+        assert server.server_names == [HOST]
     finally:
         server.stop()
 

@@ -1,0 +1,237 @@
+"""The webhook worker (``booking worker``): fans new events out into deliveries and sends
+the deliveries that are due, until stopped; ``run_once`` does what is due now and returns.
+
+One loop step dispatches every undispatched event, then sends one claimed batch of due
+deliveries; when a step finds nothing to do, the loop sleeps ``POLL_INTERVAL``. Every
+``SWEEP_INTERVAL`` (and once in ``run_once``) it also stores the expiry of sent quotes
+whose time has come, which records their ``quote.expired`` events. A stop
+(SIGTERM, Ctrl-C) lets the attempt in flight finish and record, hands the rest of the
+claimed batch back, and returns. Several workers may run at once, on one machine or
+many (``booking_core.services.webhook_delivery`` says how they share the work).
+
+Logged (structlog): ``webhook.attempt`` for every attempt (endpoint, delivery, event,
+attempt number, status, duration, error, next retry; never a URL, header or body),
+``webhook.disabled`` when an endpoint is turned off (410, or failing for 5 days),
+``webhook.render_failed`` for an event whose body could not be made (it is tried again
+by the next step; see ``dispatch_events``), ``quotes.expired`` with the number a sweep expired, and
+``worker.error`` when a step fails (the database is unreachable, say); the loop then
+carries on after the poll interval.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Collection, Mapping
+from datetime import timedelta
+from random import Random
+from typing import Any
+
+import structlog
+from attrs import define, field, frozen
+
+from adapters.webhooks.render import EventRenderer
+from adapters.webhooks.sender import WebhookSender
+from booking_core.ports import Clock, Resolver, UnitOfWork
+from booking_core.services.quotes import expire_due_quotes
+from booking_core.services.webhook_delivery import (
+    DELIVERY_BATCH,
+    DISPATCH_BATCH,
+    LEASE,
+    Delivered,
+    Render,
+    Send,
+    Sent,
+    deliver_due,
+    dispatch_events,
+)
+from entrypoints.bootstrap import Container
+
+POLL_INTERVAL = 1.0
+"""Seconds a worker with nothing to do waits before looking again."""
+SWEEP_INTERVAL = 60.0
+"""Seconds between two sweeps for sent quotes whose expiry has come (``quote.expired``)."""
+
+
+@frozen
+class Totals:
+    """What a worker did: events fanned out, deliveries written, attempts and outcomes."""
+
+    events: int = 0
+    deliveries: int = 0
+    claimed: int = 0
+    """Deliveries claimed (each attempted, given up unsent, or handed back)."""
+    attempts: int = 0
+    delivered: int = 0
+    dropped: int = 0
+    disabled: int = 0
+    expired_quotes: int = 0
+    """Sent quotes whose expiry the sweep stored."""
+
+    @property
+    def failed(self) -> int:
+        """Attempts that did not deliver (retried later, or given up)."""
+        return self.attempts - self.delivered
+
+    def plus(self, other: Totals) -> Totals:
+        """Both totals added up."""
+        return Totals(
+            self.events + other.events,
+            self.deliveries + other.deliveries,
+            self.claimed + other.claimed,
+            self.attempts + other.attempts,
+            self.delivered + other.delivered,
+            self.dropped + other.dropped,
+            self.disabled + other.disabled,
+            self.expired_quotes + other.expired_quotes,
+        )
+
+    def as_json(self) -> dict[str, int]:
+        """The totals as ``booking worker --once --json`` prints them."""
+        return {
+            "events": self.events,
+            "deliveries": self.deliveries,
+            "attempts": self.attempts,
+            "delivered": self.delivered,
+            "failed": self.failed,
+            "dropped": self.dropped,
+            "disabled": self.disabled,
+            "expiredQuotes": self.expired_quotes,
+        }
+
+
+def checked_send(sender: WebhookSender, resolver: Resolver, allow_hosts: Collection[str]) -> Send:
+    """The worker's ``Send``: the URL checked again (what its host resolves to now), then
+    one attempt to a checked address."""
+
+    def send(url: str, headers: Mapping[str, str], body: bytes) -> Sent:
+        return sender.check_and_deliver(url, resolver, allow_hosts, headers, body)
+
+    return send
+
+
+@define
+class Worker:
+    """Dispatch and delivery over one database; see the module."""
+
+    uow: Callable[[], UnitOfWork]
+    render: Render
+    send: Send
+    clock: Clock
+    random: Callable[[], float] = field(factory=lambda: Random().random)
+    poll_interval: float = POLL_INTERVAL
+    dispatch_batch: int = DISPATCH_BATCH
+    delivery_batch: int = DELIVERY_BATCH
+    lease: timedelta = LEASE
+    sweep_interval: float = SWEEP_INTERVAL
+    log: Any = field(factory=lambda: structlog.get_logger("booking.worker"))
+
+    def dispatch(self) -> Totals:
+        """Fan every undispatched event out into deliveries."""
+        total = Totals()
+        while True:
+            done = dispatch_events(
+                uow=self.uow(), render=self.render, clock=self.clock, limit=self.dispatch_batch
+            )
+            for unrendered, why in done.unrenderable:
+                self.log.error(
+                    "webhook.render_failed",
+                    company_id=unrendered.company_id,
+                    event_id=unrendered.id,
+                    event_type=unrendered.type.value,
+                    error=why,
+                )
+            total = total.plus(Totals(events=done.events, deliveries=done.deliveries))
+            if done.claimed < self.dispatch_batch or done.events == 0:
+                return total  # all claimed, or only events that cannot be rendered left
+
+    def deliver(self, stop: Callable[[], bool] = lambda: False) -> Totals:
+        """Claim one batch of due deliveries and attempt each (until ``stop()``)."""
+        done = deliver_due(
+            uow_factory=self.uow,
+            send=self.send,
+            clock=self.clock,
+            random=self.random,
+            limit=self.delivery_batch,
+            lease=self.lease,
+            stop=stop,
+        )
+        self._log(done)
+        return Totals(
+            claimed=done.claimed,
+            attempts=len(done.attempts),
+            delivered=done.delivered,
+            dropped=done.dropped,
+            disabled=len(done.disabled),
+        )
+
+    def sweep(self) -> Totals:
+        """Store the expiry of every sent quote whose time has come, which records
+        ``quote.expired`` for each (dispatched by the next ``dispatch``)."""
+        expired = expire_due_quotes(None, uow_factory=self.uow, clock=self.clock)
+        if expired:
+            self.log.info("quotes.expired", count=len(expired))
+        return Totals(expired_quotes=len(expired))
+
+    def run_once(self) -> Totals:
+        """Expire lapsed quotes, dispatch every event, then deliver until no delivery is
+        due (retries whose time has come included); return what was done."""
+        total = self.sweep().plus(self.dispatch())
+        while True:
+            done = self.deliver()
+            total = total.plus(done)
+            if done.claimed == 0:
+                return total
+
+    def run(self, stop: threading.Event) -> Totals:
+        """Work until ``stop`` is set; a step that fails is logged and the loop goes on."""
+        total = Totals()
+        next_sweep = time.monotonic()
+        while not stop.is_set():
+            try:
+                done = Totals()
+                if time.monotonic() >= next_sweep:
+                    next_sweep = time.monotonic() + self.sweep_interval
+                    done = self.sweep()
+                done = done.plus(self.dispatch()).plus(self.deliver(stop.is_set))
+            except Exception:
+                self.log.exception("worker.error")
+                done = Totals()
+            total = total.plus(done)
+            if done.events + done.claimed == 0:
+                stop.wait(self.poll_interval)
+        return total
+
+    def _log(self, done: Delivered) -> None:
+        for attempt in done.attempts:
+            self.log.info(
+                "webhook.attempt",
+                company_id=attempt.company_id,
+                endpoint_id=attempt.endpoint_id,
+                delivery_id=attempt.delivery_id,
+                event_id=attempt.event_id,
+                event_type=attempt.event_type,
+                attempt=attempt.attempt,
+                status_code=attempt.status_code,
+                duration_ms=attempt.duration_ms,
+                error=attempt.error,
+                next_retry_at=attempt.next_retry_at.isoformat() if attempt.next_retry_at else None,
+            )
+        for off in done.disabled:
+            self.log.warning(
+                "webhook.disabled",
+                company_id=off.company_id,
+                endpoint_id=off.endpoint_id,
+                reason=off.reason,
+                dropped_deliveries=off.dropped,
+            )
+
+
+def worker_for(container: Container, sender: WebhookSender) -> Worker:
+    """A worker over the container's database, clock, resolver and allow list."""
+    return Worker(
+        uow=container.uow,
+        render=EventRenderer(container.settings.base_url),
+        send=checked_send(sender, container.resolver, container.webhook_allow_hosts),
+        clock=container.clock,
+    )
