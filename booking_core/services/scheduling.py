@@ -1,5 +1,5 @@
 """Scheduling use cases: list availability, book (single, plan, multi-day, several dates),
-cancel and reschedule with scopes, and convert a quote into a booking.
+cancel and reschedule with scopes, start and complete a job, and a crew member's jobs.
 
 Availability and booking are decided by the same function (``availability.check_slot``
 over the same busy blocks ``available_slots`` lists from), so a listed slot is bookable
@@ -10,7 +10,7 @@ serialised writes on SQLite) turns a lost race into ``SlotTaken``, never a doubl
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -25,7 +25,15 @@ from booking_core.booking_orders import (
     crew_errors,
     redraw_codes,
 )
-from booking_core.bookings import MAX_DAYS, Booking, BookingStatus, normalize_human_code
+from booking_core.bookings import (
+    MAX_DAYS,
+    Booking,
+    BookingStatus,
+    complete_job,
+    normalize_human_code,
+    start_job,
+    wall_clock_instant,
+)
 from booking_core.catalog import Catalog
 from booking_core.companies import Company
 from booking_core.crew import CrewMember
@@ -528,3 +536,105 @@ def reschedule_booking(
         uow.outbox.add_all(events_for(EventType.BOOKING_RESCHEDULED, changed, at=at))
         uow.commit()
     return changed
+
+
+def _crew_booking(
+    uow: UnitOfWork, company_id: str, id_or_code: str, crew_member_id: str | None
+) -> Booking:
+    """``find_booking``, and for a crew member only a booking they are on: another's is
+    not found, exactly like an unknown one (a crew member never learns it exists)."""
+    booking = find_booking(uow, company_id, id_or_code)
+    if crew_member_id is not None and crew_member_id not in booking.crew_ids:
+        raise NotFoundError("booking", id_or_code)
+    return booking
+
+
+def start_booking(
+    company_id: str,
+    id_or_code: str,
+    *,
+    crew_member_id: str | None,
+    uow: UnitOfWork,
+    clock: Clock,
+) -> Booking:
+    """The crew starts a job: ``scheduled`` -> ``in_progress``, the time in the activity
+    log; records ``booking.started``. ``crew_member_id`` is the crew member acting (the
+    booking must be theirs, else ``NotFoundError``); None is an admin. Only this booking
+    changes (a plan's other visits do not). Anything but a scheduled job is refused with
+    ``InvalidTransition`` saying why."""
+    at = clock.now()
+    with uow:
+        booking = _crew_booking(uow, company_id, id_or_code, crew_member_id)
+        started = start_job(booking, at)
+        uow.bookings.save_all([started])
+        uow.outbox.add_all(events_for(EventType.BOOKING_STARTED, [started], at=at))
+        uow.commit()
+    return started
+
+
+def complete_booking(
+    company_id: str,
+    id_or_code: str,
+    *,
+    crew_member_id: str | None,
+    uow: UnitOfWork,
+    clock: Clock,
+) -> Booking:
+    """The crew completes a job: ``in_progress`` -> ``completed`` with ``completed_at``;
+    records ``booking.completed``. A scheduled job may be completed directly once its
+    start has come (a crew that never pressed start, or an admin marking a past job done;
+    ``skippedStart`` in the activity); before its start, or when completed or cancelled,
+    ``InvalidTransition``. ``crew_member_id`` as for ``start_booking``."""
+    at = clock.now()
+    with uow:
+        booking = _crew_booking(uow, company_id, id_or_code, crew_member_id)
+        completed = complete_job(booking, at)
+        uow.bookings.save_all([completed])
+        uow.outbox.add_all(events_for(EventType.BOOKING_COMPLETED, [completed], at=at))
+        uow.commit()
+    return completed
+
+
+CREW_JOBS_MAX_DAYS = 31
+"""The most local days one ``crew_jobs`` call covers."""
+
+
+def crew_jobs(
+    company_id: str, crew_member_id: str, start: date, days: int, *, uow: UnitOfWork
+) -> list[Booking]:
+    """A crew member's jobs (any status but cancelled) with a visit on the local dates
+    ``start`` .. ``start + days - 1`` in the company's timezone, each once, by (start, id).
+
+    A day's visit belongs to the local date it starts on (a job at 23:30 is that day's
+    job, even when it runs past midnight); a multi-day job is listed when any of its days
+    falls in the range (``Booking.day_blocks()`` gives its day-by-day times).
+    """
+    if not 1 <= days <= CREW_JOBS_MAX_DAYS:
+        raise ValidationFailed({"days": f"A whole number of days from 1 to {CREW_JOBS_MAX_DAYS}."})
+    last = start + timedelta(days=days)
+    with uow:
+        zone = ZoneInfo(uow.companies.get(company_id).timezone)
+        # A multi-day job that covers ``start`` began at most MAX_DAYS - 1 dates before it.
+        lo = wall_clock_instant(start - timedelta(days=MAX_DAYS - 1), time(0), zone)
+        hi = wall_clock_instant(last, time(0), zone)
+        found: list[Booking] = []
+        after = None
+        while True:
+            page = uow.bookings.list(
+                company_id,
+                PageRequest(limit=MAX_LIMIT, after=after),
+                crew_id=crew_member_id,
+                starts_from=lo,
+                starts_until=hi,
+            )
+            found.extend(page.items)
+            if not page.has_more:
+                break
+            after = page.next_after
+
+    def on_the_days(booking: Booking) -> bool:
+        return booking.status is not BookingStatus.CANCELLED and any(
+            start <= block.astimezone(zone).date() < last for block, _ in booking.day_blocks()
+        )
+
+    return sorted(filter(on_the_days, found), key=lambda b: (b.start, b.id))
