@@ -124,6 +124,30 @@ def plan_visits(
 # --- Creating and extending ------------------------------------------------------------
 
 
+def kept_plan_terms(catalog: Catalog, selection: Selection) -> Catalog:
+    """``catalog`` as a plan booked with ``selection`` is priced from when it is extended:
+    its coupon kept (``kept_coupon_terms``), and its service bookable even if the company
+    has since retired it (``active: false``). Retiring a service stops new bookings of
+    it, not the plans customers already have, as archiving a price does not end a
+    subscription; a service removed from the catalog cannot be priced and the plan is
+    reported, not extended (the catalog import refuses that removal while a plan is open).
+    """
+    kept = kept_coupon_terms(catalog, selection)
+    service = kept.services_by_id.get(selection.service_id)
+    if service is None or service.active:
+        return kept
+    industries = tuple(
+        attrs.evolve(
+            industry,
+            services=tuple(
+                attrs.evolve(s, active=True) if s.id == service.id else s for s in industry.services
+            ),
+        )
+        for industry in kept.industries
+    )
+    return attrs.evolve(kept, industries=industries)
+
+
 def kept_coupon_terms(catalog: Catalog, selection: Selection) -> Catalog:
     """``catalog`` as a plan booked with ``selection`` is priced from when it is extended:
     the plan's coupon keeps its discount with none of its rules judged again.

@@ -244,7 +244,7 @@ MAX_ITEMS = 200
 """The longest array a request may carry (SPEC.md: at most 200 selections)."""
 
 
-def _sequence_hook(converter: cattrs.Converter, *, query: bool) -> Any:
+def _sequence_hook(converter: cattrs.Converter, *, query: bool, max_items: int) -> Any:
     """Arrays: a JSON array in a body, comma-separated in a query string; never a string
     split into characters, never an object taken for a list."""
 
@@ -262,8 +262,8 @@ def _sequence_hook(converter: cattrs.Converter, *, query: bool) -> Any:
                 items = value
             else:
                 raise FieldProblem("Expected a JSON array.")
-            if len(items) > MAX_ITEMS:
-                raise FieldProblem(f"At most {MAX_ITEMS} items.")
+            if len(items) > max_items:
+                raise FieldProblem(f"At most {max_items} items.")
             out: list[Any] = []
             failures: list[Exception] = []
             for index, item in enumerate(items):
@@ -282,9 +282,10 @@ def _sequence_hook(converter: cattrs.Converter, *, query: bool) -> Any:
     return factory
 
 
-def make_converter(*, query: bool = False) -> cattrs.Converter:
+def make_converter(*, query: bool = False, max_items: int = MAX_ITEMS) -> cattrs.Converter:
     """The strict converter every request body goes through (JSON keys are camelCase);
-    with ``query`` its twin for query strings, where every value arrives as text."""
+    with ``query`` its twin for query strings, where every value arrives as text.
+    ``max_items``: the longest array read (setup documents allow longer ones)."""
     converter = cattrs.Converter(forbid_extra_keys=True, detailed_validation=True)
 
     def camel_case_class(cls: type) -> Any:
@@ -301,7 +302,9 @@ def make_converter(*, query: bool = False) -> cattrs.Converter:
 
     read_int = _query_int if query else _int
     converter.register_structure_hook_factory(attrs.has, camel_case_class)
-    converter.register_structure_hook_factory(_is_sequence, _sequence_hook(converter, query=query))
+    converter.register_structure_hook_factory(
+        _is_sequence, _sequence_hook(converter, query=query, max_items=max_items)
+    )
     converter.register_structure_hook(str, _str)
     converter.register_structure_hook(int, read_int)
     converter.register_structure_hook(bool, _query_bool if query else _bool)
@@ -360,11 +363,14 @@ def _structure(converter: cattrs.Converter, data: object, cls: type[T], root: st
         raise RequestInvalid(errors) from None
 
 
-def structure(data: object, cls: type[T], *, root: str = "body") -> T:
-    """``data`` as a ``cls``, or ``ValidationFailed`` naming every wrong field."""
+def structure(
+    data: object, cls: type[T], *, root: str = "body", converter: cattrs.Converter = CONVERTER
+) -> T:
+    """``data`` as a ``cls``, or ``ValidationFailed`` naming every wrong field (``converter``:
+    one ``make_converter`` made, by default the request bodies' own)."""
     if not isinstance(data, dict):
         raise RequestInvalid({root: "Expected a JSON object."})
-    return _structure(CONVERTER, data, cls, root)
+    return _structure(converter, data, cls, root)
 
 
 def query_names(cls: type | None) -> frozenset[str]:

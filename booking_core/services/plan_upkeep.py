@@ -97,7 +97,7 @@ def _extend_one(
             )
         if frequency.interval_days is None:
             raise RuleViolation(f"Frequency {frequency.slug!r} no longer repeats.")
-        terms = plans.kept_coupon_terms(catalog, last.selection)
+        terms = plans.kept_plan_terms(catalog, last.selection)
         added = plans.extend_plan(
             visits,
             plans.plan_horizon_end(visits[0].start, at, last.zone),

@@ -22,7 +22,7 @@ from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.customers import Address
 from booking_core.demo import demo_catalog
 from booking_core.drive import TableDriveTime
-from booking_core.errors import CouponRejected
+from booking_core.errors import CouponRejected, UnknownCatalogItem
 from booking_core.pricing import DiscountKind
 from booking_core.services import companies, scheduling
 from booking_core.services.plan_upkeep import extend_plans
@@ -160,6 +160,32 @@ def test_a_plan_keeps_its_coupon_after_it_is_switched_off_and_its_window_closed(
 
     assert world.extend() == [(made[0].plan_id, 1, None)]
     assert coupon_lines(world.plan(made[0].plan_id)[-1]) == coupon_lines(made[-1])
+
+
+def test_a_plan_of_a_service_since_retired_keeps_extending_at_its_price(world):
+    made = world.book(at_local(NOW + timedelta(days=1), 9))
+
+    def retired(catalog: Catalog) -> Catalog:
+        industries = tuple(
+            attrs.evolve(
+                industry,
+                services=tuple(
+                    attrs.evolve(s, active=False) if s.id == "svc_standard_clean" else s
+                    for s in industry.services
+                ),
+            )
+            for industry in catalog.industries
+        )
+        return attrs.evolve(catalog, industries=industries)
+
+    world.change_catalog(retired)
+    world.clock.advance(timedelta(days=7))
+
+    assert world.extend() == [(made[0].plan_id, 1, None)]
+    added = world.plan(made[0].plan_id)[-1]
+    assert added.price.total_cents == made[-1].price.total_cents
+    with pytest.raises(UnknownCatalogItem):  # but nobody can book it anew
+        world.book(at_local(NOW + timedelta(days=16), 9), email="grace@example.com")
 
 
 def test_a_new_booking_with_the_expired_coupon_is_still_refused(world):

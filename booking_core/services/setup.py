@@ -1,0 +1,215 @@
+"""Setting a company up: replace its catalog, import its crew, change its settings; and
+read the catalog and crew back as drafts (what an export writes).
+
+Each change is checked whole first and written in one unit of work: a refused change
+names every problem at its field path (``ValidationFailed``) and writes nothing. A dry
+run checks everything a real run does, storage included, and writes nothing either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import suppress
+
+import attrs
+from attrs import frozen
+
+from booking_core.bookings import OPEN_STATUSES, Booking
+from booking_core.catalog import Catalog
+from booking_core.catalog_drafts import CatalogDraft, draft_of
+from booking_core.catalog_rules import build_catalog, removal_problems
+from booking_core.companies import Company, validate_company
+from booking_core.crew import CrewMember
+from booking_core.crew_drafts import CrewChanges, CrewDraft, crew_draft, merge_crew
+from booking_core.errors import NotFoundError, UnknownZip, ValidationFailed
+from booking_core.ids import new_id
+from booking_core.paging import MAX_LIMIT, PageRequest
+from booking_core.ports import Clock, DriveTime, UnitOfWork
+from booking_core.services.scheduling import active_crew
+
+
+@frozen(kw_only=True)
+class ReplaceCatalog:
+    """Make ``catalog`` the company's whole catalog; ``dry_run`` only checks it."""
+
+    company_id: str
+    catalog: CatalogDraft
+    dry_run: bool = False
+
+
+def _stored_catalog(uow: UnitOfWork, company: Company) -> Catalog:
+    try:
+        return uow.catalogs.get(company.id)
+    except NotFoundError:
+        return Catalog(company_id=company.id, timezone=company.timezone)
+
+
+def _open_bookings(uow: UnitOfWork, company_id: str) -> Iterator[Booking]:
+    for status in sorted(OPEN_STATUSES):
+        after = None
+        while True:
+            page = uow.bookings.list(
+                company_id, PageRequest(limit=MAX_LIMIT, after=after), status=status
+            )
+            yield from page.items
+            if not page.has_more:
+                break
+            after = page.next_after
+
+
+def _drops_anything(old: Catalog, new: Catalog) -> bool:
+    """True when ``new`` lacks a service, parameter, extra, frequency, fee or coupon of
+    ``old`` (only then can an open booking be left without what it was booked from)."""
+
+    def items(catalog: Catalog) -> set[tuple[str, ...]]:
+        found: set[tuple[str, ...]] = {("frequency", f.slug) for f in catalog.frequencies}
+        found |= {("fee", f.id) for f in catalog.fees}
+        found |= {("coupon", c.normalized_code) for c in catalog.coupons}
+        for s in catalog.services():
+            found.add(("service", s.id))
+            found |= {("parameter", s.id, p.id) for p in s.parameters}
+            found |= {("extra", s.id, e.id) for e in s.extras}
+        return found
+
+    return not items(old) <= items(new)
+
+
+def replace_catalog(cmd: ReplaceCatalog, *, uow: UnitOfWork) -> Catalog:
+    """Check the whole draft and, unless it is a dry run, store it as the catalog (and its
+    tax rate as the company's). Refused, naming every problem, when the draft is invalid
+    or leaves out what open bookings still use (``catalog_drafts.removal_problems``)."""
+    with uow:
+        company = uow.companies.get(cmd.company_id)
+        catalog = build_catalog(cmd.catalog, company_id=company.id, timezone=company.timezone)
+        if _drops_anything(_stored_catalog(uow, company), catalog):
+            refused = removal_problems(catalog, _open_bookings(uow, company.id))
+            if refused:
+                raise ValidationFailed(refused, "The catalog has problems; nothing was saved.")
+        if cmd.dry_run:
+            return catalog
+        uow.catalogs.save(catalog)
+        if company.tax_rate_bps != catalog.tax_rate_bps:
+            uow.companies.save(attrs.evolve(company, tax_rate_bps=catalog.tax_rate_bps))
+        uow.commit()
+    return catalog
+
+
+def export_catalog(company_id: str, *, uow: UnitOfWork) -> CatalogDraft:
+    """The company's catalog as a draft: what ``replace_catalog`` takes back unchanged."""
+    with uow:
+        return draft_of(_stored_catalog(uow, uow.companies.get(company_id)))
+
+
+@frozen(kw_only=True)
+class ImportCrew:
+    """Add or change the crew members of ``crew`` (``crew_drafts``); ``dry_run`` only
+    checks them."""
+
+    company_id: str
+    crew: CrewDraft
+    dry_run: bool = False
+
+
+def _zip_checker(drive: DriveTime | None) -> Callable[[str], bool]:
+    if drive is None:
+        return lambda _: True
+
+    def known(zip_code: str) -> bool:
+        try:
+            drive.minutes(zip_code, zip_code)
+        except UnknownZip:
+            return False
+        return True
+
+    return known
+
+
+def import_crew(
+    cmd: ImportCrew, *, uow: UnitOfWork, clock: Clock, drive: DriveTime | None = None
+) -> CrewChanges:
+    """Check every member first, then add and save them in one unit of work. With
+    ``drive``, a home zip or service area it does not know is refused too (no slot could
+    ever be found there)."""
+    at = clock.now()
+    with uow:
+        company = uow.companies.get(cmd.company_id)
+        stored: dict[str, CrewMember] = {}
+        for item in cmd.crew.members:
+            if item.id is not None and item.id not in stored:
+                with suppress(NotFoundError):  # merge_crew names an id not found
+                    stored[item.id] = uow.crew.get(company.id, item.id)
+        changes = merge_crew(
+            cmd.crew,
+            company_id=company.id,
+            catalog=_stored_catalog(uow, company),
+            stored=stored,
+            roster=active_crew(uow, company.id),
+            at=at,
+            mint_id=lambda: new_id("crew"),
+            known_zip=_zip_checker(drive),
+        )
+        if cmd.dry_run:
+            return changes
+        for member in changes.added:
+            uow.crew.add(member)
+        for member in changes.updated:
+            uow.crew.save(member)
+        uow.commit()
+    return changes
+
+
+def export_crew(company_id: str, *, uow: UnitOfWork) -> CrewDraft:
+    """The company's active crew as a draft, oldest first: what ``import_crew`` takes back
+    without a change."""
+    with uow:
+        uow.companies.get(company_id)
+        return crew_draft(active_crew(uow, company_id))
+
+
+@frozen(kw_only=True)
+class UpdateCompanySettings:
+    """Change some of a company's settings; None leaves a setting as it is, and an empty
+    ``custom_domain`` disconnects the domain."""
+
+    company_id: str
+    name: str | None = None
+    timezone: str | None = None
+    tax_rate_bps: int | None = None
+    self_service_cutoff_hours: int | None = None
+    min_notice_minutes: int | None = None
+    code_prefix: str | None = None
+    custom_domain: str | None = None
+
+
+def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> Company:
+    """Check every changed setting (``validate_company``: all problems at once) and store
+    them. The timezone and tax rate are the catalog's too, so it changes with them;
+    bookings already made keep their own timezone and price."""
+    changes = {
+        name: getattr(cmd, name)
+        for name in (
+            "name",
+            "timezone",
+            "tax_rate_bps",
+            "self_service_cutoff_hours",
+            "min_notice_minutes",
+            "code_prefix",
+        )
+        if getattr(cmd, name) is not None
+    }
+    if cmd.name is not None:
+        changes["name"] = cmd.name.strip()
+    if cmd.custom_domain is not None:
+        changes["custom_domain"] = cmd.custom_domain.strip().lower() or None
+    with uow:
+        company = uow.companies.get(cmd.company_id)
+        changed = validate_company(attrs.evolve(company, **changes))
+        if changed == company:
+            return company
+        uow.companies.save(changed)
+        catalog = _stored_catalog(uow, company)
+        synced = attrs.evolve(catalog, timezone=changed.timezone, tax_rate_bps=changed.tax_rate_bps)
+        if synced != catalog:
+            uow.catalogs.save(synced)
+        uow.commit()
+    return changed
