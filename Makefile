@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 HOST    = 127.0.0.1
 PORT    = 8000
 
-.PHONY: venv test lint format bench bench-http run clean core-check
+.PHONY: venv test lint format bench bench-http run clean core-check chromium
 
 venv: $(STAMP)
 
@@ -23,10 +23,21 @@ $(STAMP): pyproject.toml server/pyproject.toml
 # The whole suite under the hypothesis ``ci`` profile (no per-example deadline, no
 # too_slow health check): green on a loaded machine too, not on most runs.
 # pytest's exit code 5 means no test ran: that is a failure, said plainly.
-test: venv
+test: venv chromium
 	@HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -q $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
+
+# Debian's Chromium, which the browser tests (tests/browser) drive through Playwright;
+# installed with apt only when missing. Without it (no root, no apt) the browser tests are
+# skipped, and fail under BOOKING_REQUIRE_SERVICES=1 as in CI.
+CHROMIUM = /usr/bin/chromium
+chromium:
+	@test -x $(CHROMIUM) || { \
+	    echo "make: installing Debian's chromium for the browser tests" >&2; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } \
+	        >/dev/null 2>&1 || echo "make: could not install chromium (needs root and apt)" >&2; \
+	}
 
 lint: venv
 	$(BIN)/ruff check .

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from booking_core.paging import Page, PageRequest
     from booking_core.processor_accounts import ProcessorAccount
     from booking_core.quotes import Quote, QuoteStatus
+    from booking_core.users import SignInLink, User
     from booking_core.webhook_endpoints import Attempt, Delivery, WebhookEndpoint
 
 
@@ -573,6 +574,65 @@ class ProcessorRepository(Protocol):
         ...
 
 
+class UserRepository(Protocol):
+    """Users of the admin workspace and crew portal, and their one-time sign-in links.
+
+    Unlike the other repositories, ``get`` and ``by_email`` are not scoped by company: a
+    session names only its user and a sign-in only an email, and the company is the
+    user's. Emails are unique across the service."""
+
+    def get(self, user_id: str) -> User:
+        """The user; ``NotFoundError`` if none has that id."""
+        ...
+
+    def by_email(self, email: str) -> User | None:
+        """The user with that email (compare it normalised: stripped, lower-case), if any."""
+        ...
+
+    def add(self, user: User) -> None:
+        """Store a new user; ``ConflictError`` if its id or email is taken (in any company),
+        leaving the unit of work usable."""
+        ...
+
+    def save(self, user: User) -> None:
+        """Replace a stored user (password, session epoch); ``NotFoundError`` if it is not
+        stored."""
+        ...
+
+    def list(self, company_id: str) -> Sequence[User]:
+        """The company's users, oldest first."""
+        ...
+
+    def add_link(self, link: SignInLink) -> None:
+        """Store a new sign-in link (by its token's hash)."""
+        ...
+
+    def claim_link(self, token_hash: str, at: datetime) -> SignInLink | None:
+        """Mark the unused link with this token hash used at ``at`` and return it as
+        claimed; None when there is no such link or it was used. Of two units claiming one
+        link at once, one gets it and the other None. Whether it expired is the caller's
+        check."""
+        ...
+
+
+class PasswordHasher(Protocol):
+    """Makes and checks password hashes (``Argon2Hasher``): opaque strings carrying their
+    own salt and parameters."""
+
+    def hash(self, password: str) -> str:
+        """A new salted hash of ``password``."""
+        ...
+
+    def verify(self, password_hash: str, password: str) -> bool:
+        """True when ``password`` is the one ``password_hash`` was made from; False for a
+        wrong password or a hash this hasher cannot read."""
+        ...
+
+    def needs_rehash(self, password_hash: str) -> bool:
+        """True when the hash was made with other parameters than the current ones."""
+        ...
+
+
 class UnitOfWork(Protocol):
     """One atomic transaction over the repositories: rolled back unless committed."""
 
@@ -617,6 +677,9 @@ class UnitOfWork(Protocol):
 
     @property
     def processor(self) -> ProcessorRepository: ...
+
+    @property
+    def users(self) -> UserRepository: ...
 
     def __enter__(self) -> Self: ...
 

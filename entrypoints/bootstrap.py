@@ -5,11 +5,19 @@ from __future__ import annotations
 from attrs import define, field
 
 from adapters.drivetime import OsrmDriveTime, ZipCentroidDriveTime
+from adapters.passwords import Argon2Hasher
 from adapters.phone import PhonenumbersNormalizer
 from adapters.sql import Database
 from adapters.system import SystemClock
 from adapters.webhooks.resolver import SystemResolver
-from booking_core.ports import Clock, DriveTime, PhoneNormalizer, Resolver, UnitOfWork
+from booking_core.ports import (
+    Clock,
+    DriveTime,
+    PasswordHasher,
+    PhoneNormalizer,
+    Resolver,
+    UnitOfWork,
+)
 from entrypoints.settings import Settings
 
 
@@ -24,6 +32,8 @@ class Container:
     drive: DriveTime
     resolver: Resolver = field(factory=SystemResolver)
     """What webhook URLs resolve to (the URL policy, on register, update and delivery)."""
+    hasher: PasswordHasher = field(factory=Argon2Hasher)
+    """Makes and checks users' password hashes (argon2id)."""
 
     @property
     def webhook_allow_hosts(self) -> frozenset[str]:

@@ -1,5 +1,5 @@
-"""The ``booking`` command: serve, migrate, demo data, companies, API keys, plans, the
-card-processor account and the webhook worker.
+"""The ``booking`` command: serve, migrate, demo data, companies, API keys, users, plans,
+the card-processor account and the webhook worker.
 
 Bad input is one clear line on stderr and exit status 2, never a traceback; a fault
 outside the caller's control (an unreachable database) is one line and exit status 1.
@@ -19,13 +19,21 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
+from adapters import setup_documents as documents
 from booking_core import auth
 from booking_core.auth import ApiKey, IssuedKey
+from booking_core.catalog import Catalog
+from booking_core.companies import Company
+from booking_core.crew import CrewMember
+from booking_core.crew_drafts import CrewChanges
 from booking_core.errors import DomainError, NotFoundError, ValidationFailed
 from booking_core.processor_accounts import ProcessorAccount
 from booking_core.services import companies as cases
 from booking_core.services import processor as processor_cases
+from booking_core.services import setup as setup_cases
+from booking_core.services import users as user_cases
 from booking_core.services.plan_upkeep import extend_plans
+from booking_core.users import User, parse_role, sign_in_link_url
 from entrypoints.bootstrap import Container, bootstrap
 from entrypoints.logs import configure_logging
 from entrypoints.settings import WILDCARD_HOSTS, ConfigError, local_url
@@ -134,6 +142,10 @@ class Cli:
                 handler(container, args)
             finally:
                 container.close()
+        except DocumentRejected as error:
+            for line in error.lines():
+                print(f"booking: {line}", file=self.err)
+            return EXIT_FAULT
         except (UsageError, ConfigError) as error:
             print(f"booking: {error}", file=self.err)
             return EXIT_USAGE
@@ -182,6 +194,7 @@ class Cli:
         create.add_argument("--code-prefix")
         create.add_argument("--json", action="store_true")
         create.set_defaults(handler=self.company_create)
+        self._company_settings_parser(company)
 
         plan = commands.add_parser("plans", help="recurring plans").add_subparsers(
             dest="action", required=True, parser_class=_Parser
@@ -191,6 +204,22 @@ class Cli:
         extend.add_argument("--json", action="store_true")
         extend.set_defaults(handler=self.plans_extend)
 
+        self._key_parsers(commands)
+        self._processor_parsers(commands)
+        self._user_parsers(commands)
+        self._setup_parsers(commands)
+        worker = commands.add_parser(
+            "worker", help="deliver webhooks: fan events out and send what is due, until stopped"
+        )
+        worker.add_argument(
+            "--once", action="store_true", help="deliver everything due now, then exit"
+        )
+        worker.add_argument("--json", action="store_true", help="with --once: the totals as JSON")
+        worker.set_defaults(handler=self.worker)
+        return root
+
+    def _key_parsers(self, commands: Any) -> None:
+        """``booking key create|list|revoke|rotate|edit``."""
         key = commands.add_parser("key", help="API keys").add_subparsers(
             dest="action", required=True, parser_class=_Parser
         )
@@ -215,16 +244,7 @@ class Cli:
             sub.add_argument("--yes", action="store_true", help="do not ask for confirmation")
             sub.add_argument("--json", action="store_true")
             sub.set_defaults(handler=handler)
-        self._processor_parsers(commands)
-        worker = commands.add_parser(
-            "worker", help="deliver webhooks: fan events out and send what is due, until stopped"
-        )
-        worker.add_argument(
-            "--once", action="store_true", help="deliver everything due now, then exit"
-        )
-        worker.add_argument("--json", action="store_true", help="with --once: the totals as JSON")
-        worker.set_defaults(handler=self.worker)
-        return root
+        self._key_edit_parser(key)
 
     def _processor_parsers(self, commands: Any) -> None:
         """``booking processor connect`` and ``booking processor disconnect``."""
@@ -243,6 +263,29 @@ class Cli:
         disconnect.add_argument("--json", action="store_true")
         disconnect.set_defaults(handler=self.processor_disconnect)
 
+    def _user_parsers(self, commands: Any) -> None:
+        """``booking user create`` and ``booking user link``."""
+        user = commands.add_parser(
+            "user", help="people who sign in to the admin workspace and the crew portal"
+        ).add_subparsers(dest="action", required=True, parser_class=_Parser)
+        create = user.add_parser("create", help="add a user; prints a one-time sign-in link")
+        create.add_argument("--company", required=True, help="company slug")
+        create.add_argument("--email", required=True, help="unique across every company")
+        create.add_argument("--role", required=True, help="owner, dispatcher or crew")
+        create.add_argument("--name", default="")
+        create.add_argument("--crew-member", help="the crew member's id (crew users only)")
+        create.add_argument(
+            "--password-stdin",
+            action="store_true",
+            help="set a password read from the first line of stdin instead of printing a link",
+        )
+        create.add_argument("--json", action="store_true")
+        create.set_defaults(handler=self.user_create)
+        link = user.add_parser("link", help="a fresh one-time sign-in link (15 minutes)")
+        link.add_argument("--email", required=True)
+        link.add_argument("--json", action="store_true")
+        link.set_defaults(handler=self.user_link)
+
     def _json(self, value: object) -> None:
         print(json.dumps(value, indent=None), file=self.out)
 
@@ -251,7 +294,7 @@ class Cli:
         stops it after the requests in flight finish."""
         import uvicorn
 
-        from entrypoints.web import cursor_secret
+        from entrypoints.web import cursor_secret, session_secret
 
         if not 1 <= args.workers <= 64:
             raise UsageError("--workers takes 1 to 64")
@@ -260,6 +303,7 @@ class Cli:
         if not 1 <= port <= 65535:
             raise UsageError("--port takes 1 to 65535")
         cursor_secret()  # one secret in the environment, inherited by every worker
+        session_secret(container.settings)  # likewise for the pages' session cookies
         # The app is imported by uvicorn (in each worker) and reads its settings from the
         # environment: hand it the address, so its links and OpenAPI `servers` entry name
         # this host and port (unless BOOKING_BASE_URL says otherwise).
@@ -344,6 +388,7 @@ class Cli:
         progress("applying migrations")
         container.database.migrate()
         made = load_demo(container, progress)
+        base = container.settings.base_url
         if args.json:
             self._json(
                 {
@@ -353,18 +398,34 @@ class Cli:
                             "slug": d.company.slug,
                             "name": d.company.name,
                             "apiKey": d.api_key,
+                            "users": [
+                                {
+                                    "email": person.user.email,
+                                    "role": person.user.role.value,
+                                    "signInLink": sign_in_link_url(base, person.link_token),
+                                }
+                                for person in d.users
+                            ],
                         }
                         for d in made
                     ]
                 }
             )
             return
-        base = container.settings.base_url
         for d in made:
             print(f"{d.company.name} ({d.company.slug}, {d.company.id})", file=self.out)
             print(f"  API key (full access, shown once): {d.api_key}", file=self.out)
+            for person in d.users:
+                link = sign_in_link_url(base, person.link_token)
+                who = f"{person.user.role.value:<5} {person.user.email}"
+                print(f"  sign in as {who}: {link}", file=self.out)
         print(f"\nAPI:      {base}/api/v1   (OpenAPI: {base}/api/openapi.json)", file=self.out)
         print(f"Docs:     {base}/docs   (the API reference, in the browser)", file=self.out)
+        print(
+            f"Sign in:  {base}/sign-in   (each link above works once, for 15 minutes;"
+            " `booking user link --email E` makes a fresh one)",
+            file=self.out,
+        )
         print(
             f"Try it:   curl -H 'Authorization: Bearer {made[0].api_key}' {base}/api/v1/services",
             file=self.out,
@@ -494,6 +555,70 @@ class Cli:
         )
         self._show_issued(issued, args.json)
 
+    def _sign_in_link(self, container: Container, email: str) -> tuple[User, str]:
+        try:
+            user, issued = user_cases.issue_sign_in_link(
+                email, uow=container.uow(), clock=container.clock
+            )
+        except NotFoundError:
+            raise UsageError(f"no user with email {email.strip()!r}") from None
+        return user, sign_in_link_url(container.settings.base_url, issued.token)
+
+    def user_create(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking user create``: the user, and a one-time sign-in link unless a password
+        came on stdin."""
+        password = None
+        if args.password_stdin:
+            password = self.stdin.readline().rstrip("\r\n")
+            if not password:
+                raise UsageError("--password-stdin read no password from stdin")
+        command = user_cases.CreateUser(
+            company_id=self._company_id(container, args.company),
+            email=args.email,
+            role=parse_role(args.role),
+            name=args.name,
+            crew_member_id=args.crew_member,
+            password=password,
+        )
+        try:
+            user = user_cases.create_user(
+                command, uow=container.uow(), clock=container.clock, hasher=container.hasher
+            )
+        except ValidationFailed as error:  # the flag is --crew-member
+            errors = {
+                "crew_member" if path == "crew_member_id" else path: text
+                for path, text in error.field_errors.items()
+            }
+            raise ValidationFailed(errors, error.message) from None
+        link = None if password is not None else self._sign_in_link(container, user.email)[1]
+        if args.json:
+            self._json(
+                {
+                    "id": user.id,
+                    "companyId": user.company_id,
+                    "email": user.email,
+                    "name": user.name,
+                    "role": user.role.value,
+                    "crewMemberId": user.crew_member_id,
+                    "signInLink": link,
+                }
+            )
+            return
+        print(f"created {user.email} ({user.id}), {user.role} of {args.company}", file=self.out)
+        if link is None:
+            base = container.settings.base_url
+            print(f"  password set: sign in at {base}/sign-in", file=self.out)
+        else:
+            print(f"  sign-in link (works once, for 15 minutes): {link}", file=self.out)
+
+    def user_link(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking user link``: a fresh one-time sign-in link."""
+        user, link = self._sign_in_link(container, args.email)
+        if args.json:
+            self._json({"id": user.id, "email": user.email, "signInLink": link})
+            return
+        print(f"sign-in link for {user.email} (works once, for 15 minutes): {link}", file=self.out)
+
     def processor_connect(self, container: Container, args: argparse.Namespace) -> None:
         """``booking processor connect``."""
         account = processor_cases.connect_account(
@@ -529,6 +654,186 @@ class Cli:
                 file=self.out,
             )
 
+    # --- Setup: catalog and crew documents, company settings, key edit ------------------
+
+    def _company_settings_parser(self, company: Any) -> None:
+        """``booking company settings``."""
+        settings = company.add_parser(
+            "settings", help="show or change a company's settings (each flag is one setting)"
+        )
+        settings.add_argument("--company", required=True, help="company slug")
+        settings.add_argument("--name")
+        settings.add_argument("--timezone", help="IANA zone, e.g. America/Chicago")
+        settings.add_argument(
+            "--cutoff-hours",
+            "--self-service-cutoff-hours",
+            type=int,
+            dest="self_service_cutoff_hours",
+            metavar="HOURS",
+            help="customers' self-service cutoff, 0..336 hours",
+        )
+        settings.add_argument("--min-notice-minutes", type=int, help="0..20160 minutes")
+        settings.add_argument("--code-prefix", help="two capital letters of booking codes")
+        settings.add_argument("--tax-rate-bps", type=int, help="0..10000 basis points")
+        settings.add_argument("--custom-domain", help="host name; '' disconnects it")
+        settings.add_argument("--json", action="store_true")
+        settings.set_defaults(handler=self.company_settings)
+
+    def _key_edit_parser(self, key: Any) -> None:
+        """``booking key edit``."""
+        edit = key.add_parser("edit", help="change an active key's scopes and/or rate limit")
+        edit.add_argument("--company", required=True, help="company slug")
+        edit.add_argument("--id", required=True, dest="key_id")
+        edit.add_argument("--scopes", help="comma-separated scopes, or 'all'")
+        edit.add_argument("--rate-limit", type=int, help="requests per minute, 10..6000")
+        edit.add_argument("--json", action="store_true")
+        edit.set_defaults(handler=self.key_edit)
+
+    def _setup_parsers(self, commands: Any) -> None:
+        """``booking catalog export|import`` and ``booking crew export|import``."""
+        for noun, text in (("catalog", "the company's catalog"), ("crew", "the crew roster")):
+            actions = commands.add_parser(
+                noun, help=f"{text} as a JSON or YAML document (docs/setup.md)"
+            ).add_subparsers(dest="action", required=True, parser_class=_Parser)
+            export = actions.add_parser("export", help=f"write {text} as a document")
+            export.add_argument("--company", required=True, help="company slug")
+            export.add_argument("file", nargs="?", default="-", help="FILE, or - for stdout")
+            export.add_argument("--format", choices=documents.FORMATS, help="default: by FILE")
+            export.set_defaults(handler=self.setup_export, noun=noun)
+            load = actions.add_parser(
+                "import", help=f"check a document whole, then write it as {text}"
+            )
+            load.add_argument("--company", required=True, help="company slug")
+            load.add_argument("file", help="FILE, or - for stdin")
+            load.add_argument("--format", choices=documents.FORMATS, help="default: by FILE")
+            load.add_argument("--dry-run", action="store_true", help="check only; write nothing")
+            load.add_argument("--json", action="store_true")
+            load.set_defaults(handler=self.setup_import, noun=noun)
+
+    def setup_export(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking catalog export`` and ``booking crew export``."""
+        company_id = self._company_id(container, args.company)
+        export = setup_cases.export_catalog if args.noun == "catalog" else setup_cases.export_crew
+        draft = export(company_id, uow=container.uow())
+        to_stdout = args.file == "-"
+        text = documents.write(draft, args.format or documents.format_of(args.file))
+        if to_stdout:
+            self.out.write(text)
+            return
+        try:
+            with open(args.file, "w", encoding="utf-8") as sink:
+                sink.write(text)
+        except OSError as error:
+            raise UsageError(f"cannot write {args.file}: {error.strerror or error}") from None
+        print(f"wrote the {args.noun} of {args.company} to {args.file}", file=self.err)
+
+    def _document(self, args: argparse.Namespace) -> tuple[str, documents.Format]:
+        source = "stdin" if args.file == "-" else args.file
+        try:
+            if args.file == "-":
+                text = self.stdin.read()
+            else:
+                with open(args.file, encoding="utf-8") as document:
+                    text = document.read(documents.MAX_DOCUMENT_CHARACTERS + 1)
+        except UnicodeDecodeError:
+            raise DocumentRejected(source, {documents.ROOT: "Not UTF-8 text."}) from None
+        except OSError as error:
+            raise UsageError(f"cannot read {args.file}: {error.strerror or error}") from None
+        return text, args.format or documents.format_of(args.file, text)
+
+    def setup_import(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking catalog import`` and ``booking crew import``: every problem of the
+        document one per line (exit status 1, nothing written), else a summary."""
+        company_id = self._company_id(container, args.company)
+        text, fmt = self._document(args)
+        try:
+            if args.noun == "catalog":
+                catalog = setup_cases.replace_catalog(
+                    setup_cases.ReplaceCatalog(
+                        company_id=company_id,
+                        catalog=documents.read_catalog(text, fmt),
+                        dry_run=args.dry_run,
+                    ),
+                    uow=container.uow(),
+                )
+                summary = _catalog_summary(catalog)
+            else:
+                changes = setup_cases.import_crew(
+                    setup_cases.ImportCrew(
+                        company_id=company_id,
+                        crew=documents.read_crew(text, fmt),
+                        dry_run=args.dry_run,
+                    ),
+                    uow=container.uow(),
+                    clock=container.clock,
+                    drive=container.drive,
+                )
+                summary = _crew_summary(changes, dry_run=args.dry_run)
+        except ValidationFailed as error:
+            source = "stdin" if args.file == "-" else args.file
+            raise DocumentRejected(source, documents.field_errors(error)) from None
+        if args.json:
+            self._json({"company": args.company, "dryRun": args.dry_run, **summary})
+            return
+        if args.noun == "catalog":
+            counts = (
+                f"{summary['industries']} industries, {summary['services']} services"
+                f" ({summary['inactiveServices']} inactive), {summary['frequencies']}"
+                f" frequencies, {summary['fees']} fees, {summary['coupons']} coupons"
+            )
+        else:
+            counts = ", ".join(f"{len(summary[k])} {k}" for k in ("added", "updated", "unchanged"))
+        verb = "checked (dry run: nothing written)" if args.dry_run else "imported"
+        print(f"{verb} the {args.noun} of {args.company}: {counts}", file=self.out)
+
+    def company_settings(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking company settings``: without a setting to change, shows them."""
+        company = setup_cases.update_company_settings(
+            setup_cases.UpdateCompanySettings(
+                company_id=self._company_id(container, args.company),
+                name=args.name,
+                timezone=args.timezone,
+                tax_rate_bps=args.tax_rate_bps,
+                self_service_cutoff_hours=args.self_service_cutoff_hours,
+                min_notice_minutes=args.min_notice_minutes,
+                code_prefix=args.code_prefix,
+                custom_domain=args.custom_domain,
+            ),
+            uow=container.uow(),
+        )
+        if args.json:
+            self._json(_company_json(company))
+            return
+        print(f"{company.slug} ({company.id}): {company.name}", file=self.out)
+        print(
+            f"  timezone: {company.timezone}  code prefix: {company.code_prefix}"
+            f"  tax: {company.tax_rate_bps} bps",
+            file=self.out,
+        )
+        print(
+            f"  self-service cutoff: {company.self_service_cutoff_hours} h"
+            f"  minimum notice: {company.min_notice_minutes} min"
+            f"  custom domain: {company.custom_domain or 'none'}",
+            file=self.out,
+        )
+
+    def key_edit(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking key edit``: SPEC.md section 5 items 6, 7 and 9."""
+        if args.scopes is None and args.rate_limit is None:
+            raise UsageError("nothing to change: give --scopes and/or --rate-limit")
+        key = cases.edit_key(
+            self._company_id(container, args.company),
+            args.key_id,
+            scopes=_scopes(args.scopes),
+            rate_limit=args.rate_limit,
+            uow=container.uow(),
+            clock=container.clock,
+        )
+        if args.json:
+            self._json(_key_json(key))
+        else:
+            _print_key(key, self.out)
+
 
 def _account_json(account: ProcessorAccount) -> dict[str, Any]:
     return {
@@ -537,6 +842,61 @@ def _account_json(account: ProcessorAccount) -> dict[str, Any]:
         "connected": account.connected,
         "connectedAt": account.connected_at.isoformat(),
         "disconnectedAt": account.disconnected_at.isoformat() if account.disconnected_at else None,
+    }
+
+
+class DocumentRejected(Exception):
+    """A setup document with problems: each is printed on its own line (exit status 1)."""
+
+    def __init__(self, source: str, problems: dict[str, str]) -> None:
+        super().__init__(f"{source}: {len(problems)} problems")
+        self.source = source
+        self.problems = problems
+
+    def lines(self) -> list[str]:
+        """One line per problem, ``FILE: path: text``, then how many and that nothing was
+        written."""
+        count = len(self.problems)
+        return [
+            *(f"{self.source}: {path}: {text}" for path, text in self.problems.items()),
+            f"{self.source}: {count} problem{'s' if count != 1 else ''}; nothing was written",
+        ]
+
+
+def _company_json(company: Company) -> dict[str, Any]:
+    return {
+        "id": company.id,
+        "slug": company.slug,
+        "name": company.name,
+        "timezone": company.timezone,
+        "codePrefix": company.code_prefix,
+        "taxRateBps": company.tax_rate_bps,
+        "selfServiceCutoffHours": company.self_service_cutoff_hours,
+        "minNoticeMinutes": company.min_notice_minutes,
+        "customDomain": company.custom_domain,
+    }
+
+
+def _catalog_summary(catalog: Catalog) -> dict[str, Any]:
+    services = list(catalog.services())
+    return {
+        "industries": len(catalog.industries),
+        "services": len(services),
+        "inactiveServices": sum(not s.active for s in services),
+        "frequencies": len(catalog.frequencies),
+        "fees": len(catalog.fees),
+        "coupons": len(catalog.coupons),
+    }
+
+
+def _crew_summary(changes: CrewChanges, *, dry_run: bool) -> dict[str, Any]:
+    def listed(members: tuple[CrewMember, ...], ids: bool = True) -> list[dict[str, Any]]:
+        return [{"id": m.id if ids else None, "name": m.name} for m in members]
+
+    return {
+        "added": listed(changes.added, ids=not dry_run),
+        "updated": listed(changes.updated),
+        "unchanged": listed(changes.unchanged),
     }
 
 

@@ -1,7 +1,9 @@
-"""Demo data: two companies with realistic catalogs, customers, leads and a full-scope key.
+"""Demo data: two companies with realistic catalogs, customers, leads, a full-scope key,
+and two people who sign in: an owner and a crew user (the crew member of the demo job).
 
-Loading is idempotent for companies (an existing slug is reused); every run issues a
-fresh key per company, since a key's secret is only ever shown when it is made.
+Loading is idempotent for companies and users (an existing slug or email is reused);
+every run issues a fresh key per company and a fresh one-time sign-in link per user,
+since a key's secret and a link's token are only ever shown when they are made.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import attrs
 from attrs import frozen
 
 from booking_core import auth
+from booking_core.bookings import Booking
 from booking_core.catalog import Catalog
 from booking_core.companies import Company
 from booking_core.crew import WorkingHours, new_crew_member
@@ -25,15 +28,27 @@ from booking_core.services import companies as company_cases
 from booking_core.services import scheduling
 from booking_core.services.customers import CreateCustomer, create_customer
 from booking_core.services.leads import CaptureLead, capture_lead
+from booking_core.services.scheduling import active_crew
+from booking_core.services.users import CreateUser, create_user, issue_sign_in_link, list_users
+from booking_core.users import Role, User
 from entrypoints.bootstrap import Container
 
 
 @frozen
+class DemoUser:
+    """A demo user and the token of a fresh one-time sign-in link."""
+
+    user: User
+    link_token: str
+
+
+@frozen
 class DemoCompany:
-    """One company as the demo made it, with its fresh key."""
+    """One company as the demo made it, with its fresh key and its users' fresh links."""
 
     company: Company
     api_key: str
+    users: tuple[DemoUser, ...] = ()
 
 
 def _handy_catalog() -> Catalog:
@@ -133,7 +148,7 @@ def _book_demo_job(
     who: tuple[str, str],
     address: Address,
     days_ahead: int,
-) -> None:
+) -> Booking | None:
     """Book the first open start from 10:00 some weekdays ahead for a demo customer."""
     zone = ZoneInfo(company.timezone)
     day = container.clock.now().astimezone(zone).date() + timedelta(days=days_ahead)
@@ -149,8 +164,8 @@ def _book_demo_job(
     )
     later = [s for s in slots if s.start.astimezone(zone).hour >= 10]
     if not later:
-        return
-    scheduling.create_booking(
+        return None
+    made = scheduling.create_booking(
         scheduling.CreateBooking(
             company_id=company.id,
             service_id=service_id,
@@ -165,6 +180,43 @@ def _book_demo_job(
         drive=container.drive,
         phones=container.phones,
     )
+    return made[0]
+
+
+def _demo_users(container: Container, company: Company, crew_member_id: str | None) -> list[User]:
+    """The company's owner and crew user, made on first load (the crew user is the crew
+    member of the demo job, else the first crew member); after that the ones stored."""
+    stored = list_users(company.id, uow=container.uow())
+    owner = next((u for u in stored if u.role is Role.OWNER), None)
+    crew = next((u for u in stored if u.role is Role.CREW), None)
+    if owner is None:
+        owner = create_user(
+            CreateUser(
+                company_id=company.id,
+                email=f"owner@{company.slug}.example",
+                role=Role.OWNER,
+                name="Olivia Owner",
+            ),
+            uow=container.uow(),
+            clock=container.clock,
+        )
+    if crew is None:
+        with container.uow() as uow:
+            members = {m.id: m for m in active_crew(uow, company.id)}
+        member = members.get(crew_member_id or "") or next(iter(members.values()), None)
+        if member is not None:
+            crew = create_user(
+                CreateUser(
+                    company_id=company.id,
+                    email=f"{member.name.split()[0].lower()}@{company.slug}.example",
+                    role=Role.CREW,
+                    name=member.name,
+                    crew_member_id=member.id,
+                ),
+                uow=container.uow(),
+                clock=container.clock,
+            )
+    return [u for u in (owner, crew) if u is not None]
 
 
 def load_demo(
@@ -217,7 +269,14 @@ def load_demo(
                     clock=container.clock,
                     phones=container.phones,
                 )
-            _book_demo_job(container, company, *DEMO_JOBS[slug])
+            job = _book_demo_job(container, company, *DEMO_JOBS[slug])
+            crew_member_id = job.crew_ids[0] if job is not None else None
+        else:
+            crew_member_id = None
+        people = []
+        for user in _demo_users(container, company, crew_member_id):
+            _, link = issue_sign_in_link(user.email, uow=container.uow(), clock=container.clock)
+            people.append(DemoUser(user, link.token))
         issued = company_cases.create_key(
             company_cases.CreateKey(
                 company_id=company.id,
@@ -228,5 +287,5 @@ def load_demo(
             uow=container.uow(),
             clock=container.clock,
         )
-        made.append(DemoCompany(company, issued.secret))
+        made.append(DemoCompany(company, issued.secret, tuple(people)))
     return made

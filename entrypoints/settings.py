@@ -58,6 +58,9 @@ class Settings:
     webhook_allow_hosts: frozenset[str] = frozenset()
     """Hosts exempt from the webhook URL policy (https, public addresses): development
     and tests only."""
+    session_secret: str | None = field(default=None, repr=False)  # a secret: never shown
+    """Signs the pages' session cookies (``BOOKING_SESSION_SECRET``); None: the process
+    makes one (``entrypoints.web.session_secret``)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -69,7 +72,8 @@ class Settings:
         endpoint; without it ``POST /api/processor/stripe`` answers 503), and
         ``BOOKING_WEBHOOK_ALLOW_HOSTS`` (comma-separated host names or addresses exempt
         from the webhook URL policy's https and public-address rules; empty by default,
-        never set in production)."""
+        never set in production), and ``BOOKING_SESSION_SECRET`` (signs the session
+        cookies of the pages; without it each run of ``booking serve`` makes one)."""
         env = os.environ if env is None else env
         default_db = f"sqlite:///{Path.cwd() / DEFAULT_DATABASE_FILE}"
         host = env.get("BOOKING_HOST") or DEFAULT_HOST
@@ -84,4 +88,5 @@ class Settings:
             port=port,
             stripe_webhook_secret=env.get("BOOKING_STRIPE_WEBHOOK_SECRET") or None,
             webhook_allow_hosts=allowed_hosts(env.get("BOOKING_WEBHOOK_ALLOW_HOSTS") or ""),
+            session_secret=env.get("BOOKING_SESSION_SECRET") or None,
         )

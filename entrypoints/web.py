@@ -1,5 +1,6 @@
 """The web application wired from settings: the HTTP adapter over the configured stores,
-and the health probes (``/healthz``, ``/readyz``) over the same stores."""
+the health probes (``/healthz``, ``/readyz``) over the same stores, and the pages (sign-in,
+the admin workspace, the crew portal) beside ``/api``."""
 
 from __future__ import annotations
 
@@ -18,12 +19,14 @@ from adapters.http.processor import processor_routes
 from adapters.http.ratelimit import RateLimiter
 from adapters.http.routes import all_endpoints
 from adapters.processor.stripe import StripeWebhook
+from adapters.web import SessionCodec, SignInThrottle, WebDeps, web_routes
 from booking_core.services.companies import authenticate
 from entrypoints.bootstrap import Container, bootstrap
 from entrypoints.logs import configure_logging
 from entrypoints.settings import Settings
 
 SECRET_ENV = "BOOKING_SECRET_KEY"
+SESSION_SECRET_ENV = "BOOKING_SESSION_SECRET"
 
 
 def cursor_secret() -> bytes:
@@ -38,6 +41,38 @@ def cursor_secret() -> bytes:
     generated = secrets.token_hex(32)
     os.environ[SECRET_ENV] = generated
     return generated.encode()
+
+
+def session_secret(settings: Settings | None = None) -> bytes:
+    """The secret signing the pages' session cookies: ``BOOKING_SESSION_SECRET``, shared by
+    every worker through the environment like the cursor secret.
+
+    ``booking serve`` sets one for its workers when none is configured; a process started
+    another way without one gets a random secret of its own (its sessions end with it).
+    """
+    configured = (settings.session_secret if settings else None) or os.environ.get(
+        SESSION_SECRET_ENV
+    )
+    if configured:
+        return configured.encode()
+    generated = secrets.token_hex(32)
+    os.environ[SESSION_SECRET_ENV] = generated
+    return generated.encode()
+
+
+def web_deps(container: Container, throttle: SignInThrottle | None = None) -> WebDeps:
+    """The pages' dependencies from a container (``throttle`` default: counts on Redis
+    when configured, in memory otherwise)."""
+    settings = container.settings
+    return WebDeps(
+        uow=container.uow,
+        reader=container.reader,
+        clock=container.clock,
+        hasher=container.hasher,
+        sessions=SessionCodec(session_secret(settings)),
+        throttle=throttle or SignInThrottle(settings.redis_url or "memory://"),
+        base_url=settings.base_url,
+    )
 
 
 def http_deps(container: Container, rate_limiter: RateLimiter | None = None) -> HttpDeps:
@@ -72,14 +107,17 @@ def readiness_checks(container: Container, rate_limiter: RateLimiter) -> dict[st
     return checks
 
 
-def web_app(container: Container, deps: HttpDeps | None = None) -> Starlette:
-    """``/api/v1``, the health probes and the card processor's webhook route over
-    ``container`` (``deps`` default: its own)."""
+def web_app(
+    container: Container, deps: HttpDeps | None = None, pages: WebDeps | None = None
+) -> Starlette:
+    """``/api/v1``, the health probes, the card processor's webhook route and the pages
+    over ``container`` (``deps`` and ``pages`` default: its own)."""
     deps = deps or http_deps(container)
+    pages = pages or web_deps(container)
     probes = health_routes(readiness_checks(container, deps.rate_limiter))
     secret = container.settings.stripe_webhook_secret
     stripe = processor_routes(StripeWebhook(secret).read if secret else None)
-    return create_app(deps, all_endpoints(), extra_routes=[*probes, *stripe])
+    return create_app(deps, all_endpoints(), extra_routes=[*probes, *stripe, *web_routes(pages)])
 
 
 def warn_about_allowed_hosts(settings: Settings) -> None:

@@ -30,6 +30,7 @@ from adapters.memory.repositories import (
     Row,
     Table,
 )
+from adapters.memory.users import MemoryUserRepository
 from adapters.memory.webhooks import MemoryOutboxRepository, MemoryWebhookRepository
 
 TABLES = (
@@ -50,6 +51,8 @@ TABLES = (
     "attempts",
     "processor_accounts",
     "processor_events",
+    "users",
+    "sign_in_links",
 )
 
 
@@ -115,6 +118,7 @@ class MemoryUnitOfWork:
         self.processor = MemoryProcessorRepository(
             table("processor_accounts"), table("processor_events")
         )
+        self.users = MemoryUserRepository(table("users"), table("sign_in_links"))
         self._snapshot: dict[str, dict[tuple[str, str], Row[Any]]] | None = None
         self.commits = 0
 

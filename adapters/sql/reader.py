@@ -29,6 +29,7 @@ from adapters.sql.quotes import SqlQuoteRepository
 from adapters.sql.readcache import ReadCache
 from adapters.sql.tenancy import SqlApiKeyRepository
 from adapters.sql.uow import SqlUnitOfWork
+from adapters.sql.users import SqlUserRepository
 from adapters.sql.webhooks import SqlOutboxRepository, SqlWebhookRepository
 from booking_core.catalog import Catalog
 from booking_core.companies import Company
@@ -126,6 +127,11 @@ class CachedReader:
     def processor(self) -> SqlProcessorRepository:
         """Processor accounts and ingested event ids, from storage."""
         return self.storage().processor
+
+    @property
+    def users(self) -> SqlUserRepository:
+        """Users and sign-in links, from storage."""
+        return self.storage().users
 
     def __enter__(self) -> Self:
         if self._entered:

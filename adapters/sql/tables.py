@@ -471,6 +471,37 @@ webhook_attempts = Table(
 )
 """An endpoint's delivery log: one row per try, paged newest first."""
 
+users = Table(
+    "users",
+    metadata,
+    _id("id"),  # usr_...: a session names only its user
+    _id("company_id"),
+    _text("email"),  # normalised (stripped, lower-case); unique across the service
+    _text("name"),
+    _text("role"),  # owner|dispatcher|crew
+    _id("crew_member_id", nullable=True),  # set exactly for crew
+    _text("password_hash", nullable=True),  # argon2id, opaque
+    Column("session_epoch", Integer, nullable=False),
+    Column("created_at", instant_type(), nullable=False),
+    PrimaryKeyConstraint("id"),
+    UniqueConstraint("email"),
+    Index("ix_users_company", "company_id", "created_at", "id"),
+)
+"""Users of the admin workspace and crew portal. Keyed by id alone, and the email unique
+across companies: signing in names no company, the company is the user's."""
+
+sign_in_links = Table(
+    "sign_in_links",
+    metadata,
+    _text("token_hash"),  # SHA-256 hex of the 256-bit token, never the token
+    _id("user_id"),
+    Column("created_at", instant_type(), nullable=False),
+    Column("expires_at", instant_type(), nullable=False),
+    Column("used_at", instant_type(), nullable=True),
+    PrimaryKeyConstraint("token_hash"),
+)
+"""One-time sign-in links; claimed by an ``UPDATE ... WHERE used_at IS NULL``."""
+
 STAMPED = {t.name: t for t in (customers, leads, quotes, payments, crew_members, bookings)}
 """Tables listed by change: on SQLite their touched rows get ``changed_at`` at commit; on
 PostgreSQL a trigger sets ``changed_at`` and ``changed_xid`` on every write."""

@@ -33,6 +33,7 @@ from adapters.sql.quotes import SqlQuoteRepository
 from adapters.sql.retry import refusal_of
 from adapters.sql.tables import STAMPED, change_clock
 from adapters.sql.tenancy import SqlApiKeyRepository, SqlCompanyRepository
+from adapters.sql.users import SqlUserRepository
 from adapters.sql.webhooks import SqlOutboxRepository, SqlWebhookRepository
 from booking_core.ports import UnitOfWork
 
@@ -72,6 +73,7 @@ class SqlUnitOfWork:
         self.outbox = SqlOutboxRepository(self._cx)
         self.webhooks = SqlWebhookRepository(self._cx)
         self.processor = SqlProcessorRepository(self._cx)
+        self.users = SqlUserRepository(self._cx)
 
     def __enter__(self) -> Self:
         if self._connection is not None:

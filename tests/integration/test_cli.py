@@ -61,7 +61,8 @@ def test_demo_json_is_exactly_one_object_with_working_full_scope_keys(run):
     companies = payload["companies"]
     assert [c["slug"] for c in companies] == ["sparkle-cleaning", "handy-helpers"]
     for company in companies:
-        assert set(company) == {"id", "slug", "name", "apiKey"}
+        assert set(company) == {"id", "slug", "name", "apiKey", "users"}
+        assert [u["role"] for u in company["users"]] == ["owner", "crew"]
         key = run.authenticate(company["apiKey"])
         assert key is not None
         assert key.company_id == company["id"]

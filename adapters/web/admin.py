@@ -1,0 +1,55 @@
+"""The admin home (``/admin``) and every user's account page (``/account``)."""
+
+from __future__ import annotations
+
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from adapters.web.deps import WebDeps
+from adapters.web.nav import ADMINS, EVERYONE, entries_for
+from adapters.web.pages import Visit, page
+from adapters.web.sessions import new_session
+from booking_core.errors import ValidationFailed
+from booking_core.services import users as cases
+
+PASSWORD_SAVED = "Password saved. Every other session of yours is signed out."
+
+
+def admin_home(visit: Visit) -> Response:
+    """``GET /admin``: the company's facts, its setup pages, and who can sign in."""
+    user, company = visit.signed_in_user, visit.signed_in_company
+    sections = [e for e in entries_for(user.role) if e.path != "/admin"]
+    people = cases.list_users(company.id, uow=visit.deps.reader())
+    return visit.render("admin_home.html", sections=sections, people=people)
+
+
+def account(visit: Visit) -> Response:
+    """``/account``: set a password (POST), sign out everywhere."""
+    user = visit.signed_in_user
+    errors: dict[str, str] = {}
+    if visit.request.method == "POST":
+        password = visit.field("password")
+        if password != visit.field("confirm"):
+            errors["confirm"] = "The two passwords differ."
+        else:
+            try:
+                changed = cases.set_password(
+                    user.id, password, uow=visit.deps.uow(), hasher=visit.deps.hasher
+                )
+            except ValidationFailed as refused:
+                errors = refused.field_errors
+            else:
+                # The new epoch ends every older session; this browser goes on in a new one.
+                now = visit.deps.clock.now()
+                visit.replace_session(new_session(now, changed.id, changed.session_epoch))
+                return visit.redirect("/account", flash=PASSWORD_SAVED)
+    status = 422 if errors else 200
+    return visit.render("account.html", status=status, errors=errors)
+
+
+def routes(deps: WebDeps) -> list[BaseRoute]:
+    """The admin home and the account page."""
+    return [
+        page("/admin", deps, admin_home, roles=ADMINS),
+        page("/account", deps, account, methods=("GET", "POST"), roles=EVERYONE),
+    ]

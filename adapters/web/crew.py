@@ -1,0 +1,187 @@
+"""The crew portal: ``/crew`` lists the signed-in crew member's jobs of today and the next
+7 days in the company's timezone, and ``POST /crew/start`` and ``POST /crew/complete``
+move one of them on (the domain's ``start_booking`` and ``complete_booking``, the only
+ways a booking reaches ``in_progress`` and ``completed``).
+
+A crew member sees only their own jobs, and of the customer only the first name. The job
+is named in the form, never trusted: another crew member's job, or another company's,
+answers the same 404 page as an id that never existed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from attrs import frozen
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from adapters.web.deps import WebDeps
+from adapters.web.nav import CREW
+from adapters.web.pages import Visit, page
+from booking_core.bookings import Booking, BookingStatus
+from booking_core.errors import ConflictError, InvalidTransition, NotFoundError, RuleViolation
+from booking_core.pricing import LineKind
+from booking_core.services.scheduling import complete_booking, crew_jobs, start_booking
+from booking_core.users import first_name
+
+DAYS = 8
+"""Today and the next 7 days."""
+STATUS_LABELS = {
+    BookingStatus.SCHEDULED: "Scheduled",
+    BookingStatus.IN_PROGRESS: "In progress",
+    BookingStatus.COMPLETED: "Completed",
+    BookingStatus.CANCELLED: "Cancelled",
+}
+
+
+@frozen
+class JobCard:
+    """What the portal shows of one job."""
+
+    id: str
+    code: str
+    status: str
+    status_label: str
+    starts: str
+    ends: str
+    days: int
+    street: str
+    place: str
+    access_notes: str
+    customer: str
+    service: str
+    extras: tuple[str, ...]
+    details: tuple[str, ...]
+    can_start: bool
+    can_complete: bool
+
+
+@frozen
+class Day:
+    """One local date's jobs."""
+
+    heading: str
+    jobs: tuple[JobCard, ...]
+
+
+def clock_time(instant: datetime) -> str:
+    """``9:00 AM``, ``12:30 PM``: a wall-clock time as people in the US write it."""
+    hour = instant.hour % 12 or 12
+    return f"{hour}:{instant.minute:02d} {'AM' if instant.hour < 12 else 'PM'}"
+
+
+def day_heading(day: date, today: date) -> str:
+    """``Today · Tuesday, December 8``, ``Tomorrow · ...``, else the date alone."""
+    label = f"{day:%A}, {day:%B} {day.day}"
+    if day == today:
+        return f"Today · {label}"
+    if day == today + timedelta(days=1):
+        return f"Tomorrow · {label}"
+    return label
+
+
+def job_card(booking: Booking, customer_name: str) -> JobCard:
+    """The card of one job (times in the company's timezone)."""
+    local = booking.local_start
+    address = booking.address
+    lines = booking.price.lines
+    service = next((line.name for line in lines if line.kind is LineKind.BASE), "")
+    extras = tuple(
+        line.name if line.quantity == 1 else f"{line.name} \u00d7 {line.quantity}"
+        for line in lines
+        if line.kind is LineKind.EXTRA
+    )
+    details = tuple(
+        f"{line.name}: {line.quantity}" for line in lines if line.kind is LineKind.PARAMETER
+    )
+    street = ", ".join(part for part in (address.line1, address.line2) if part)
+    return JobCard(
+        id=booking.id,
+        code=booking.code,
+        status=booking.status.value,
+        status_label=STATUS_LABELS[booking.status],
+        starts=clock_time(local),
+        ends=clock_time(booking.end.astimezone(booking.zone)),
+        days=booking.days,
+        street=street,
+        place=f"{address.city}, {address.state} {address.zip}",
+        access_notes=address.access_notes,
+        customer=first_name(customer_name) or "Customer",
+        service=service,
+        extras=extras,
+        details=details,
+        can_start=booking.status is BookingStatus.SCHEDULED,
+        can_complete=booking.status is BookingStatus.IN_PROGRESS,
+    )
+
+
+def crew_portal(visit: Visit) -> Response:
+    """``GET /crew``: the member's jobs, day by day."""
+    user, company = visit.signed_in_user, visit.signed_in_company
+    member_id = user.crew_member_id
+    if member_id is None:  # the crew role always has one; a guard for the type checker
+        raise NotFoundError("crew member", user.id)
+    zone = ZoneInfo(company.timezone)
+    today = visit.deps.clock.now().astimezone(zone).date()
+    jobs = crew_jobs(company.id, member_id, today, DAYS, uow=visit.deps.reader())
+    with visit.deps.reader() as uow:
+        member = uow.crew.get(company.id, member_id)
+        names = {
+            cid: uow.customers.get(company.id, cid).name for cid in {b.customer_id for b in jobs}
+        }
+    by_day: dict[date, list[JobCard]] = {}
+    for booking in jobs:
+        day = max(booking.local_start.date(), today)  # a job begun earlier shows today
+        by_day.setdefault(day, []).append(job_card(booking, names[booking.customer_id]))
+    days = [Day(day_heading(day, today), tuple(cards)) for day, cards in sorted(by_day.items())]
+    return visit.render(
+        "crew.html", member=member, days=days, last_day=today + timedelta(days=DAYS - 1)
+    )
+
+
+Move = Callable[..., Booking]
+
+
+def _move(visit: Visit, move: Move, verb: str) -> Response:
+    user, company = visit.signed_in_user, visit.signed_in_company
+    booking_id = visit.field("booking").strip()
+    if not booking_id or user.crew_member_id is None:
+        raise NotFoundError("booking", booking_id)
+    deps = visit.deps
+    try:
+        moved = move(
+            company.id,
+            booking_id,
+            crew_member_id=user.crew_member_id,
+            uow=deps.uow(),
+            clock=deps.clock,
+        )
+    except InvalidTransition as refused:
+        return visit.redirect("/crew", flash=f"That job could not be {verb}: {refused.reason}")
+    except ConflictError:
+        return visit.redirect("/crew", flash="The job changed meanwhile; here it is as it is now.")
+    except RuleViolation as refused:
+        return visit.redirect("/crew", flash=refused.message)
+    return visit.redirect(f"/crew#job-{moved.id}", flash=f"Job {moved.code} {verb}.")
+
+
+def start(visit: Visit) -> Response:
+    """``POST /crew/start``: scheduled -> in progress."""
+    return _move(visit, start_booking, "started")
+
+
+def complete(visit: Visit) -> Response:
+    """``POST /crew/complete``: in progress -> completed."""
+    return _move(visit, complete_booking, "completed")
+
+
+def routes(deps: WebDeps) -> list[BaseRoute]:
+    """The crew portal's page and its two actions."""
+    return [
+        page("/crew", deps, crew_portal, roles=CREW),
+        page("/crew/start", deps, start, methods=("POST",), roles=CREW),
+        page("/crew/complete", deps, complete, methods=("POST",), roles=CREW),
+    ]

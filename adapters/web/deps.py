@@ -1,0 +1,30 @@
+"""``WebDeps``: what the pages need from the wiring, one typed value every page gets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attrs import frozen
+
+from adapters.web.sessions import SessionCodec
+from adapters.web.throttle import SignInThrottle
+from booking_core.ports import Clock, PasswordHasher, UnitOfWork
+
+
+@frozen(kw_only=True)
+class WebDeps:
+    """The stores, clock, password hasher, session signer and sign-in throttle of the
+    pages; ``base_url`` decides whether cookies are ``Secure`` (an https base)."""
+
+    uow: Callable[[], UnitOfWork]
+    reader: Callable[[], UnitOfWork]
+    clock: Clock
+    hasher: PasswordHasher
+    sessions: SessionCodec
+    throttle: SignInThrottle
+    base_url: str
+
+    @property
+    def secure_cookies(self) -> bool:
+        """True when the service is reached over https: cookies then say ``Secure``."""
+        return self.base_url.lower().startswith("https://")

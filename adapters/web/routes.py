@@ -1,0 +1,56 @@
+"""Every route of the pages: sign-in, the admin workspace, the crew portal, the stylesheet.
+
+A module of pages adds its ``routes(deps)`` to ``PAGE_MODULES`` (and its pages to
+``adapters.web.nav``). Unknown addresses under ``/admin`` and ``/crew`` answer the 404 page,
+not the API's JSON.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from adapters.web import admin, crew, signin
+from adapters.web.deps import WebDeps
+from adapters.web.pages import ASSET_VERSION, STATIC, PageError, page
+
+PAGE_MODULES: tuple[Callable[[WebDeps], list[BaseRoute]], ...] = (
+    signin.routes,
+    admin.routes,
+    crew.routes,
+)
+STYLESHEET = (STATIC / "app.css").read_bytes()
+
+
+async def stylesheet(request: Request) -> Response:
+    """``/assets/app.css``: cached for a year; its address carries its version."""
+    cache = "public, max-age=31536000, immutable"
+    if request.query_params.get("v") != ASSET_VERSION:
+        cache = "public, max-age=300"
+    return Response(
+        STYLESHEET,
+        media_type="text/css",
+        headers={"cache-control": cache, "x-content-type-options": "nosniff"},
+    )
+
+
+def _not_found(path: str, deps: WebDeps) -> BaseRoute:
+    def handler(_: object) -> Response:
+        raise PageError(404, "Not found", "There is nothing here, or it is not yours to see.")
+
+    return page(path, deps, handler, methods=("GET", "POST"))
+
+
+def web_routes(deps: WebDeps) -> list[BaseRoute]:
+    """The routes of every page, then the 404 pages of the workspace's unknown addresses."""
+    routes: list[BaseRoute] = [Route("/assets/app.css", stylesheet, methods=["GET"])]
+    for module_routes in PAGE_MODULES:
+        routes.extend(module_routes(deps))
+    routes.extend(
+        _not_found(path, deps)
+        for path in ("/admin/{rest:path}", "/crew/{rest:path}", "/account/{rest:path}")
+    )
+    return routes
