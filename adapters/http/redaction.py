@@ -2,9 +2,10 @@
 
 Logs never carry request bodies, customer data, SQL parameters or secret tokens. So:
 
-* a path is logged with every segment after ``track`` or ``q`` replaced by ``***``: the
-  public pages ``/{slug}/track/{token}`` and ``/{slug}/q/{token}`` carry the token that
-  opens a customer's booking or quote;
+* a path is logged with every segment after ``track``, ``q`` or ``sign-in/link``
+  replaced by ``***``: the public pages ``/{slug}/track/{token}`` and ``/{slug}/q/{token}``
+  carry the token that opens a customer's booking or quote, and
+  ``/sign-in/link/{token}`` a one-time sign-in;
 * an exception is logged by its class, the classes it came from, a database's SQLSTATE
   and where it was raised (file, line, function), never by its text: a driver's message
   may quote the row it refused (``Key (email_key)=(ada@example.com) already exists``),
@@ -20,6 +21,8 @@ from typing import Any
 MASK = "***"
 SECRET_AFTER = frozenset({"track", "q"})
 """Path segments after which everything is a secret token."""
+SECRET_AFTER_PAIRS = frozenset({("sign-in", "link")})
+"""Two segments in a row after which everything is a secret token."""
 STACK_FRAMES = 12
 """The innermost frames of our own code kept of an exception's traceback."""
 OWN_PACKAGES = frozenset({"booking_core", "adapters", "entrypoints"})
@@ -27,12 +30,14 @@ _ROOT = Path(__file__).resolve().parents[2]
 
 
 def masked_path(path: str | None) -> str | None:
-    """``path`` with every segment after ``/track/`` or ``/q/`` written as ``***``."""
+    """``path`` with every segment after ``/track/``, ``/q/`` or ``/sign-in/link/``
+    written as ``***``."""
     if not path:
         return path
     segments = path.split("/")
     for index, segment in enumerate(segments):
-        if segment in SECRET_AFTER:
+        pair = (segments[index - 1], segment) if index else ("", segment)
+        if segment in SECRET_AFTER or pair in SECRET_AFTER_PAIRS:
             tail = ["" if not s else MASK for s in segments[index + 1 :]]
             return "/".join([*segments[: index + 1], *tail])
     return path

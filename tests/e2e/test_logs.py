@@ -63,15 +63,17 @@ def assert_nothing_private(lines: list[str]) -> None:
         ("/sparkle-cleaning/track/trk_abc", "/sparkle-cleaning/track/***"),
         ("/sparkle-cleaning/q/quo_tok/accept", "/sparkle-cleaning/q/***/***"),
         ("/track/trk_abc/", "/track/***/"),
+        ("/sign-in/link/Zt0kEn", "/sign-in/link/***"),
     ],
 )
-def test_tokens_after_track_or_q_are_masked_in_logged_paths(path: str, logged: str):
+def test_tokens_after_track_q_or_a_sign_in_link_are_masked_in_logged_paths(path: str, logged: str):
     assert masked_path(path) == logged
 
 
 def test_other_paths_are_logged_as_they_are():
     assert masked_path("/api/v1/quotes/quo_123") == "/api/v1/quotes/quo_123"
     assert masked_path("/sparkle/track") == "/sparkle/track"
+    assert masked_path("/admin/link/abc") == "/admin/link/abc"
 
 
 @pytest.fixture(scope="module")
