@@ -9,7 +9,7 @@ serialised writes on SQLite) turns a lost race into ``SlotTaken``, never a doubl
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -562,14 +562,9 @@ def start_booking(
     booking must be theirs, else ``NotFoundError``); None is an admin. Only this booking
     changes (a plan's other visits do not). Anything but a scheduled job is refused with
     ``InvalidTransition`` saying why."""
-    at = clock.now()
-    with uow:
-        booking = _crew_booking(uow, company_id, id_or_code, crew_member_id)
-        started = start_job(booking, at)
-        uow.bookings.save_all([started])
-        uow.outbox.add_all(events_for(EventType.BOOKING_STARTED, [started], at=at))
-        uow.commit()
-    return started
+    return _move_job(
+        company_id, id_or_code, crew_member_id, start_job, EventType.BOOKING_STARTED, uow, clock
+    )
 
 
 def complete_booking(
@@ -585,14 +580,35 @@ def complete_booking(
     start has come (a crew that never pressed start, or an admin marking a past job done;
     ``skippedStart`` in the activity); before its start, or when completed or cancelled,
     ``InvalidTransition``. ``crew_member_id`` as for ``start_booking``."""
+    return _move_job(
+        company_id,
+        id_or_code,
+        crew_member_id,
+        complete_job,
+        EventType.BOOKING_COMPLETED,
+        uow,
+        clock,
+    )
+
+
+def _move_job(
+    company_id: str,
+    id_or_code: str,
+    crew_member_id: str | None,
+    move: Callable[[Booking, datetime], Booking],
+    recorded: EventType,
+    uow: UnitOfWork,
+    clock: Clock,
+) -> Booking:
+    """Start or complete one booking (``move``) and record its event, in one unit."""
     at = clock.now()
     with uow:
         booking = _crew_booking(uow, company_id, id_or_code, crew_member_id)
-        completed = complete_job(booking, at)
-        uow.bookings.save_all([completed])
-        uow.outbox.add_all(events_for(EventType.BOOKING_COMPLETED, [completed], at=at))
+        moved = move(booking, at)
+        uow.bookings.save_all([moved])
+        uow.outbox.add_all(events_for(recorded, [moved], at=at))
         uow.commit()
-    return completed
+    return moved
 
 
 CREW_JOBS_MAX_DAYS = 31
