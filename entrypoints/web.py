@@ -72,6 +72,9 @@ def web_deps(container: Container, throttle: SignInThrottle | None = None) -> We
         sessions=SessionCodec(session_secret(settings)),
         throttle=throttle or SignInThrottle(settings.redis_url or "memory://"),
         base_url=settings.base_url,
+        drive=container.drive,
+        resolver=container.resolver,
+        webhook_allow_hosts=container.webhook_allow_hosts,
     )
 
 

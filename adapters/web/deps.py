@@ -8,13 +8,15 @@ from attrs import frozen
 
 from adapters.web.sessions import SessionCodec
 from adapters.web.throttle import SignInThrottle
-from booking_core.ports import Clock, PasswordHasher, UnitOfWork
+from booking_core.ports import Clock, DriveTime, PasswordHasher, Resolver, UnitOfWork
 
 
 @frozen(kw_only=True)
 class WebDeps:
     """The stores, clock, password hasher, session signer and sign-in throttle of the
-    pages; ``base_url`` decides whether cookies are ``Secure`` (an https base)."""
+    pages; ``base_url`` decides whether cookies are ``Secure`` (an https base);
+    ``resolver`` and ``webhook_allow_hosts`` check webhook URLs as the API does; ``drive``
+    gives the drive times a reschedule is checked with, as the API's."""
 
     uow: Callable[[], UnitOfWork]
     reader: Callable[[], UnitOfWork]
@@ -23,6 +25,9 @@ class WebDeps:
     sessions: SessionCodec
     throttle: SignInThrottle
     base_url: str
+    drive: DriveTime
+    resolver: Resolver
+    webhook_allow_hosts: frozenset[str] = frozenset()
 
     @property
     def secure_cookies(self) -> bool:

@@ -12,6 +12,7 @@ from attrs import frozen
 from booking_core.users import Role
 
 ADMINS = frozenset({Role.OWNER, Role.DISPATCHER})
+OWNERS = frozenset({Role.OWNER})
 CREW = frozenset({Role.CREW})
 EVERYONE = frozenset(Role)
 
@@ -24,12 +25,27 @@ class NavEntry:
     path: str
     roles: frozenset[Role]
     summary: str
+    in_bar: bool = True
+    """False for a page the top bar reaches otherwise on a wide screen (the account, by the
+    user's name); it is in the bar on a phone, where the name is hidden."""
 
 
 NAV: tuple[NavEntry, ...] = (
     NavEntry("Home", "/admin", ADMINS, "Your company at a glance and who can sign in."),
+    NavEntry("Calendar", "/admin/calendar", ADMINS, "Bookings by crew member, day or week."),
+    NavEntry("Catalog", "/admin/catalog", ADMINS, "Services, extras, frequencies, coupons."),
+    NavEntry("Crew", "/admin/crew", ADMINS, "Who works where and when: zips, hours, time off."),
+    NavEntry("Settings", "/admin/settings", ADMINS, "Timezone, notice, cutoff, codes and tax."),
     NavEntry("My jobs", "/crew", CREW, "Today's and the coming week's jobs."),
-    NavEntry("Account", "/account", EVERYONE, "Your password, and signing out everywhere."),
+    NavEntry("API keys", "/admin/keys", OWNERS, "Keys that let your tools use the API."),
+    NavEntry("Webhooks", "/admin/webhooks", OWNERS, "Where events are sent, and what was sent."),
+    NavEntry(
+        "Account",
+        "/account",
+        EVERYONE,
+        "Your password, and signing out everywhere.",
+        in_bar=False,
+    ),
 )
 
 

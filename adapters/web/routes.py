@@ -13,7 +13,16 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from adapters.web import admin, crew, signin
+from adapters.web import (
+    admin,
+    admin_booking,
+    calendar,
+    crew,
+    keys,
+    setup_pages,
+    signin,
+    webhook_pages,
+)
 from adapters.web.deps import WebDeps
 from adapters.web.pages import ASSET_VERSION, STATIC, PageError, page
 
@@ -21,6 +30,11 @@ PAGE_MODULES: tuple[Callable[[WebDeps], list[BaseRoute]], ...] = (
     signin.routes,
     admin.routes,
     crew.routes,
+    setup_pages.routes,
+    calendar.routes,
+    admin_booking.routes,
+    keys.routes,
+    webhook_pages.routes,
 )
 STYLESHEET = (STATIC / "app.css").read_bytes()
 

@@ -616,10 +616,18 @@ CREW_JOBS_MAX_DAYS = 31
 
 
 def crew_jobs(
-    company_id: str, crew_member_id: str, start: date, days: int, *, uow: UnitOfWork
+    company_id: str,
+    crew_member_id: str | None,
+    start: date,
+    days: int,
+    *,
+    uow: UnitOfWork,
+    cancelled: bool = False,
 ) -> list[Booking]:
     """A crew member's jobs (any status but cancelled) with a visit on the local dates
     ``start`` .. ``start + days - 1`` in the company's timezone, each once, by (start, id).
+    ``crew_member_id`` None: every crew member's (the admin calendar, in one query);
+    ``cancelled``: cancelled jobs too.
 
     A day's visit belongs to the local date it starts on (a job at 23:30 is that day's
     job, even when it runs past midnight); a multi-day job is listed when any of its days
@@ -649,7 +657,7 @@ def crew_jobs(
             after = page.next_after
 
     def on_the_days(booking: Booking) -> bool:
-        return booking.status is not BookingStatus.CANCELLED and any(
+        return (cancelled or booking.status is not BookingStatus.CANCELLED) and any(
             start <= block.astimezone(zone).date() < last for block, _ in booking.day_blocks()
         )
 

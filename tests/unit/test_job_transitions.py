@@ -250,3 +250,26 @@ def test_crew_jobs_lists_the_members_open_and_done_jobs_on_those_local_days(worl
     assert ids(date(2026, 3, 10), 3) == []
     with pytest.raises(ValidationFailed):
         ids(date(2026, 3, 7), 0)
+
+
+def test_crew_jobs_of_the_whole_crew_with_cancelled_ones_for_the_admin_calendar(world):
+    def job(hour: int, crew=(ROSA,)) -> Booking:
+        made = order(company_id=world.company.id, crew_ids=crew)
+        return booked(made, start=datetime(2026, 3, 10, hour, tzinfo=NY))[0]
+
+    rosas, bos, team = job(8), job(9, crew=(BO,)), job(12, crew=(BO, ROSA))
+    cancelled = cancel(job(15, crew=(BO,)), world.clock.now())
+    other_day = booked(
+        order(company_id=world.company.id), start=datetime(2026, 3, 11, 8, tzinfo=NY)
+    )
+    with world.uow() as unit:
+        unit.bookings.add_all([rosas, bos, team, cancelled, *other_day])
+        unit.commit()
+
+    def ids(**options: bool) -> list[str]:
+        day = date(2026, 3, 10)
+        found = scheduling.crew_jobs(world.company.id, None, day, 1, uow=world.uow(), **options)
+        return [b.id for b in found]
+
+    assert ids() == [rosas.id, bos.id, team.id]  # a team's job once, not once per member
+    assert ids(cancelled=True) == [rosas.id, bos.id, team.id, cancelled.id]

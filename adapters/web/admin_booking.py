@@ -1,0 +1,413 @@
+"""One booking for the owner and dispatchers: ``/admin/bookings/{id}`` (an id or a human
+code) shows the customer, address, selection, price, crew, status and activity log, with
+the admin's actions as POST forms: start, complete, cancel (with the API's scopes) and
+reschedule (a new local date and time, a scope, optionally another crew member).
+
+Every action goes through the domain's use cases with the admin-grade rules of the API
+(``crew_member_id=None``; a reschedule is checked against real availability with the
+same drive times). A refusal is shown on the page, beside the field it concerns. The
+booking is looked up in the signed-in user's company only: another company's id answers
+the 404 page, as an id that never existed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime, time
+from zoneinfo import ZoneInfo
+
+from attrs import frozen
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from adapters.web.calendar import calendar_href, read_date, service_name
+from adapters.web.crew import STATUS_LABELS, clock_time
+from adapters.web.deps import WebDeps
+from adapters.web.nav import ADMINS
+from adapters.web.pages import Visit, page
+from booking_core import plans
+from booking_core.bookings import (
+    ActivityEntry,
+    ActivityKind,
+    Booking,
+    BookingStatus,
+    wall_clock_instant,
+)
+from booking_core.crew import CrewMember
+from booking_core.errors import (
+    ConflictError,
+    InvalidTransition,
+    RuleViolation,
+    SlotTaken,
+    SlotUnavailable,
+    ValidationFailed,
+)
+from booking_core.pricing import LineKind
+from booking_core.services.scheduling import (
+    active_crew,
+    cancel_booking,
+    complete_booking,
+    find_booking,
+    reschedule_booking,
+    start_booking,
+)
+
+CANCEL_SCOPES = {
+    plans.CancelScope.THIS: "This visit only",
+    plans.CancelScope.THIS_AND_FUTURE: "This visit and the later visits of its plan",
+    plans.CancelScope.PLAN_AFTER: "End the plan after a date (cancels the visits after it)",
+}
+RESCHEDULE_SCOPES = {
+    plans.RescheduleScope.THIS: "This visit only",
+    plans.RescheduleScope.THIS_AND_FUTURE: "This visit and the later visits (same shift)",
+}
+CHANGED_MEANWHILE = "The booking changed meanwhile; here it is as it is now. Try again."
+
+
+def money(cents: int) -> str:
+    """``$1,234.50``; ``-$5.00`` below zero."""
+    sign = "-" if cents < 0 else ""
+    whole, part = divmod(abs(cents), 100)
+    return f"{sign}${whole:,}.{part:02d}"
+
+
+def long_date(day: date) -> str:
+    """``Tuesday, March 10, 2026``."""
+    return f"{day:%A}, {day:%B} {day.day}, {day.year}"
+
+
+def moment(instant: datetime, zone: ZoneInfo) -> str:
+    """``Mar 10, 2026, 9:15 AM`` in the company's timezone."""
+    local = instant.astimezone(zone)
+    return f"{local:%b} {local.day}, {local.year}, {clock_time(local)}"
+
+
+def _iso_moment(text: object, zone: ZoneInfo) -> str:
+    try:
+        return moment(datetime.fromisoformat(str(text)), zone)
+    except ValueError:
+        return str(text)
+
+
+def activity_line(entry: ActivityEntry, zone: ZoneInfo) -> tuple[str, str, str]:
+    """(when, what, details) of one activity entry, in words."""
+    data = entry.details
+    when = moment(entry.at, zone)
+    scope = {"this": "this visit", "this_and_future": "this and later visits"}.get(
+        str(data.get("scope", "")), "the plan after a date"
+    )
+    if entry.kind is ActivityKind.CREATED:
+        return when, "Booked", ""
+    if entry.kind is ActivityKind.STARTED:
+        return when, "Started", ""
+    if entry.kind is ActivityKind.COMPLETED:
+        return when, "Completed", "without being started first" if data.get("skippedStart") else ""
+    if entry.kind is ActivityKind.CANCELLED:
+        via = " (through another visit of the plan)" if "targetId" in data else ""
+        reason = f" · reason: {data['reason']}" if data.get("reason") else ""
+        return when, "Cancelled", f"Scope: {scope}{via}{reason}"
+    if entry.kind is ActivityKind.RESCHEDULED:
+        parts = [
+            f"From {_iso_moment(data.get('from'), zone)} to {_iso_moment(data.get('to'), zone)}"
+        ]
+        if "crewIds" in data:
+            parts.append("crew changed")
+        if data.get("insideCutoff"):
+            parts.append("inside the self-service cutoff")
+        return when, "Rescheduled", " · ".join(parts)
+    if entry.kind is ActivityKind.PLAN_ENDED:
+        return when, "Plan ended", f"The plan ends on {data.get('endsOn')}"
+    return when, entry.kind.value.replace("_", " ").capitalize(), ""
+
+
+@frozen
+class PriceRow:
+    """One line of the price table."""
+
+    label: str
+    amount: str
+    kind: str = ""
+
+
+def price_rows(booking: Booking) -> list[PriceRow]:
+    """The booking's price, line by line, to the total."""
+    price = booking.price
+    rows = []
+    for line in price.lines:
+        label = line.name
+        if line.kind is LineKind.PARAMETER:
+            label = f"{line.name}: {line.quantity}"
+        elif line.quantity != 1:
+            label = f"{line.name} \u00d7 {line.quantity}"
+        rows.append(PriceRow(label, money(line.amount_cents), line.kind.value))
+    rows.append(PriceRow("Subtotal", money(price.subtotal_cents), "subtotal"))
+    rows.extend(PriceRow(d.name, money(-d.amount_cents), "discount") for d in price.discounts)
+    if price.referral_discount_cents and not any(
+        d.kind.value == "referral" for d in price.discounts
+    ):
+        rows.append(PriceRow("Referral", money(-price.referral_discount_cents), "discount"))
+    rows.extend(PriceRow(f.name, money(f.amount_cents), "fee") for f in price.fees)
+    rate = f"{price.tax_rate_bps / 100:g}%"
+    rows.append(PriceRow(f"Tax ({rate})", money(price.tax_cents), "tax"))
+    rows.append(PriceRow("Total", money(price.total_cents), "total"))
+    return rows
+
+
+@frozen
+class Forms:
+    """What the action forms show: submitted values and the problems found."""
+
+    values: dict[str, str]
+    errors: dict[str, str]
+    alert: str | None = None
+    """A refusal of the whole action (start, complete, a transition), shown at the top."""
+    cancel_alert: str | None = None
+    reschedule_alert: str | None = None
+
+
+def _load(visit: Visit) -> Booking:
+    """The booking of the address, in the signed-in user's company only."""
+    with visit.deps.reader() as uow:
+        return find_booking(uow, visit.signed_in_company.id, visit.request.path_params["ref"])
+
+
+def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 200) -> Response:
+    """The booking's page, with ``forms`` in its action forms."""
+    company = visit.signed_in_company
+    zone = booking.zone
+    with visit.deps.reader() as uow:
+        customer = uow.customers.get(company.id, booking.customer_id)
+        roster = active_crew(uow, company.id)
+        crew: list[tuple[CrewMember, bool]] = []
+        active = {m.id: m for m in roster}
+        for member_id in booking.crew_ids:
+            if member_id in active:
+                crew.append((active[member_id], True))
+            else:
+                crew.append((uow.crew.get(company.id, member_id), False))
+    now = visit.deps.clock.now()
+    local = booking.local_start
+    blocks = [
+        (long_date(s.astimezone(zone).date()), clock_time(s.astimezone(zone)),
+         clock_time(e.astimezone(zone)))
+        for s, e in booking.day_blocks()
+    ]  # fmt: skip
+    scheduled = booking.status is BookingStatus.SCHEDULED
+    values = {
+        "date": local.date().isoformat(),
+        "time": f"{local:%H:%M}",
+        "scope": "this",
+        "crew": "",
+        "cancel_scope": "this",
+        "after": "",
+        "reason": "",
+        **forms.values,
+    }
+    return visit.render(
+        "admin_booking.html",
+        status=status,
+        booking=booking,
+        service=service_name(booking),
+        status_label=STATUS_LABELS[booking.status],
+        blocks=blocks,
+        customer=customer,
+        crew=crew,
+        roster=sorted(roster, key=lambda m: m.name.casefold()),
+        address=booking.address,
+        price=price_rows(booking),
+        activity=[activity_line(entry, zone) for entry in reversed(booking.activity)],
+        can_start=scheduled,
+        can_complete=booking.status is BookingStatus.IN_PROGRESS
+        or (scheduled and booking.start <= now),
+        can_change=scheduled,
+        in_plan=booking.plan_id is not None,
+        plan_ends_on=long_date(booking.plan_ends_on) if booking.plan_ends_on else "",
+        cancel_scopes=CANCEL_SCOPES,
+        reschedule_scopes=RESCHEDULE_SCOPES,
+        calendar=calendar_href("day", local.date(), booking.status is BookingStatus.CANCELLED),
+        cancelled_at=moment(booking.cancelled_at, zone) if booking.cancelled_at else "",
+        completed_at=moment(booking.completed_at, zone) if booking.completed_at else "",
+        values=values,
+        errors=forms.errors,
+        alert=forms.alert,
+        cancel_alert=forms.cancel_alert,
+        reschedule_alert=forms.reschedule_alert,
+    )
+
+
+def booking_page(visit: Visit) -> Response:
+    """``GET /admin/bookings/{ref}``."""
+    return render_booking(visit, _load(visit), Forms({}, {}))
+
+
+Move = Callable[..., Booking]
+
+
+def _move(visit: Visit, move: Move, verb: str) -> Response:
+    booking = _load(visit)
+    deps = visit.deps
+    try:
+        moved = move(
+            booking.company_id, booking.id, crew_member_id=None, uow=deps.uow(), clock=deps.clock
+        )
+    except InvalidTransition as refused:
+        alert = f"This job could not be {verb}: {refused.reason}."
+        return render_booking(visit, _load(visit), Forms({}, {}, alert=alert), status=409)
+    except ConflictError:
+        return render_booking(visit, _load(visit), Forms({}, {}, alert=CHANGED_MEANWHILE), 409)
+    except RuleViolation as refused:
+        return render_booking(visit, _load(visit), Forms({}, {}, alert=str(refused)), 409)
+    return visit.redirect(f"/admin/bookings/{moved.id}", flash=f"Job {moved.code} {verb}.")
+
+
+def start(visit: Visit) -> Response:
+    """``POST /admin/bookings/{ref}/start``: scheduled -> in progress."""
+    return _move(visit, start_booking, "started")
+
+
+def complete(visit: Visit) -> Response:
+    """``POST /admin/bookings/{ref}/complete``: in progress (or a scheduled job whose start
+    has come) -> completed."""
+    return _move(visit, complete_booking, "completed")
+
+
+def cancel(visit: Visit) -> Response:
+    """``POST /admin/bookings/{ref}/cancel``: with a scope, an optional date and reason."""
+    booking = _load(visit)
+    deps = visit.deps
+    values = {
+        "cancel_scope": visit.field("cancel_scope") or "this",
+        "after": visit.field("after").strip(),
+        "reason": visit.field("reason").strip(),
+    }
+    errors: dict[str, str] = {}
+    try:
+        scope = plans.CancelScope(values["cancel_scope"])
+    except ValueError:
+        errors["cancel_scope"] = "Choose which visits to cancel."
+        scope = plans.CancelScope.THIS
+    after = None
+    if scope is plans.CancelScope.PLAN_AFTER:
+        after = read_date(values["after"])
+        if after is None:
+            errors["after"] = "Enter the plan's last date, e.g. 2026-03-14."
+    if not errors:
+        try:
+            changed = cancel_booking(
+                booking.company_id,
+                booking.id,
+                scope,
+                after=after,
+                reason=values["reason"] or None,
+                uow=deps.uow(),
+                clock=deps.clock,
+            )
+        except ValidationFailed as refused:
+            errors = dict(refused.field_errors)
+        except InvalidTransition as refused:
+            alert = f"This booking could not be cancelled: {refused.reason}."
+            forms = Forms(values, {}, cancel_alert=alert)
+            return render_booking(visit, _load(visit), forms, status=409)
+        except ConflictError:
+            forms = Forms(values, {}, cancel_alert=CHANGED_MEANWHILE)
+            return render_booking(visit, _load(visit), forms, status=409)
+        else:
+            gone = sum(1 for b in changed if b.status is BookingStatus.CANCELLED)
+            more = f" ({gone} visits)" if gone > 1 else ""
+            return visit.redirect(
+                f"/admin/bookings/{booking.id}", flash=f"Booking {booking.code} cancelled{more}."
+            )
+    return render_booking(visit, booking, Forms(values, errors), status=422)
+
+
+def _start_of(values: dict[str, str], zone: ZoneInfo, errors: dict[str, str]) -> datetime | None:
+    """The instant the date and time fields name in the company's timezone."""
+    day = read_date(values["date"])
+    if day is None:
+        errors["date"] = "Enter a date, e.g. 2026-03-14."
+    try:
+        wall = time.fromisoformat(values["time"])
+    except ValueError:
+        errors["time"] = "Enter a time, e.g. 09:30."
+    if errors or day is None:
+        return None
+    return wall_clock_instant(day, wall, zone)
+
+
+def reschedule(visit: Visit) -> Response:
+    """``POST /admin/bookings/{ref}/reschedule``: a new local date and time, a scope and
+    optionally another crew member, checked against availability."""
+    booking = _load(visit)
+    deps = visit.deps
+    values = {
+        "date": visit.field("date").strip(),
+        "time": visit.field("time").strip(),
+        "scope": visit.field("scope") or "this",
+        "crew": visit.field("crew").strip(),
+    }
+    errors: dict[str, str] = {}
+    try:
+        scope = plans.RescheduleScope(values["scope"])
+    except ValueError:
+        errors["scope"] = "Choose which visits to move."
+        scope = plans.RescheduleScope.THIS
+    new_start = _start_of(values, booking.zone, errors)
+    crew_ids = None
+    if values["crew"]:
+        with deps.reader() as uow:
+            if values["crew"] not in {m.id for m in active_crew(uow, booking.company_id)}:
+                errors["crew"] = "Choose a crew member from the list."
+        crew_ids = (values["crew"],)
+    if errors or new_start is None:
+        return render_booking(visit, booking, Forms(values, errors), status=422)
+    try:
+        changed = reschedule_booking(
+            booking.company_id,
+            booking.id,
+            new_start,
+            scope,
+            crew_ids=crew_ids,
+            uow=deps.uow(),
+            clock=deps.clock,
+            drive=deps.drive,
+        )
+    except SlotTaken:
+        errors["when"] = "That time is taken: the crew already has a job then. Pick another time."
+    except SlotUnavailable as refused:
+        errors["when"] = f"That time is not open: {refused.reason}."
+    except ValidationFailed as refused:
+        for name, text in refused.field_errors.items():
+            field = "when" if name == "start_iso" else "crew" if name.startswith("crew") else name
+            errors.setdefault(field, text)
+    except InvalidTransition as refused:
+        alert = f"This booking could not be rescheduled: {refused.reason}."
+        forms = Forms(values, {}, reschedule_alert=alert)
+        return render_booking(visit, _load(visit), forms, status=409)
+    except ConflictError:
+        forms = Forms(values, {}, reschedule_alert=CHANGED_MEANWHILE)
+        return render_booking(visit, _load(visit), forms, status=409)
+    else:
+        if not changed:
+            flash = "Nothing changed: that is already the booking's time and crew."
+        else:
+            moved = next((b for b in changed if b.id == booking.id), changed[0])
+            local = moved.local_start
+            more = f" and {len(changed) - 1} later visits" if len(changed) > 1 else ""
+            flash = (
+                f"Booking {booking.code}{more} moved to {long_date(local.date())}, "
+                f"{clock_time(local)}."
+            )
+        return visit.redirect(f"/admin/bookings/{booking.id}", flash=flash)
+    return render_booking(visit, booking, Forms(values, errors), status=422)
+
+
+def routes(deps: WebDeps) -> list[BaseRoute]:
+    """The booking's page and its four actions."""
+    post = ("POST",)
+    return [
+        page("/admin/bookings/{ref}", deps, booking_page, roles=ADMINS),
+        page("/admin/bookings/{ref}/start", deps, start, methods=post, roles=ADMINS),
+        page("/admin/bookings/{ref}/complete", deps, complete, methods=post, roles=ADMINS),
+        page("/admin/bookings/{ref}/cancel", deps, cancel, methods=post, roles=ADMINS),
+        page("/admin/bookings/{ref}/reschedule", deps, reschedule, methods=post, roles=ADMINS),
+    ]

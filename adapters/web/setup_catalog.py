@@ -1,0 +1,624 @@
+"""The catalog in the admin workspace: ``/admin/catalog`` shows it whole; forms add and
+change a service, an extra of a service, a frequency and a coupon, and retire a service
+(or offer it again).
+
+Each form changes one item of the stored catalog's draft (``export_catalog``) and hands
+the whole draft to ``replace_catalog``, which checks everything and writes nothing when
+anything is wrong. Problems at the form's item are shown beside its fields; any other
+(say, what an open booking still needs) at the top of the form. The item is named in
+the address and looked up in the signed-in user's catalog only: an id the company does
+not have is the 404 page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+import attrs
+from attrs import frozen
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from adapters.web.deps import WebDeps
+from adapters.web.nav import ADMINS
+from adapters.web.pages import Visit, page
+from adapters.web.setup_forms import (
+    FieldErrors,
+    checked,
+    money,
+    new_id,
+    percent,
+    plain_hundredths,
+    show_hundredths,
+    sort_errors,
+    whole,
+)
+from booking_core.catalog import ONE_TIME
+from booking_core.catalog_drafts import (
+    CatalogDraft,
+    CouponDraft,
+    ExtraDraft,
+    FrequencyDraft,
+    IndustryDraft,
+    ServiceDraft,
+)
+from booking_core.errors import NotFoundError, ValidationFailed
+from booking_core.services.setup import ReplaceCatalog, export_catalog, replace_catalog
+
+CATALOG = "/admin/catalog"
+ONE_TIME_DRAFT = FrequencyDraft(slug=ONE_TIME, name="One time")
+
+SERVICE_FIELDS = {
+    "id": "name",
+    "name": "name",
+    "description": "description",
+    "base_price_cents": "price",
+    "base_duration_minutes": "duration",
+}
+EXTRA_FIELDS = {
+    "id": "name",
+    "name": "name",
+    "price_cents": "price",
+    "duration_minutes": "duration",
+    "max_quantity": "max_quantity",
+    "frequency_slugs": "frequencies",
+}
+FREQUENCY_FIELDS = {
+    "slug": "name",
+    "name": "name",
+    "interval_days": "interval_days",
+    "discount_bps": "discount",
+}
+COUPON_FIELDS = {
+    "id": "code",
+    "code": "code",
+    "percent_bps": "percent",
+    "amount_cents": "amount",
+    "valid_from": "valid_from",
+    "valid_until": "valid_until",
+    "max_redemptions": "max_redemptions",
+    "per_customer_limit": "per_customer_limit",
+    "min_subtotal_cents": "min_subtotal",
+    "service_ids": "services",
+    "frequency_slugs": "frequencies",
+}
+
+
+@frozen
+class Refusal:
+    """What ``replace_catalog`` refused, sorted for the form."""
+
+    errors: FieldErrors
+    others: list[str]
+
+
+def _draft(visit: Visit) -> CatalogDraft:
+    return export_catalog(visit.signed_in_company.id, uow=visit.deps.reader())
+
+
+def _save(visit: Visit, draft: CatalogDraft, places: dict[str, dict[str, str]]) -> Refusal | None:
+    """Replace the catalog with ``draft``; the refusal sorted by ``places`` if refused."""
+    try:
+        replace_catalog(
+            ReplaceCatalog(company_id=visit.signed_in_company.id, catalog=draft),
+            uow=visit.deps.uow(),
+        )
+    except ValidationFailed as refused:
+        errors, others = sort_errors(refused.field_errors, places)
+        return Refusal(errors, others)
+    return None
+
+
+def _where(draft: CatalogDraft, service_id: str) -> tuple[int, int]:
+    """The industry and service indexes of ``service_id``; 404 when there is none."""
+    for i, industry in enumerate(draft.industries):
+        for s, service in enumerate(industry.services):
+            if service.id == service_id:
+                return i, s
+    raise NotFoundError("service", service_id)
+
+
+def _form_page(
+    visit: Visit,
+    template: str,
+    *,
+    values: dict[str, str],
+    errors: FieldErrors,
+    others: list[str] | None = None,
+    **context: object,
+) -> Response:
+    failed = bool(errors or others)
+    return visit.render(
+        template,
+        status=422 if failed else 200,
+        values=values,
+        errors=errors,
+        others=others or [],
+        **context,
+    )
+
+
+# The catalog at a glance
+
+
+def minutes_text(minutes: int) -> str:
+    """90 -> ``1 h 30 min``."""
+    hours, rest = divmod(minutes, 60)
+    if hours and rest:
+        return f"{hours} h {rest} min"
+    return f"{hours} h" if hours else f"{rest} min"
+
+
+def catalog_page(visit: Visit) -> Response:
+    """``GET /admin/catalog``: industries, services, extras, frequencies, fees, coupons."""
+    draft = _draft(visit)
+    return visit.render(
+        "setup_catalog.html",
+        draft=draft,
+        dollars=show_hundredths,
+        percent=lambda bps: f"{plain_hundredths(bps)}%",
+        minutes=minutes_text,
+        frequency_names={f.slug: f.name for f in draft.frequencies},
+        service_names={s.id: s.name for i in draft.industries for s in i.services},
+        names=lambda keys, table: ", ".join(str(table.get(key, key)) for key in keys),
+        weekday_names=dict(enumerate(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"), start=1)),
+    )
+
+
+# Services
+
+
+def _service_values(service: ServiceDraft | None, industry: str) -> dict[str, str]:
+    if service is None:
+        return {
+            "name": "",
+            "industry": industry,
+            "description": "",
+            "price": "",
+            "duration": "",
+            "taxable": "on",
+            "active": "on",
+        }
+    return {
+        "name": service.name,
+        "industry": industry,
+        "description": service.description,
+        "price": plain_hundredths(service.base_price_cents),
+        "duration": str(service.base_duration_minutes),
+        **({"taxable": "on"} if service.taxable else {}),
+        **({"active": "on"} if service.active else {}),
+    }
+
+
+def service_form(visit: Visit) -> Response:
+    """``/admin/catalog/services/new`` and ``/admin/catalog/services/{service_id}``: add or
+    change a service (its parameters and extras are kept as they are)."""
+    draft = _draft(visit)
+    service_id = visit.request.path_params.get("service_id")
+    current: ServiceDraft | None = None
+    industry_name = draft.industries[0].name if draft.industries else ""
+    if service_id is not None:
+        i, s = _where(draft, service_id)
+        current = draft.industries[i].services[s]
+        industry_name = draft.industries[i].name
+    values = _service_values(current, industry_name)
+    errors = FieldErrors()
+    others: list[str] = []
+    added_one_time = False
+    if visit.request.method == "POST":
+        values = {name: visit.field(name) for name in ("name", "industry", "description")}
+        values |= {"price": visit.field("price"), "duration": visit.field("duration")}
+        values |= {name: "on" for name in ("taxable", "active") if checked(visit.form, name)}
+        price = money(errors, "price", values["price"])
+        duration = whole(errors, "duration", values["duration"], high=24 * 60)
+        if not values["industry"].strip():
+            errors.add("industry", "Required: the services of one industry are listed together.")
+        if not errors:
+            taken = {s.id for i in draft.industries for s in i.services}
+            changed = ServiceDraft(
+                id=current.id if current else new_id("svc_", values["name"], taken),
+                name=values["name"].strip(),
+                description=values["description"].strip(),
+                base_price_cents=price,
+                base_duration_minutes=duration or 0,
+                taxable=checked(visit.form, "taxable"),
+                active=checked(visit.form, "active"),
+                parameters=current.parameters if current else (),
+                extras=current.extras if current else (),
+            )
+            new_draft, i, s = _placed(draft, changed, values["industry"].strip())
+            if not new_draft.frequencies:
+                new_draft = attrs.evolve(new_draft, frequencies=(ONE_TIME_DRAFT,))
+                added_one_time = True
+            refused = _save(
+                visit,
+                new_draft,
+                {
+                    f"industries.{i}.services.{s}": SERVICE_FIELDS,
+                    f"industries.{i}": {"name": "industry", "id": "industry"},
+                },
+            )
+            if refused is None:
+                note = " A one-time frequency was added to book it with." if added_one_time else ""
+                return visit.redirect(
+                    f"{CATALOG}#service-{changed.id}", flash=f"Saved {changed.name}.{note}"
+                )
+            errors, others = refused.errors, refused.others
+    return _form_page(
+        visit,
+        "setup_service.html",
+        values=values,
+        errors=errors,
+        others=others,
+        service=current,
+        industries=[i.name for i in draft.industries],
+    )
+
+
+def _placed(
+    draft: CatalogDraft, service: ServiceDraft, industry_name: str
+) -> tuple[CatalogDraft, int, int]:
+    """``draft`` with ``service`` in the industry of that name (made when there is none),
+    in its old place if it stays in its industry; and where it now is."""
+    industries = [
+        attrs.evolve(i, services=tuple(s for s in i.services if s.id != service.id))
+        for i in draft.industries
+    ]
+    old = {s.id: s for i in draft.industries for s in i.services}
+    wanted = " ".join(industry_name.split()).casefold()
+    target = next(
+        (n for n, i in enumerate(industries) if " ".join(i.name.split()).casefold() == wanted),
+        None,
+    )
+    if target is None:
+        taken = {i.id for i in industries}
+        made = IndustryDraft(id=new_id("ind_", industry_name, taken), name=industry_name)
+        industries.append(made)
+        target = len(industries) - 1
+    original = draft.industries[target].services if target < len(draft.industries) else ()
+    services = list(industries[target].services)
+    if service.id in old and any(s.id == service.id for s in original):
+        index = [s.id for s in original].index(service.id)
+        services.insert(index, service)
+    else:
+        index = len(services)
+        services.append(service)
+    industries[target] = attrs.evolve(industries[target], services=tuple(services))
+    return attrs.evolve(draft, industries=tuple(industries)), target, index
+
+
+def _replace_service(
+    draft: CatalogDraft, i: int, s: int, change: Callable[[ServiceDraft], ServiceDraft]
+) -> CatalogDraft:
+    industry = draft.industries[i]
+    services = list(industry.services)
+    services[s] = change(services[s])
+    industries = list(draft.industries)
+    industries[i] = attrs.evolve(industry, services=tuple(services))
+    return attrs.evolve(draft, industries=tuple(industries))
+
+
+def service_active(visit: Visit) -> Response:
+    """``POST /admin/catalog/services/{service_id}/active``: retire a service (no new
+    bookings; plans that have it go on) or offer it again."""
+    draft = _draft(visit)
+    i, s = _where(draft, visit.request.path_params["service_id"])
+    service = draft.industries[i].services[s]
+    active = visit.field("active") == "true"
+    refused = _save(
+        visit, _replace_service(draft, i, s, lambda old: attrs.evolve(old, active=active)), {}
+    )
+    if refused is not None:
+        return visit.redirect(CATALOG, flash=" ".join(refused.others) or "Nothing was saved.")
+    verb = "is offered again" if active else "is retired: no new bookings can choose it"
+    return visit.redirect(f"{CATALOG}#service-{service.id}", flash=f"{service.name} {verb}.")
+
+
+# Extras
+
+
+def _extra_values(extra: ExtraDraft | None) -> dict[str, str]:
+    if extra is None:
+        return {"name": "", "price": "", "duration": "0", "max_quantity": "1"}
+    return {
+        "name": extra.name,
+        "price": plain_hundredths(extra.price_cents),
+        "duration": str(extra.duration_minutes),
+        "max_quantity": str(extra.max_quantity),
+        **{f"frequency_{slug}": "on" for slug in extra.frequency_slugs},
+        **({"discount_exempt": "on"} if extra.discount_exempt else {}),
+        **({"first_visit_only": "on"} if extra.first_visit_only else {}),
+    }
+
+
+def extra_form(visit: Visit) -> Response:
+    """``/admin/catalog/services/{service_id}/extras/new`` and ``.../extras/{extra_id}``:
+    add or change an extra of a service."""
+    draft = _draft(visit)
+    params = visit.request.path_params
+    i, s = _where(draft, params["service_id"])
+    service = draft.industries[i].services[s]
+    current: ExtraDraft | None = None
+    if "extra_id" in params:
+        current = next((e for e in service.extras if e.id == params["extra_id"]), None)
+        if current is None:
+            raise NotFoundError("extra", params["extra_id"])
+    values = _extra_values(current)
+    errors = FieldErrors()
+    others: list[str] = []
+    if visit.request.method == "POST":
+        values = {name: visit.field(name) for name in ("name", "price", "duration", "max_quantity")}
+        values |= {name: "on" for name in visit.form if name.startswith("frequency_")}
+        values |= {
+            name: "on"
+            for name in ("discount_exempt", "first_visit_only")
+            if checked(visit.form, name)
+        }
+        price = money(errors, "price", values["price"])
+        duration = whole(errors, "duration", values["duration"], high=24 * 60)
+        most = whole(errors, "max_quantity", values["max_quantity"], high=10_000)
+        if not errors:
+            extras = list(service.extras)
+            taken = {e.id for e in extras}
+            changed = ExtraDraft(
+                id=current.id if current else new_id("ext_", values["name"], taken),
+                name=values["name"].strip(),
+                price_cents=price,
+                duration_minutes=duration or 0,
+                max_quantity=most or 0,
+                frequency_slugs=tuple(
+                    f.slug for f in draft.frequencies if checked(visit.form, f"frequency_{f.slug}")
+                ),
+                discount_exempt=checked(visit.form, "discount_exempt"),
+                first_visit_only=checked(visit.form, "first_visit_only"),
+            )
+            if current is None:
+                index = len(extras)
+                extras.append(changed)
+            else:
+                index = [e.id for e in extras].index(current.id)
+                extras[index] = changed
+            new_draft = _replace_service(
+                draft, i, s, lambda old: attrs.evolve(old, extras=tuple(extras))
+            )
+            refused = _save(
+                visit, new_draft, {f"industries.{i}.services.{s}.extras.{index}": EXTRA_FIELDS}
+            )
+            if refused is None:
+                return visit.redirect(
+                    f"{CATALOG}#service-{service.id}",
+                    flash=f"Saved {changed.name} of {service.name}.",
+                )
+            errors, others = refused.errors, refused.others
+    return _form_page(
+        visit,
+        "setup_extra.html",
+        values=values,
+        errors=errors,
+        others=others,
+        service=service,
+        extra=current,
+        frequencies=draft.frequencies,
+    )
+
+
+# Frequencies
+
+
+def frequency_form(visit: Visit) -> Response:
+    """``/admin/catalog/frequencies/new`` and ``/admin/catalog/frequencies/{slug}``: add or
+    change a frequency (how often a plan's visits come, and its discount)."""
+    draft = _draft(visit)
+    slug = visit.request.path_params.get("slug")
+    current: FrequencyDraft | None = None
+    if slug is not None:
+        current = next((f for f in draft.frequencies if f.slug == slug), None)
+        if current is None:
+            raise NotFoundError("frequency", slug)
+    values = {"name": "", "interval_days": "", "discount": "0"}
+    if current is not None:
+        values = {
+            "name": current.name,
+            "interval_days": "" if current.interval_days is None else str(current.interval_days),
+            "discount": plain_hundredths(current.discount_bps),
+        }
+    errors = FieldErrors()
+    others: list[str] = []
+    if visit.request.method == "POST":
+        values = {name: visit.field(name) for name in ("name", "interval_days", "discount")}
+        single = current is not None and current.slug == ONE_TIME
+        interval = None if single else whole(errors, "interval_days", values["interval_days"],
+                                              optional=current is None, high=365)  # fmt: skip
+        discount = percent(errors, "discount", values["discount"])
+        if not errors:
+            frequencies = list(draft.frequencies)
+            if current is None:
+                made = ONE_TIME if interval is None else None
+                new_slug = made or new_id("", values["name"], {f.slug for f in frequencies})
+                changed = FrequencyDraft(
+                    slug=new_slug,
+                    name=values["name"].strip(),
+                    interval_days=interval,
+                    discount_bps=discount,
+                )
+                index = len(frequencies)
+                frequencies.append(changed)
+            else:
+                changed = attrs.evolve(
+                    current,
+                    name=values["name"].strip(),
+                    interval_days=interval,
+                    discount_bps=discount,
+                )
+                index = [f.slug for f in frequencies].index(current.slug)
+                frequencies[index] = changed
+            refused = _save(
+                visit,
+                attrs.evolve(draft, frequencies=tuple(frequencies)),
+                {f"frequencies.{index}": FREQUENCY_FIELDS},
+            )
+            if refused is None:
+                return visit.redirect(f"{CATALOG}#frequencies", flash=f"Saved {changed.name}.")
+            errors, others = refused.errors, refused.others
+            if "name" in errors and current is None and interval is None:
+                errors = FieldErrors({"interval_days": "There is a one-time frequency already."})
+    return _form_page(
+        visit, "setup_frequency.html", values=values, errors=errors, others=others,
+        frequency=current,
+    )  # fmt: skip
+
+
+# Coupons
+
+
+def _day_start(day: date, zone: ZoneInfo) -> datetime:
+    return datetime.combine(day, time(), tzinfo=zone)
+
+
+def _coupon_values(coupon: CouponDraft | None, zone: ZoneInfo) -> dict[str, str]:
+    if coupon is None:
+        return {"code": "", "percent": "", "amount": "", "min_subtotal": "0", "active": "on"}
+    until = coupon.valid_until
+    return {
+        "code": coupon.code,
+        "percent": plain_hundredths(coupon.percent_bps),
+        "amount": plain_hundredths(coupon.amount_cents),
+        "valid_from": coupon.valid_from.astimezone(zone).date().isoformat()
+        if coupon.valid_from
+        else "",
+        # Stored as the start of the day after the last one.
+        "valid_until": (until.astimezone(zone) - timedelta(days=1)).date().isoformat()
+        if until
+        else "",
+        "max_redemptions": str(coupon.max_redemptions or ""),
+        "per_customer_limit": str(coupon.per_customer_limit or ""),
+        "min_subtotal": plain_hundredths(coupon.min_subtotal_cents),
+        **{f"service_{sid}": "on" for sid in coupon.service_ids},
+        **{f"frequency_{slug}": "on" for slug in coupon.frequency_slugs},
+        **({"active": "on"} if coupon.active else {}),
+    }
+
+
+def _date(errors: FieldErrors, name: str, text: str) -> date | None:
+    if not text.strip():
+        return None
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        errors.add(name, "A date such as 2026-12-31.")
+        return None
+
+
+def coupon_form(visit: Visit) -> Response:
+    """``/admin/catalog/coupons/new`` and ``/admin/catalog/coupons/{coupon_id}``: add or
+    change a coupon. Its days are the company's: valid from the start of the first day
+    through the end of the last."""
+    draft = _draft(visit)
+    zone = ZoneInfo(visit.signed_in_company.timezone)
+    coupon_id = visit.request.path_params.get("coupon_id")
+    current: CouponDraft | None = None
+    if coupon_id is not None:
+        current = next((c for c in draft.coupons if c.id == coupon_id), None)
+        if current is None:
+            raise NotFoundError("coupon", coupon_id)
+    values = _coupon_values(current, zone)
+    errors = FieldErrors()
+    others: list[str] = []
+    services = [s for i in draft.industries for s in i.services]
+    if visit.request.method == "POST":
+        fields = ("code", "percent", "amount", "valid_from", "valid_until", "max_redemptions",
+                  "per_customer_limit", "min_subtotal")  # fmt: skip
+        values = {name: visit.field(name) for name in fields}
+        values |= {
+            name: "on"
+            for name in visit.form
+            if name.startswith(("service_", "frequency_")) or name == "active"
+        }
+        share = amount = None
+        if values["percent"].strip() and values["amount"].strip():
+            errors.add("amount", "Give a percentage or an amount off, not both.")
+        elif values["percent"].strip():
+            share = percent(errors, "percent", values["percent"])
+        elif values["amount"].strip():
+            amount = money(errors, "amount", values["amount"])
+        else:
+            errors.add("percent", "Give a percentage or an amount off.")
+        first = _date(errors, "valid_from", values["valid_from"])
+        last = _date(errors, "valid_until", values["valid_until"])
+        most = whole(errors, "max_redemptions", values["max_redemptions"], optional=True)
+        each = whole(errors, "per_customer_limit", values["per_customer_limit"], optional=True)
+        least = money(errors, "min_subtotal", values["min_subtotal"] or "0")
+        if not errors:
+            coupons = list(draft.coupons)
+            taken = {c.id for c in coupons}
+            changed = CouponDraft(
+                id=current.id if current else new_id("cpn_", values["code"], taken),
+                code=values["code"].strip(),
+                percent_bps=share,
+                amount_cents=amount,
+                valid_from=_day_start(first, zone) if first else None,
+                valid_until=_day_start(last + timedelta(days=1), zone) if last else None,
+                max_redemptions=most,
+                per_customer_limit=each,
+                min_subtotal_cents=least,
+                service_ids=tuple(s.id for s in services if checked(visit.form, f"service_{s.id}")),
+                frequency_slugs=tuple(
+                    f.slug for f in draft.frequencies if checked(visit.form, f"frequency_{f.slug}")
+                ),
+                active=checked(visit.form, "active"),
+            )
+            if current is None:
+                index = len(coupons)
+                coupons.append(changed)
+            else:
+                index = [c.id for c in coupons].index(current.id)
+                coupons[index] = changed
+            refused = _save(
+                visit,
+                attrs.evolve(draft, coupons=tuple(coupons)),
+                {f"coupons.{index}": COUPON_FIELDS},
+            )
+            if refused is None:
+                return visit.redirect(f"{CATALOG}#coupons", flash=f"Saved coupon {changed.code}.")
+            errors, others = refused.errors, refused.others
+    return _form_page(
+        visit, "setup_coupon.html", values=values, errors=errors, others=others,
+        coupon=current, services=services, frequencies=draft.frequencies,
+    )  # fmt: skip
+
+
+def routes(deps: WebDeps) -> list[BaseRoute]:
+    """The catalog page and its forms (``new`` before an id: it is not one)."""
+    both = ("GET", "POST")
+    return [
+        page(CATALOG, deps, catalog_page, roles=ADMINS),
+        page(f"{CATALOG}/services/new", deps, service_form, methods=both, roles=ADMINS),
+        page(f"{CATALOG}/services/{{service_id}}", deps, service_form, methods=both, roles=ADMINS),
+        page(
+            f"{CATALOG}/services/{{service_id}}/active",
+            deps,
+            service_active,
+            methods=("POST",),
+            roles=ADMINS,
+        ),
+        page(
+            f"{CATALOG}/services/{{service_id}}/extras/new",
+            deps,
+            extra_form,
+            methods=both,
+            roles=ADMINS,
+        ),
+        page(
+            f"{CATALOG}/services/{{service_id}}/extras/{{extra_id}}",
+            deps,
+            extra_form,
+            methods=both,
+            roles=ADMINS,
+        ),
+        page(f"{CATALOG}/frequencies/new", deps, frequency_form, methods=both, roles=ADMINS),
+        page(f"{CATALOG}/frequencies/{{slug}}", deps, frequency_form, methods=both, roles=ADMINS),
+        page(f"{CATALOG}/coupons/new", deps, coupon_form, methods=both, roles=ADMINS),
+        page(f"{CATALOG}/coupons/{{coupon_id}}", deps, coupon_form, methods=both, roles=ADMINS),
+    ]

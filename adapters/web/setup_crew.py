@@ -1,0 +1,285 @@
+"""The crew in the admin workspace: ``/admin/crew`` lists the company's crew members, and
+a form adds or changes one: name, home zip, service areas, services not done, weekly
+hours, time off, active.
+
+A saved form is one member of ``import_crew`` (matched by id when changing one, so
+renaming works; added when new), which checks the member whole and writes nothing when
+anything is wrong. The member is named in the address and looked up in the signed-in
+user's company only: another company's id is the 404 page.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from attrs import frozen
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from adapters.web.deps import WebDeps
+from adapters.web.nav import ADMINS
+from adapters.web.pages import Visit, page
+from adapters.web.setup_forms import FieldErrors, checked, items, sort_errors
+from booking_core.crew import CrewMember
+from booking_core.crew_drafts import (
+    CrewDraft,
+    CrewMemberDraft,
+    TimeOffDraft,
+    WorkingHoursDraft,
+    name_key,
+)
+from booking_core.errors import ValidationFailed
+from booking_core.services.scheduling import active_crew
+from booking_core.services.setup import ImportCrew, export_catalog, import_crew
+
+CREW = "/admin/crew"
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+STRETCH = re.compile(r"^([0-9]{1,2}):([0-9]{2})\s*(?:-|\u2013|to)\s*([0-9]{1,2}):([0-9]{2})\Z")
+DAYS_OFF = re.compile(
+    r"^([0-9]{4}-[0-9]{2}-[0-9]{2})(?:\s*(?:to|\u2013|\.\.)\s*([0-9]{4}-[0-9]{2}-[0-9]{2}))?\Z"
+)
+HOURS_HELP = "Hours such as 08:00-17:00 (or 08:00-12:00, 13:00-17:00); empty for a day off."
+TIME_OFF_HELP = "one line each, 2026-12-24 or 2026-12-24 to 2026-12-26."
+SAME_NAME = "An active crew member has this name already: edit theirs, or tell them apart."
+MEMBER_FIELDS = {
+    "id": "name",
+    "name": "name",
+    "home_zip": "home_zip",
+    "service_areas": "service_areas",
+    "excluded_service_ids": "excluded",
+    "time_off": "time_off",
+}
+
+
+@frozen
+class Row:
+    """A crew member as the list shows them."""
+
+    id: str
+    name: str
+    home_zip: str
+    areas: str
+    hours: tuple[str, ...]
+    excluded: tuple[str, ...]
+    time_off: str
+    active: bool
+
+
+def hhmm(value: time) -> str:
+    """``08:00``."""
+    return f"{value.hour:02d}:{value.minute:02d}"
+
+
+def _day_text(member: CrewMember | CrewMemberDraft, weekday: int) -> str:
+    return ", ".join(
+        f"{hhmm(h.start)}-{hhmm(h.end)}" for h in member.working_hours if h.weekday == weekday
+    )
+
+
+def _time_off_text(member: CrewMember | CrewMemberDraft, zone: ZoneInfo) -> str:
+    lines = []
+    for off in member.time_off:
+        first = off.start.astimezone(zone)
+        end = off.end.astimezone(zone)
+        if first.time() == time() and end.time() == time():  # whole days, as the form writes
+            last = end.date() - timedelta(days=1)
+            lines.append(first.date().isoformat() + ("" if last == first.date() else f" to {last}"))
+        else:
+            lines.append(f"{first:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} (set by import)")
+    return "\n".join(lines)
+
+
+def crew_page(visit: Visit) -> Response:
+    """``GET /admin/crew``: the active members by name (an inactive one leaves the list, as
+    from ``booking crew export``)."""
+    company = visit.signed_in_company
+    zone = ZoneInfo(company.timezone)
+    with visit.deps.reader() as uow:
+        members = active_crew(uow, company.id)
+    catalog = export_catalog(company.id, uow=visit.deps.reader())
+    names = {s.id: s.name for i in catalog.industries for s in i.services}
+    rows = [
+        Row(
+            id=m.id,
+            name=m.name,
+            home_zip=m.home_zip,
+            areas=", ".join(m.service_areas),
+            hours=tuple(
+                f"{WEEKDAYS[d - 1][:3]} {_day_text(m, d)}" for d in range(1, 8) if _day_text(m, d)
+            ),
+            excluded=tuple(sorted(names.get(s, s) for s in m.excluded_service_ids)),
+            time_off=_time_off_text(m, zone).replace("\n", "; "),
+            active=m.active,
+        )
+        for m in sorted(members, key=lambda m: m.name.casefold())
+    ]
+    return visit.render("setup_crew.html", rows=rows)
+
+
+def _values(member: CrewMember | None, zone: ZoneInfo) -> dict[str, str]:
+    if member is None:
+        return {"name": "", "home_zip": "", "service_areas": "", "time_off": "", "active": "on"}
+    return {
+        "name": member.name,
+        "home_zip": member.home_zip,
+        "service_areas": ", ".join(member.service_areas),
+        "time_off": _time_off_text(member, zone),
+        **{f"day_{d}": _day_text(member, d) for d in range(1, 8)},
+        **{f"exclude_{s}": "on" for s in member.excluded_service_ids},
+        **({"active": "on"} if member.active else {}),
+    }
+
+
+def _hours(errors: FieldErrors, values: dict[str, str]) -> list[WorkingHoursDraft]:
+    stretches = []
+    for day in range(1, 8):
+        name = f"day_{day}"
+        for part in items(values.get(name, "")):
+            if part.lower() == "off":
+                continue
+            found = STRETCH.match(part)
+            try:
+                if found is None:
+                    raise ValueError(part)
+                h1, m1, h2, m2 = (int(g) for g in found.groups())
+                start = time(h1, m1)
+                end = time(0) if (h2, m2) == (24, 0) else time(h2, m2)
+            except ValueError:
+                errors.add(name, HOURS_HELP)
+                continue
+            if end == time(0):
+                errors.add(name, "End by 23:59: working hours stay within the day.")
+                continue
+            stretches.append(WorkingHoursDraft(weekday=day, start=start, end=end))
+    return stretches
+
+
+def _time_off(errors: FieldErrors, text: str, zone: ZoneInfo) -> list[TimeOffDraft]:
+    """Lines of ``2026-12-24`` or ``2026-12-24 to 2026-12-26``: whole days, the company's;
+    a line the form did not write (an import's exact times) is kept as it was."""
+    found = []
+    for line in (line.strip() for line in text.splitlines()):
+        if not line:
+            continue
+        if line.endswith("(set by import)"):
+            parts = line.removesuffix("(set by import)").strip().split(" to ")
+            try:
+                start, end = (datetime.fromisoformat(p).replace(tzinfo=zone) for p in parts)
+            except ValueError:
+                errors.add("time_off", f"Could not read {line!r}.")
+                continue
+            found.append(TimeOffDraft(start=start, end=end))
+            continue
+        match = DAYS_OFF.match(line)
+        try:
+            if match is None:
+                raise ValueError(line)
+            first = date.fromisoformat(match.group(1))
+            last = date.fromisoformat(match.group(2)) if match.group(2) else first
+        except ValueError:
+            errors.add("time_off", f"Could not read {line!r}: {TIME_OFF_HELP}")
+            continue
+        if last < first:
+            errors.add("time_off", f"{line}: the last day comes before the first.")
+            continue
+        found.append(
+            TimeOffDraft(
+                start=datetime.combine(first, time(), tzinfo=zone),
+                end=datetime.combine(last + timedelta(days=1), time(), tzinfo=zone),
+            )
+        )
+    return found
+
+
+def member_form(visit: Visit) -> Response:
+    """``/admin/crew/new`` and ``/admin/crew/{member_id}``: add or change a crew member."""
+    company = visit.signed_in_company
+    zone = ZoneInfo(company.timezone)
+    member_id = visit.request.path_params.get("member_id")
+    current: CrewMember | None = None
+    if member_id is not None:
+        with visit.deps.reader() as uow:
+            current = uow.crew.get(company.id, member_id)  # another company's: 404
+    catalog = export_catalog(company.id, uow=visit.deps.reader())
+    services = [s for i in catalog.industries for s in i.services]
+    values = _values(current, zone)
+    errors = FieldErrors()
+    others: list[str] = []
+    if visit.request.method == "POST":
+        values = {
+            name: visit.field(name) for name in ("name", "home_zip", "service_areas", "time_off")
+        }
+        values |= {f"day_{d}": visit.field(f"day_{d}") for d in range(1, 8)}
+        values |= {n: "on" for n in visit.form if n.startswith("exclude_") or n == "active"}
+        hours = _hours(errors, values)
+        time_off = _time_off(errors, values["time_off"], zone)
+        if not errors:
+            draft = CrewMemberDraft(
+                id=current.id if current else None,
+                name=values["name"].strip(),
+                home_zip=values["home_zip"].strip(),
+                service_areas=items(values["service_areas"]),
+                excluded_service_ids=tuple(
+                    s.id for s in services if checked(visit.form, f"exclude_{s.id}")
+                ),
+                working_hours=tuple(hours),
+                time_off=tuple(time_off),
+                active=checked(visit.form, "active"),
+            )
+            if current is None and _named_like_someone(visit, draft.name):
+                errors.add("name", SAME_NAME)
+            else:
+                try:
+                    import_crew(
+                        ImportCrew(company_id=company.id, crew=CrewDraft(members=(draft,))),
+                        uow=visit.deps.uow(),
+                        clock=visit.deps.clock,
+                        drive=visit.deps.drive,
+                    )
+                except ValidationFailed as refused:
+                    errors, others = sort_errors(refused.field_errors, {"members.0": MEMBER_FIELDS})
+                    _place_hours(refused.field_errors, draft, errors)
+                    others = [o for o in others if "working hours" not in o]
+                else:
+                    return visit.redirect(CREW, flash=f"Saved {draft.name}.")
+    return visit.render(
+        "setup_crew_member.html",
+        status=422 if errors or others else 200,
+        values=values,
+        errors=errors,
+        others=others,
+        member=current,
+        services=services,
+        weekdays=list(enumerate(WEEKDAYS, start=1)),
+    )
+
+
+def _named_like_someone(visit: Visit, name: str) -> bool:
+    """A new member named like an active one would change that one (import matches by
+    name); the form adds, so it refuses instead."""
+    key = name_key(name)
+    company_id = visit.signed_in_company.id
+    with visit.deps.reader() as uow:
+        roster = active_crew(uow, company_id)
+    return any(name_key(m.name) == key for m in roster)
+
+
+def _place_hours(problems: dict[str, str], draft: CrewMemberDraft, errors: FieldErrors) -> None:
+    """``members.0.working_hours.N...`` beside the weekday of stretch N."""
+    for path, text in problems.items():
+        parts = path.split(".")
+        if parts[2:3] == ["working_hours"] and len(parts) > 3 and parts[3].isdigit():
+            stretch = draft.working_hours[int(parts[3])]
+            errors.add(f"day_{stretch.weekday}", text)
+
+
+def routes(deps: WebDeps) -> list[BaseRoute]:
+    """The crew list and the member form (``new`` before an id: it is not one)."""
+    both = ("GET", "POST")
+    return [
+        page(CREW, deps, crew_page, roles=ADMINS),
+        page(f"{CREW}/new", deps, member_form, methods=both, roles=ADMINS),
+        page(f"{CREW}/{{member_id}}", deps, member_form, methods=both, roles=ADMINS),
+    ]

@@ -1,0 +1,134 @@
+"""What the setup pages (``setup_pages``, ``setup_catalog``, ``setup_crew``) parse
+themselves, strictly: money and percentages as hundredths, whole numbers; and how a use
+case's problems (dotted field paths) are placed beside a form's fields or at its top."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping
+
+DECIMAL = re.compile(r"^(?P<whole>[0-9]+)(?:\.(?P<part>[0-9]{1,2}))?\Z")
+WHOLE = re.compile(r"^[0-9]+\Z")
+MAX_DIGITS = 12
+"""Longer digit runs are refused before any arithmetic (a pasted number, not an amount)."""
+
+
+class FieldErrors(dict[str, str]):
+    """Problems of a form by its field names; the first text for a field is kept."""
+
+    def add(self, name: str, text: str) -> None:
+        """Note a problem of field ``name``."""
+        self.setdefault(name, text)
+
+
+def hundredths(
+    errors: FieldErrors, name: str, text: str, *, what: str, example: str, high: int
+) -> int:
+    """``120``, ``120.5`` or ``120.50`` as hundredths (12050): dollars as cents, percent as
+    basis points. Anything else (``1e3``, ``-1``, ``12.345``, ``1,000``, a huge number) is
+    a problem of field ``name``; the answer is then 0."""
+    cleaned = text.strip().removeprefix("$").strip() if what == "amount" else text.strip()
+    found = DECIMAL.match(cleaned)
+    if not cleaned:
+        errors.add(name, "Required.")
+        return 0
+    if found is None or len(found["whole"]) > MAX_DIGITS:
+        errors.add(name, f"Write the {what} as digits with at most two decimals, e.g. {example}.")
+        return 0
+    value = int(found["whole"]) * 100 + int((found["part"] or "0").ljust(2, "0"))
+    if value > high:
+        most = show_hundredths(high)
+        errors.add(name, f"At most ${most}." if what == "amount" else f"At most {most}%.")
+        return 0
+    return value
+
+
+def money(errors: FieldErrors, name: str, text: str) -> int:
+    """Dollars and cents as integer cents (at most $1,000,000.00, the catalog's ceiling)."""
+    return hundredths(errors, name, text, what="amount", example="120 or 120.50", high=100_000_000)
+
+
+def percent(errors: FieldErrors, name: str, text: str, *, high: int = 10_000) -> int:
+    """A percentage (``8.875`` is refused: two decimals) as basis points."""
+    return hundredths(errors, name, text, what="percentage", example="8 or 8.25", high=high)
+
+
+def whole(
+    errors: FieldErrors, name: str, text: str, *, optional: bool = False, high: int = 10**9
+) -> int | None:
+    """A whole number from 0 to ``high``; blank is None when ``optional``."""
+    cleaned = text.strip()
+    if not cleaned:
+        if not optional:
+            errors.add(name, "Required.")
+        return None
+    if not WHOLE.match(cleaned) or len(cleaned) > MAX_DIGITS:
+        errors.add(name, "A whole number, digits only.")
+        return None
+    value = int(cleaned)
+    if value > high:
+        errors.add(name, f"At most {high:,}.")
+        return None
+    return value
+
+
+def show_hundredths(value: int) -> str:
+    """12050 -> ``120.50``; 100000000 -> ``1,000,000.00``."""
+    return f"{value // 100:,}.{value % 100:02d}"
+
+
+def plain_hundredths(value: int | None) -> str:
+    """12050 -> ``120.50``, 12000 -> ``120``: what a form field shows."""
+    if value is None:
+        return ""
+    return str(value // 100) if value % 100 == 0 else f"{value // 100}.{value % 100:02d}"
+
+
+def sort_errors(
+    problems: Mapping[str, str], places: Mapping[str, Mapping[str, str]]
+) -> tuple[FieldErrors, list[str]]:
+    """Split a use case's problems (dotted paths) into the form's field errors and the
+    rest. ``places`` maps a path prefix (``""``: the whole path) to the form fields of its
+    suffixes: a path ``prefix.suffix`` goes beside the field its suffix, or the suffix's
+    first part, is mapped to. Every other problem is ``path: text`` for the page's top."""
+    mine, others = FieldErrors(), []
+    for path, text in problems.items():
+        target = None
+        for prefix, fields in places.items():
+            if prefix and not path.startswith(prefix + "."):
+                continue
+            rest = path[len(prefix) + 1 :] if prefix else path
+            target = fields.get(rest) or fields.get(rest.split(".")[0])
+            if target is not None:
+                break
+        if target is not None:
+            mine.add(target, text)
+        else:
+            others.append(f"{readable_path(path)}: {text}")
+    return mine, others
+
+
+def readable_path(path: str) -> str:
+    """``industries.0.services.2.extras.0.price_cents`` as people read it."""
+    return path.replace("_", " ").replace(".", " \u203a ")
+
+
+def new_id(prefix: str, name: str, taken: Collection[str]) -> str:
+    """An id for a new catalog item from its name: ``svc_deep_clean``, then
+    ``svc_deep_clean_2`` when that is taken (ids: 1 to 100 letters, digits, ``_``)."""
+    stem = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:60] or "item"
+    candidate, count = f"{prefix}{stem}", 1
+    while candidate in taken:
+        count += 1
+        candidate = f"{prefix}{stem}_{count}"
+    return candidate
+
+
+def checked(form: Mapping[str, str], name: str) -> bool:
+    """Whether a checkbox was ticked (a ticked box sends its field, an unticked one none)."""
+    return name in form
+
+
+def items(text: str) -> tuple[str, ...]:
+    """Entries written one a line or separated by commas, blanks left out."""
+    return tuple(part.strip() for part in re.split(r"[,\n]", text) if part.strip())

@@ -1,0 +1,93 @@
+"""Setting the company up from the admin workspace: ``/admin/settings`` here, the catalog
+(``setup_catalog``) and the crew (``setup_crew``). Owners and dispatchers may both use
+them.
+
+Every form goes through the use cases of ``booking_core.services.setup``, which check the
+whole change and write nothing when anything is wrong. What a form parses itself (money,
+percentages, whole numbers) is parsed strictly here: text that is not exactly a plain
+amount is refused beside its field, before any use case runs.
+"""
+
+from __future__ import annotations
+
+from zoneinfo import available_timezones
+
+from starlette.responses import Response
+from starlette.routing import BaseRoute
+
+from adapters.web import setup_catalog, setup_crew
+from adapters.web.deps import WebDeps
+from adapters.web.nav import ADMINS
+from adapters.web.pages import Visit, page
+from adapters.web.setup_forms import FieldErrors, percent, plain_hundredths, sort_errors, whole
+from booking_core.errors import ValidationFailed
+from booking_core.services.setup import UpdateCompanySettings, update_company_settings
+
+TIMEZONES = tuple(sorted(z for z in available_timezones() if "/" in z and not z.startswith("Etc/")))
+"""The IANA zones offered (areas such as ``America/New_York``; no ``Etc/`` aliases)."""
+
+SETTINGS_FIELDS = {
+    "name": "name",
+    "timezone": "timezone",
+    "self_service_cutoff_hours": "cutoff_hours",
+    "min_notice_minutes": "min_notice_minutes",
+    "code_prefix": "code_prefix",
+    "tax_rate_bps": "tax_rate",
+}
+
+
+def settings(visit: Visit) -> Response:
+    """``/admin/settings``: the company's name, timezone, booking rules and tax rate."""
+    company = visit.signed_in_company
+    errors = FieldErrors()
+    others: list[str] = []
+    values = {
+        "name": company.name,
+        "timezone": company.timezone,
+        "cutoff_hours": str(company.self_service_cutoff_hours),
+        "min_notice_minutes": str(company.min_notice_minutes),
+        "code_prefix": company.code_prefix,
+        "tax_rate": plain_hundredths(company.tax_rate_bps),
+    }
+    if visit.request.method == "POST":
+        values = {name: visit.field(name) for name in values}
+        cutoff = whole(errors, "cutoff_hours", values["cutoff_hours"])
+        notice = whole(errors, "min_notice_minutes", values["min_notice_minutes"])
+        tax = percent(errors, "tax_rate", values["tax_rate"])
+        if values["timezone"] not in TIMEZONES and values["timezone"] != company.timezone:
+            errors.add("timezone", "Choose a timezone from the list.")
+        if not errors:
+            try:
+                update_company_settings(
+                    UpdateCompanySettings(
+                        company_id=company.id,
+                        name=values["name"],
+                        timezone=values["timezone"],
+                        self_service_cutoff_hours=cutoff,
+                        min_notice_minutes=notice,
+                        code_prefix=values["code_prefix"].strip(),
+                        tax_rate_bps=tax,
+                    ),
+                    uow=visit.deps.uow(),
+                )
+            except ValidationFailed as refused:
+                errors, others = sort_errors(refused.field_errors, {"": SETTINGS_FIELDS})
+            else:
+                return visit.redirect("/admin/settings", flash="Settings saved.")
+    return visit.render(
+        "setup_settings.html",
+        status=422 if errors or others else 200,
+        values=values,
+        errors=errors,
+        others=others,
+        timezones=TIMEZONES,
+    )
+
+
+def routes(deps: WebDeps) -> list[BaseRoute]:
+    """The settings page, the catalog's pages and the crew's."""
+    return [
+        page("/admin/settings", deps, settings, methods=("GET", "POST"), roles=ADMINS),
+        *setup_catalog.routes(deps),
+        *setup_crew.routes(deps),
+    ]

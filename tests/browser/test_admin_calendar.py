@@ -1,0 +1,301 @@
+"""The admin calendar in Chromium: an owner sees a company's bookings by crew member in the
+day and week views, opens one, reschedules it (it moves in the calendar), cancels
+another, starts and completes a third; a move into a taken slot is refused beside the
+fields; another company's booking answers 404, by address and by an edited form."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import date, time, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import attrs
+
+from booking_core.bookings import Booking, BookingStatus, wall_clock_instant
+from booking_core.companies import Company
+from booking_core.crew import WorkingHours, new_crew_member
+from booking_core.customers import Address
+from booking_core.ids import new_id
+from booking_core.pricing import SelectedItem
+from booking_core.services import scheduling
+from booking_core.users import Role
+from tests.browser.support import Site, sign_in
+
+DASH = "\u2013"
+ONE_BEDROOM = (SelectedItem("par_bedrooms", 1),)
+"""A standard clean of 2 h 25 min."""
+
+
+@attrs.frozen
+class Board:
+    """A company with two crew members and their jobs on ``day`` (tomorrow)."""
+
+    company: Company
+    day: date
+    rosa: str
+    sam: str
+    jobs: dict[str, Booking]
+
+
+def _member(site: Site, company: Company, name: str) -> str:
+    member = new_crew_member(
+        member_id=new_id("crew"),
+        company_id=company.id,
+        name=name,
+        home_zip="10001",
+        at=site.container.clock.now(),
+        service_areas=("10001",),
+        working_hours=tuple(WorkingHours(day, time(7), time(19)) for day in range(1, 8)),
+    )
+    with site.container.uow() as uow:
+        uow.crew.add(member)
+        uow.commit()
+    return member.id
+
+
+def _book(
+    site: Site,
+    company: Company,
+    crew_id: str,
+    day: date,
+    hour: int,
+    customer: str,
+    *,
+    frequency: str = "one_time",
+) -> Booking:
+    container = site.container
+    start = wall_clock_instant(day, time(hour), ZoneInfo(company.timezone))
+    email = f"{customer.split(maxsplit=1)[0].lower()}-{secrets.token_hex(3)}@example.com"
+    made = scheduling.create_booking(
+        scheduling.CreateBooking(
+            company_id=company.id,
+            service_id="svc_standard_clean",
+            frequency_slug=frequency,
+            start=start,
+            customer=scheduling.CustomerDetails(name=customer, email=email),
+            address=Address("9 Compiler Ct", "New York", "NY", "10001", access_notes="Lockbox"),
+            parameters=ONE_BEDROOM,
+            crew_ids=(crew_id,),
+        ),
+        uow=container.uow(),
+        clock=container.clock,
+        drive=container.drive,
+        phones=container.phones,
+    )
+    return made[0]
+
+
+def _board(site: Site) -> Board:
+    company, _ = site.new_company()
+    rosa, sam = _member(site, company, "Rosa Diaz"), _member(site, company, "Sam Lee")
+    day = site.container.clock.now().astimezone(ZoneInfo(company.timezone)).date()
+    day += timedelta(days=1)
+    jobs = {
+        "move": _book(site, company, rosa, day, 8, "Grace Hopper"),
+        "cancel": _book(site, company, rosa, day, 11, "Alan Turing"),
+        "work": _book(site, company, sam, day, 9, "Ada Lovelace"),
+        "blocked": _book(site, company, sam, day, 13, "Edsger Dijkstra"),
+        "plan": _book(site, company, sam, day + timedelta(days=1), 10, "Barbara Liskov",
+                      frequency="weekly"),
+    }  # fmt: skip
+    return Board(company, day, rosa, sam, jobs)
+
+
+def _stored(site: Site, board: Board, key: str) -> Booking:
+    with site.container.uow() as uow:
+        return uow.bookings.get(board.company.id, board.jobs[key].id)
+
+
+def _lane(page: Any, member_id: str) -> Any:
+    return page.locator(f".cal-lane[data-crew='{member_id}']")
+
+
+def _owner(site: Site, board: Board, page: Any) -> None:
+    owner = site.user(board.company, Role.OWNER)
+    sign_in(page, owner.email)
+    assert page.url.endswith("/admin")
+
+
+def test_owner_sees_the_day_and_week_and_moves_cancels_starts_and_completes_jobs(
+    site: Site, page, screenshots
+):
+    board = _board(site)
+    jobs = board.jobs
+    _owner(site, board, page)
+    page.get_by_role("link", name="Calendar").first.click()
+    assert page.get_by_role("heading", name="Calendar").is_visible()
+    page.get_by_label("Go to date").fill(board.day.isoformat())
+    page.get_by_role("button", name="Show").click()
+
+    rosa, sam = _lane(page, board.rosa), _lane(page, board.sam)
+    rosa_text, sam_text = rosa.inner_text(), sam.inner_text()
+    for shown in (f"8:00 AM {DASH} 10:25 AM", "Grace", jobs["move"].code, "11:00 AM", "Alan"):
+        assert shown in rosa_text
+    for shown in ("9:00 AM", "Ada", "1:00 PM", "Edsger", "Standard clean", "Scheduled"):
+        assert shown in sam_text
+    assert "Hopper" not in rosa_text  # first names only in the grid
+    assert "Grace" not in sam_text
+    assert "Barbara" not in sam_text  # the plan's first visit is the day after
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.screenshot(path=str(screenshots / "admin-calendar-day.png"), full_page=True)
+
+    page.get_by_role("link", name="Week").click()
+    week_row = page.locator(f"tr[data-crew='{board.sam}']")
+    plan_day = (board.day + timedelta(days=1)).isoformat()
+    if board.day.weekday() < 6:  # the plan's first visit falls in the same week
+        assert "Barbara" in week_row.locator(f"td[data-day='{plan_day}']").inner_text()
+    day_cell = week_row.locator(f"td[data-day='{board.day.isoformat()}']")
+    assert "Ada" in day_cell.inner_text()
+    assert "Grace" not in week_row.inner_text()
+    page.screenshot(path=str(screenshots / "admin-calendar-week.png"), full_page=True)
+
+    # Reschedule Rosa's 8:00 job to 3:00 PM: it moves down her lane.
+    page.get_by_role("link", name="Day", exact=True).click()
+    rosa.locator(f"a[data-booking='{jobs['move'].id}']").click()
+    assert page.get_by_role("heading", name=f"Standard clean {jobs['move'].code}").is_visible()
+    assert "Grace Hopper" in page.inner_text("main")  # the admin sees the full name
+    page.get_by_label("Start time").fill("15:00")
+    page.get_by_role("button", name="Reschedule").click()
+    assert "moved to" in page.get_by_role("status").inner_text()
+    assert _stored(site, board, "move").local_start.hour == 15
+    assert "Rescheduled" in page.locator(".bk-activity").inner_text()
+    page.locator(".crumbs a").click()
+    times = rosa.locator(".cal-time").all_inner_texts()
+    assert times == [f"11:00 AM {DASH} 1:25 PM", f"3:00 PM {DASH} 5:25 PM"]
+
+    # Cancel Alan's job: hidden, then shown muted with the toggle.
+    rosa.locator(f"a[data-booking='{jobs['cancel'].id}']").click()
+    page.get_by_label("Reason").fill("Customer is travelling")
+    page.get_by_role("button", name="Cancel booking").click()
+    assert page.get_by_role("status").inner_text() == f"Booking {jobs['cancel'].code} cancelled."
+    assert page.locator(".bk-status").inner_text() == "Cancelled"
+    assert _stored(site, board, "cancel").status is BookingStatus.CANCELLED
+    assert page.get_by_role("button", name="Start job").count() == 0
+    page.locator(".crumbs a").click()
+    assert page.locator(f"a[data-booking='{jobs['cancel'].id}'].cal-cancelled").is_visible()
+    page.get_by_role("link", name="Hide cancelled").click()
+    assert page.locator(f"a[data-booking='{jobs['cancel'].id}']").count() == 0
+    assert page.get_by_role("link", name="Show cancelled (1)").is_visible()
+
+    # Start, then complete Ada's job.
+    sam.locator(f"a[data-booking='{jobs['work'].id}']").click()
+    page.get_by_role("button", name="Start job").click()
+    assert page.get_by_role("status").inner_text() == f"Job {jobs['work'].code} started."
+    assert page.locator(".bk-status").inner_text() == "In progress"
+    page.get_by_role("button", name="Complete job").click()
+    assert page.locator(".bk-status").inner_text() == "Completed"
+    stored = _stored(site, board, "work")
+    assert stored.status is BookingStatus.COMPLETED
+    assert stored.completed_at is not None
+    page.locator(".crumbs a").click()
+    assert "Completed" in sam.locator(f"a[data-booking='{jobs['work'].id}']").inner_text()
+
+
+def test_a_move_into_a_taken_slot_is_refused_beside_the_fields(site: Site, page, screenshots):
+    board = _board(site)
+    _owner(site, board, page)
+    blocked = board.jobs["blocked"]
+    page.goto(f"/admin/bookings/{blocked.id}")
+    page.get_by_label("Start time").fill("09:00")  # Sam's job with Ada
+    page.get_by_role("button", name="Reschedule").click()
+    error = page.locator("#when-error")
+    assert error.inner_text().startswith("That time is taken")
+    assert page.get_by_label("Start time").input_value() == "09:00"  # the value is kept
+    assert _stored(site, board, "blocked").local_start.hour == 13
+
+    token = page.locator("input[name=csrf_token]").first.get_attribute("value")
+    answer = page.request.post(
+        f"/admin/bookings/{blocked.id}/reschedule",
+        form={"csrf_token": str(token), "date": "0001-01-01", "time": "9 o'clock"},
+    )
+    assert answer.status == 422
+    assert "Enter a date" in answer.text()
+    assert "Enter a time" in answer.text()
+
+    page.get_by_label("Start time").fill("21:00")  # outside Sam's hours
+    page.get_by_role("button", name="Reschedule").click()
+    assert page.locator("#when-error").inner_text().startswith("That time is not open")
+
+    # Given to Rosa at 2:00 PM it is open: the move and the crew change together.
+    page.get_by_label("Start time").fill("14:00")
+    page.get_by_label("Crew").select_option(label="Rosa Diaz")
+    page.get_by_role("button", name="Reschedule").click()
+    assert "moved to" in page.get_by_role("status").inner_text()
+    assert _stored(site, board, "blocked").crew_ids == (board.rosa,)
+
+    # A plan's visit offers the API's scopes; "end the plan after" needs its date.
+    page.goto(f"/admin/bookings/{board.jobs['plan'].id}")
+    page.get_by_role("radio", name="End the plan after a date").check()
+    page.get_by_role("button", name="Cancel booking").click()
+    assert page.locator("#after-error").is_visible()
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.screenshot(path=str(screenshots / "admin-booking.png"), full_page=True)
+    assert _stored(site, board, "plan").status is BookingStatus.SCHEDULED
+
+
+def test_another_companys_booking_is_not_found(site: Site, browser):
+    mine, theirs = _board(site), _board(site)
+    context = browser.new_context(base_url=site.base_url, bypass_csp=True)
+    try:
+        page = context.new_page()
+        _owner(site, mine, page)
+        other = theirs.jobs["move"]
+        for ref in (other.id, other.code, "bkg_made_up"):
+            answer = page.goto(f"/admin/bookings/{ref}")
+            assert answer is not None
+            assert answer.status == 404
+            assert page.get_by_role("heading", name="Not found").is_visible()
+
+        # The action of a form edited to the other company's booking: 404, nothing moves.
+        for button in ("Start job", "Cancel booking"):
+            page.goto(f"/admin/bookings/{mine.jobs['move'].id}")
+            form = page.locator("form", has=page.get_by_role("button", name=button))
+            form.evaluate(
+                "(form, id) => { form.action = form.action.replace(/bkg_[^/]+/, id); }", other.id
+            )
+            with page.expect_response(lambda r: other.id in r.url) as answer:
+                page.get_by_role("button", name=button).click()
+            assert answer.value.status == 404
+        assert _stored(site, theirs, "move").status is BookingStatus.SCHEDULED
+
+        # Their bookings never show in my calendar.
+        page.goto(f"/admin/calendar?view=week&date={theirs.day.isoformat()}")
+        assert other.code not in page.content()
+    finally:
+        context.close()
+
+
+def test_the_calendar_on_a_phone_and_a_bad_date(site: Site, context, screenshots):
+    board = _board(site)
+    page = context.new_page()
+    _owner(site, board, page)
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(f"/admin/calendar?view=week&date={board.day.isoformat()}")
+    cell = page.locator(f"tr[data-crew='{board.rosa}'] td[data-day='{board.day.isoformat()}']")
+    assert cell.locator(".cal-cell-day").is_visible()  # stacked: each day names itself
+    box = cell.bounding_box()
+    assert box is not None
+    assert box["width"] > 300
+    page.screenshot(path=str(screenshots / "admin-calendar-phone.png"))
+    monday = board.day - timedelta(days=board.day.weekday())
+    page.get_by_role("link", name="Next").click()  # "Next week" on a wide screen
+    assert page.url.endswith(f"view=week&date={monday + timedelta(days=7)}")
+
+    for bad in ("2026-13-45", "0001-01-01", "9999-12-31"):
+        answer = page.goto(f"/admin/calendar?view=week&date={bad}")
+        assert answer is not None
+        assert answer.status == 422
+        assert "Enter a date as YYYY-MM-DD" in page.locator(".cal-pick").inner_text()
+        assert page.get_by_label("Go to date").get_attribute("value") == bad  # kept
+
+
+def test_the_crew_cannot_open_the_calendar_or_a_booking(site: Site, context):
+    board = _board(site)
+    crew = site.user(board.company, Role.CREW, crew_member_id=board.rosa, name="Rosa Diaz")
+    page = context.new_page()
+    sign_in(page, crew.email)
+    for path in ("/admin/calendar", f"/admin/bookings/{board.jobs['move'].id}"):
+        answer = page.goto(path)
+        assert answer is not None
+        assert answer.status == 403

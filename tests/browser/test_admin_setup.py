@@ -1,0 +1,299 @@
+"""Setting a company up in the admin workspace, in Chromium: an owner of an empty company
+adds a service with an extra and a crew member, and the service is at once priced, open
+and bookable over ``/api/v1``; a bad amount is refused beside its field and writes
+nothing; another company's service or crew member in the address is the 404 page."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from booking_core.catalog_drafts import IndustryDraft, ServiceDraft
+from booking_core.companies import Company
+from booking_core.paging import PageRequest
+from booking_core.services import companies as company_cases
+from booking_core.services.setup import ReplaceCatalog, export_catalog, replace_catalog
+from booking_core.users import Role
+from tests.browser.support import Site, sign_in
+
+
+def empty_company(site: Site) -> Company:
+    """A company as ``booking company create`` makes it: no catalog, no crew."""
+    return company_cases.create_company(
+        company_cases.CreateCompany(slug=f"setup-{secrets.token_hex(4)}", name="Shine Bright Co"),
+        uow=site.container.uow(),
+        clock=site.container.clock,
+    )
+
+
+def api_key(site: Site, company: Company) -> str:
+    return company_cases.create_key(
+        company_cases.CreateKey(
+            company_id=company.id,
+            name="website",
+            scopes=frozenset({"catalog:read", "bookings:read", "bookings:write"}),
+        ),
+        uow=site.container.uow(),
+        clock=site.container.clock,
+    ).secret
+
+
+def services_of(site: Site, company: Company) -> list[ServiceDraft]:
+    catalog = export_catalog(company.id, uow=site.container.reader())
+    return [s for industry in catalog.industries for s in industry.services]
+
+
+def test_an_owner_sets_up_an_empty_company_and_it_takes_a_booking(
+    site: Site, page: Any, screenshots: Any
+) -> None:
+    company = empty_company(site)
+    owner = site.user(company, Role.OWNER)
+    sign_in(page, owner.email)
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Catalog").click()
+    assert page.get_by_role("heading", name="No services yet").is_visible()
+
+    page.get_by_role("link", name="Add a service").first.click()
+    page.get_by_label("Name").fill("Move-out clean")
+    page.get_by_label("Industry").fill("Home cleaning")
+    page.get_by_label("Base price").fill("149.99")
+    page.get_by_label("Base duration").fill("120")
+    page.get_by_role("button", name="Add service").click()
+    assert (
+        "Saved Move-out clean. A one-time frequency was added"
+        in page.get_by_role("status").inner_text()
+    )
+    (service,) = services_of(site, company)
+    assert (service.base_price_cents, service.base_duration_minutes) == (14_999, 120)
+
+    page.get_by_role("link", name="Add extra to Move-out clean").click()
+    page.get_by_label("Name").fill("Inside the fridge")
+    page.get_by_label("Price").fill("25.5")
+    page.get_by_label("Extra time").fill("30")
+    page.get_by_role("button", name="Add extra").click()
+    card = page.locator(f"#service-{service.id}")
+    assert "Inside the fridge" in card.inner_text()
+    assert "$25.50" in card.inner_text()
+    (service,) = services_of(site, company)
+    (extra,) = service.extras
+    assert extra.price_cents == 2_550
+
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Crew").click()
+    assert page.get_by_role("heading", name="No crew yet").is_visible()
+    page.get_by_role("link", name="Add a crew member").first.click()
+    page.get_by_label("Name").fill("Rosa Diaz")
+    page.get_by_label("Home zip").fill("10001")
+    page.get_by_label("Works in these zips").fill("10001, 10003\n10011")
+    page.get_by_label("Home zip").fill("00000")  # no such zip: no slot could be found there
+    page.get_by_label("Monday", exact=True).fill("18:00-08:00")
+    page.get_by_role("button", name="Add crew member").click()
+    assert "Unknown US zip code" in page.locator("#home_zip-error").inner_text()
+    assert "After start" in page.locator("#day_1-error").inner_text()
+    assert page.get_by_label("Works in these zips").input_value() == "10001, 10003\n10011"
+    with site.container.reader() as uow:
+        assert not uow.crew.list_active(company.id, PageRequest(limit=10)).items
+    page.get_by_label("Home zip").fill("10001")
+    for day in ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"):
+        page.get_by_label(day, exact=True).fill("08:00-18:00")
+    page.get_by_role("button", name="Add crew member").click()
+    assert page.get_by_role("status").inner_text() == "Saved Rosa Diaz."
+    row = page.locator("tbody tr").filter(has_text="Rosa Diaz")
+    assert "10001, 10003, 10011" in row.inner_text()
+    page.screenshot(path=str(screenshots / "admin-crew.png"), full_page=True)
+
+    zone = ZoneInfo(company.timezone)
+    day = (site.container.clock.now().astimezone(zone) + timedelta(days=2)).date()
+    with site.api(api_key(site, company)) as api:
+        quoted = api.post(
+            "/api/v1/quote",
+            json={"serviceId": service.id, "frequencySlug": "one_time",
+                  "extras": [{"id": extra.id}]},
+        )  # fmt: skip
+        assert quoted.status_code == 200, quoted.text
+        assert quoted.json()["firstVisit"]["totalCents"] == 14_999 + 2_550  # no tax set
+
+        slots = api.get(
+            "/api/v1/availability",
+            params={"serviceId": service.id, "date": day.isoformat(), "zip": "10003",
+                    "extras": f"{extra.id}:1"},
+        )  # fmt: skip
+        assert slots.status_code == 200, slots.text
+        assert slots.json()["data"], "no open slot"
+        slot = slots.json()["data"][0]
+
+        booked = api.post(
+            "/api/v1/bookings",
+            headers={"Idempotency-Key": secrets.token_hex(8)},
+            json={
+                "serviceId": service.id,
+                "frequencySlug": "one_time",
+                "startIso": slot["startIso"],
+                "customer": {"name": "Ada Lovelace", "email": "ada@example.com"},
+                "address": {"line1": "12 Analytical Way", "city": "New York",
+                            "state": "NY", "zip": "10003"},
+                "extras": [{"id": extra.id}],
+            },
+        )  # fmt: skip
+        assert booked.status_code == 201, booked.text
+        assert booked.json()["price"]["totalCents"] == 17_549
+        assert len(booked.json()["crewIds"]) == 1
+
+
+def test_a_bad_amount_is_refused_beside_its_field_and_nothing_is_written(
+    site: Site, page: Any, screenshots: Any
+) -> None:
+    company, _ = site.new_company()
+    before = export_catalog(company.id, uow=site.container.reader())
+    owner = site.user(company, Role.DISPATCHER, name="Dana Dispatcher")
+    sign_in(page, owner.email)
+    page.goto("/admin/catalog")
+    page.screenshot(path=str(screenshots / "admin-catalog.png"), full_page=True)
+    page.get_by_role("link", name="Add a service").first.click()
+    for bad, said in (
+        ("1e3", "digits with at most two decimals"),
+        ("-1", "digits with at most two decimals"),
+        ("12.345", "digits with at most two decimals"),
+        ("99999999999999999999", "digits with at most two decimals"),
+        ("1000000.01", "At most $1,000,000.00."),
+    ):
+        page.get_by_label("Name").fill("Window wash")
+        page.get_by_label("Industry").fill("Home cleaning")
+        page.get_by_label("Base price").fill(bad)
+        page.get_by_label("Base duration").fill("60")
+        with page.expect_response(lambda r: r.request.method == "POST") as answer:
+            page.get_by_role("button", name="Add service").click()
+        assert answer.value.status == 422
+        error = page.locator("#price-error")
+        assert said in error.inner_text()
+        assert page.get_by_label("Base price").input_value() == bad  # kept as typed
+        assert page.get_by_label("Name").input_value() == "Window wash"
+    page.screenshot(path=str(screenshots / "admin-service-form.png"), full_page=True)
+    assert export_catalog(company.id, uow=site.container.reader()) == before
+
+    # A rule of the whole catalog, found by replace_catalog, lands beside its field too.
+    page.get_by_label("Base price").fill("80")
+    page.get_by_label("Base duration").fill("0")
+    page.get_by_role("button", name="Add service").click()
+    assert "at least a minute" in page.locator("#duration-error").inner_text()
+    assert export_catalog(company.id, uow=site.container.reader()) == before
+
+
+def test_another_companys_service_or_crew_member_is_not_found(site: Site, context: Any) -> None:
+    mine = site.crew_job()
+    theirs = site.crew_job("Sam Lee")
+    catalog = export_catalog(theirs.company.id, uow=site.container.reader())
+    own_service = ServiceDraft(
+        id="svc_theirs_only", name="Their secret", base_price_cents=100, base_duration_minutes=30
+    )
+    replace_catalog(
+        ReplaceCatalog(
+            company_id=theirs.company.id,
+            catalog=catalog.__class__(
+                tax_rate_bps=catalog.tax_rate_bps,
+                frequencies=catalog.frequencies,
+                industries=(*catalog.industries, IndustryDraft(id="ind_x", name="X",
+                                                               services=(own_service,))),
+                fees=catalog.fees,
+                coupons=catalog.coupons,
+            ),
+        ),
+        uow=site.container.uow(),
+    )  # fmt: skip
+    owner = site.user(mine.company, Role.OWNER)
+    page = context.new_page()
+    sign_in(page, owner.email)
+    for address in (
+        "/admin/catalog/services/svc_theirs_only",
+        "/admin/catalog/services/svc_theirs_only/extras/new",
+        f"/admin/crew/{theirs.member_id}",
+    ):
+        answer = page.goto(address)
+        assert answer.status == 404, address
+        assert page.get_by_role("heading", name="Not found").is_visible()
+
+    # My own member's form, posted to the other company's member: 404, nothing changes.
+    page.goto(f"/admin/crew/{mine.member_id}")
+    assert page.get_by_label("Name").input_value() == "Rosa Diaz"
+    token = page.locator("input[name=csrf_token]").first.get_attribute("value")
+    posted = context.request.post(
+        f"/admin/crew/{theirs.member_id}",
+        form={"csrf_token": token, "name": "Taken Over", "home_zip": "10001", "active": "on"},
+    )
+    assert posted.status == 404
+    with site.container.reader() as uow:
+        assert uow.crew.get(theirs.company.id, theirs.member_id).name == "Sam Lee"
+    # ...and a crew user may not open setup at all.
+    crew = site.user(mine.company, Role.CREW, crew_member_id=mine.member_id, name="Rosa Diaz")
+    other = context.browser.new_context(base_url=site.base_url)
+    try:
+        crew_page = other.new_page()
+        sign_in(crew_page, crew.email)
+        assert crew_page.goto("/admin/catalog").status == 403
+    finally:
+        other.close()
+
+
+def test_settings_refuse_a_bad_tax_rate_then_save(site: Site, page: Any, screenshots: Any) -> None:
+    company, _ = site.new_company()
+    owner = site.user(company, Role.OWNER)
+    sign_in(page, owner.email)
+    page.goto("/admin/settings")
+    page.get_by_label("Tax rate").fill("8.875")
+    page.get_by_label("Booking code prefix").fill("bc")
+    page.get_by_role("button", name="Save settings").click()
+    assert "at most two decimals" in page.locator("#tax_rate-error").inner_text()
+    page.get_by_label("Tax rate").fill("8.5")
+    page.get_by_role("button", name="Save settings").click()
+    assert "Two capital letters" in page.locator("#code_prefix-error").inner_text()
+    page.screenshot(path=str(screenshots / "admin-settings.png"), full_page=True)
+    with site.container.reader() as uow:
+        assert uow.companies.get(company.id).tax_rate_bps == 887  # nothing written
+    page.get_by_label("Booking code prefix").fill("SB")
+    page.get_by_label("Timezone").select_option("America/Chicago")
+    page.get_by_role("button", name="Save settings").click()
+    assert page.get_by_role("status").inner_text() == "Settings saved."
+    with site.container.reader() as uow:
+        saved = uow.companies.get(company.id)
+    assert (saved.tax_rate_bps, saved.code_prefix, saved.timezone) == (850, "SB", "America/Chicago")
+
+
+def test_frequencies_coupons_and_retiring_a_service(site: Site, page: Any) -> None:
+    company, _ = site.new_company()
+    dispatcher = site.user(company, Role.DISPATCHER, name="Dana Dispatcher")
+    sign_in(page, dispatcher.email)
+
+    page.goto("/admin/catalog/frequencies/new")
+    page.get_by_label("Name").fill("Every three weeks")
+    page.get_by_label("Every").fill("21")
+    page.get_by_label("Discount").fill("7.5")
+    page.get_by_role("button", name="Add frequency").click()
+    assert page.get_by_role("status").inner_text() == "Saved Every three weeks."
+    catalog = export_catalog(company.id, uow=site.container.reader())
+    added = catalog.frequencies[-1]
+    assert (added.slug, added.interval_days, added.discount_bps) == ("every_three_weeks", 21, 750)
+
+    page.goto("/admin/catalog/coupons/new")
+    page.get_by_label("Code").fill("SUMMER25")
+    page.get_by_label("Percent off").fill("10")
+    page.get_by_label("Amount off").fill("25")
+    page.get_by_role("button", name="Add coupon").click()
+    assert "not both" in page.locator("#amount-error").inner_text()
+    page.get_by_label("Percent off").fill("")
+    page.get_by_label("Last day").fill("2030-08-31")
+    page.get_by_label("Every three weeks").check()
+    page.get_by_role("button", name="Add coupon").click()
+    assert page.get_by_role("status").inner_text() == "Saved coupon SUMMER25."
+    coupon = export_catalog(company.id, uow=site.container.reader()).coupons[-1]
+    assert (coupon.amount_cents, coupon.percent_bps) == (2_500, None)
+    assert coupon.frequency_slugs == ("every_three_weeks",)
+    assert coupon.valid_until is not None
+    assert coupon.valid_until.isoformat() == "2030-09-01T00:00:00-04:00"  # through Aug 31, NY
+
+    page.goto("/admin/catalog")
+    card = page.locator("#service-svc_deep_clean")
+    card.get_by_role("button", name="Retire Deep clean").click()
+    assert "Deep clean is retired" in page.get_by_role("status").inner_text()
+    assert "Retired" in page.locator("#service-svc_deep_clean").inner_text()
+    (deep,) = [s for s in services_of(site, company) if s.id == "svc_deep_clean"]
+    assert not deep.active
