@@ -72,12 +72,18 @@ class CrewMember:
 
 @frozen(kw_only=True)
 class Team:
-    """Crew members who work jobs together; a team's job is each member's job."""
+    """Crew members who work jobs together; a team's job is each member's job.
+
+    A team is a name for a set of the company's crew members (``member_ids``, in the
+    order they were chosen); it is stored apart from the members and is not in the API.
+    Booking a team is booking its members together (``crewIds`` naming them all)."""
 
     id: str
     company_id: str
     name: str
     member_ids: tuple[str, ...]
+    created_at: datetime
+    updated_at: datetime
 
 
 def deprecated_service_ids(member: CrewMember, catalog: Catalog) -> list[str]:

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from booking_core.catalog import Catalog
     from booking_core.companies import Company
     from booking_core.coupons import CouponUsage
-    from booking_core.crew import CrewMember
+    from booking_core.crew import CrewMember, Team
     from booking_core.customers import Customer
     from booking_core.events import Event
     from booking_core.idempotency import IdempotencyRecord
@@ -225,6 +225,30 @@ class CrewRepository(Protocol):
 
     def list_active(self, company_id: str, page: PageRequest) -> Page[CrewMember]:
         """A page of the company's active crew members."""
+        ...
+
+
+class TeamRepository(Protocol):
+    """Teams: named sets of one company's crew members (not in the API)."""
+
+    def get(self, company_id: str, team_id: str) -> Team:
+        """The team; ``NotFoundError`` for an unknown id or another company's."""
+        ...
+
+    def add(self, team: Team) -> None:
+        """Store a new team. ``NotFoundError`` naming a member id that is not a crew
+        member of the team's company (another company's included); ``ConflictError`` when
+        the id, or the name (as ``crew_drafts.name_key`` matches names), is taken in
+        the company."""
+        ...
+
+    def save(self, team: Team) -> None:
+        """Replace a stored team; ``NotFoundError`` if it is not stored, or as ``add`` for
+        its members; ``ConflictError`` as ``add`` for its name."""
+        ...
+
+    def list(self, company_id: str) -> Sequence[Team]:
+        """Every team of the company, by name (case-insensitive), then id."""
         ...
 
 
@@ -665,6 +689,9 @@ class UnitOfWork(Protocol):
 
     @property
     def crew(self) -> CrewRepository: ...
+
+    @property
+    def teams(self) -> TeamRepository: ...
 
     @property
     def bookings(self) -> BookingRepository: ...

@@ -30,6 +30,7 @@ from adapters.memory.repositories import (
     Row,
     Table,
 )
+from adapters.memory.teams import MemoryTeamRepository
 from adapters.memory.users import MemoryUserRepository
 from adapters.memory.webhooks import MemoryOutboxRepository, MemoryWebhookRepository
 
@@ -44,6 +45,7 @@ TABLES = (
     "payments",
     "idempotency",
     "crew",
+    "teams",
     "bookings",
     "outbox",
     "webhooks",
@@ -110,6 +112,7 @@ class MemoryUnitOfWork:
         self.payments = MemoryPaymentRepository(table("payments"))
         self.idempotency = MemoryIdempotencyRepository(table("idempotency"))
         self.crew = MemoryCrewRepository(table("crew"))
+        self.teams = MemoryTeamRepository(table("teams"), table("crew"))
         self.bookings = MemoryBookingRepository(table("bookings"))
         self.outbox = MemoryOutboxRepository(table("outbox"))
         self.webhooks = MemoryWebhookRepository(

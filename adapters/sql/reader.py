@@ -27,6 +27,7 @@ from adapters.sql.payments import SqlPaymentRepository
 from adapters.sql.processor import SqlProcessorRepository
 from adapters.sql.quotes import SqlQuoteRepository
 from adapters.sql.readcache import ReadCache
+from adapters.sql.teams import SqlTeamRepository
 from adapters.sql.tenancy import SqlApiKeyRepository
 from adapters.sql.uow import SqlUnitOfWork
 from adapters.sql.users import SqlUserRepository
@@ -107,6 +108,11 @@ class CachedReader:
     def crew(self) -> SqlCrewRepository:
         """Crew members, from storage."""
         return self.storage().crew
+
+    @property
+    def teams(self) -> SqlTeamRepository:
+        """Teams, from storage."""
+        return self.storage().teams
 
     @property
     def bookings(self) -> SqlBookingRepository:

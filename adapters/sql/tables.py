@@ -259,6 +259,23 @@ crew_members = Table(
     *_keyset_indexes("crew_members"),
 )
 
+teams = Table(
+    "teams",
+    metadata,
+    _id("company_id"),
+    _id("id"),  # team_...
+    _text("name"),
+    _text("name_key"),  # the name as names are matched (crew_drafts.name_key)
+    Column("member_ids", Text, nullable=False),  # JSON: crew member ids, in chosen order
+    Column("created_at", instant_type(), nullable=False),
+    Column("updated_at", instant_type(), nullable=False),
+    PrimaryKeyConstraint("company_id", "id"),
+    UniqueConstraint("company_id", "name_key"),
+)
+"""Teams: named sets of one company's crew members, not in the API. A team's job is each
+member's job, so bookings store members, never a team id; the members are checked to be
+the company's crew by the repository (no table references another)."""
+
 idempotency_records = Table(
     "idempotency_records",
     metadata,

@@ -32,6 +32,7 @@ from adapters.sql.processor import SqlProcessorRepository
 from adapters.sql.quotes import SqlQuoteRepository
 from adapters.sql.retry import refusal_of
 from adapters.sql.tables import STAMPED, change_clock
+from adapters.sql.teams import SqlTeamRepository
 from adapters.sql.tenancy import SqlApiKeyRepository, SqlCompanyRepository
 from adapters.sql.users import SqlUserRepository
 from adapters.sql.webhooks import SqlOutboxRepository, SqlWebhookRepository
@@ -69,6 +70,7 @@ class SqlUnitOfWork:
         self.payments = SqlPaymentRepository(self._cx)
         self.idempotency = SqlIdempotencyRepository(self._cx)
         self.crew = SqlCrewRepository(self._cx)
+        self.teams = SqlTeamRepository(self._cx)
         self.bookings = SqlBookingRepository(self._cx)
         self.outbox = SqlOutboxRepository(self._cx)
         self.webhooks = SqlWebhookRepository(self._cx)

@@ -1,6 +1,6 @@
 """The catalog in the admin workspace: ``/admin/catalog`` shows it whole; forms add and
-change a service, an extra of a service, a frequency and a coupon, and retire a service
-(or offer it again).
+change a service, a parameter or an extra of a service, a frequency, a coupon and a fee
+definition, and retire a service or a fee (or offer it again).
 
 Each form changes one item of the stored catalog's draft (``export_catalog``) and hands
 the whole draft to ``replace_catalog``, which checks everything and writes nothing when
@@ -12,6 +12,7 @@ not have is the 404 page.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
@@ -27,6 +28,7 @@ from adapters.web.pages import Visit, page
 from adapters.web.setup_forms import (
     FieldErrors,
     checked,
+    items,
     money,
     new_id,
     percent,
@@ -35,13 +37,15 @@ from adapters.web.setup_forms import (
     sort_errors,
     whole,
 )
-from booking_core.catalog import ONE_TIME
+from booking_core.catalog import ONE_TIME, FeeKind
 from booking_core.catalog_drafts import (
     CatalogDraft,
     CouponDraft,
     ExtraDraft,
+    FeeDraft,
     FrequencyDraft,
     IndustryDraft,
+    ParameterDraft,
     ServiceDraft,
 )
 from booking_core.errors import NotFoundError, ValidationFailed
@@ -57,6 +61,14 @@ SERVICE_FIELDS = {
     "base_price_cents": "price",
     "base_duration_minutes": "duration",
 }
+PARAMETER_FIELDS = {
+    "id": "name",
+    "name": "name",
+    "price_cents": "price",
+    "duration_minutes": "duration",
+    "min_quantity": "min_quantity",
+    "max_quantity": "max_quantity",
+}
 EXTRA_FIELDS = {
     "id": "name",
     "name": "name",
@@ -71,6 +83,24 @@ FREQUENCY_FIELDS = {
     "interval_days": "interval_days",
     "discount_bps": "discount",
 }
+FEE_FIELDS = {
+    "id": "name",
+    "name": "name",
+    "kind": "kind",
+    "amount_cents": "amount",
+    "amount_bps": "percent",
+    "weekdays": "weekdays",
+    "dates": "dates",
+    "zips": "zips",
+    "service_ids": "services",
+}
+FEE_KINDS = (
+    (FeeKind.DATE, "Date", "on the weekdays or dates below"),
+    (FeeKind.ZIP, "Zip", "for jobs in the zip codes below"),
+    (FeeKind.SERVICE, "Service", "on the services ticked below"),
+    (FeeKind.MANUAL, "Manual", "only when the office adds it to a booking, by its id"),
+)
+"""Each kind of fee, its label, and when it applies."""
 COUPON_FIELDS = {
     "id": "code",
     "code": "code",
@@ -404,6 +434,86 @@ def extra_form(visit: Visit) -> Response:
     )
 
 
+# Parameters
+
+
+def _parameter_values(parameter: ParameterDraft | None) -> dict[str, str]:
+    if parameter is None:
+        return {"name": "", "price": "", "duration": "0", "min_quantity": "0", "max_quantity": "10"}
+    return {
+        "name": parameter.name,
+        "price": plain_hundredths(parameter.price_cents),
+        "duration": str(parameter.duration_minutes),
+        "min_quantity": str(parameter.min_quantity),
+        "max_quantity": str(parameter.max_quantity),
+    }
+
+
+def parameter_form(visit: Visit) -> Response:
+    """``/admin/catalog/services/{service_id}/parameters/new`` and
+    ``.../parameters/{parameter_id}``: add or change a parameter of a service (a counted
+    property of the job, such as bedrooms: each unit adds its price and minutes)."""
+    draft = _draft(visit)
+    params = visit.request.path_params
+    i, s = _where(draft, params["service_id"])
+    service = draft.industries[i].services[s]
+    current: ParameterDraft | None = None
+    if "parameter_id" in params:
+        current = next((p for p in service.parameters if p.id == params["parameter_id"]), None)
+        if current is None:
+            raise NotFoundError("parameter", params["parameter_id"])
+    values = _parameter_values(current)
+    errors = FieldErrors()
+    others: list[str] = []
+    if visit.request.method == "POST":
+        fields = ("name", "price", "duration", "min_quantity", "max_quantity")
+        values = {name: visit.field(name) for name in fields}
+        price = money(errors, "price", values["price"])
+        duration = whole(errors, "duration", values["duration"], high=24 * 60)
+        least = whole(errors, "min_quantity", values["min_quantity"], high=10_000)
+        most = whole(errors, "max_quantity", values["max_quantity"], high=10_000)
+        if not errors:
+            parameters = list(service.parameters)
+            taken = {p.id for p in parameters}
+            changed = ParameterDraft(
+                id=current.id if current else new_id("par_", values["name"], taken),
+                name=values["name"].strip(),
+                price_cents=price,
+                duration_minutes=duration or 0,
+                min_quantity=least or 0,
+                max_quantity=most or 0,
+            )
+            if current is None:
+                index = len(parameters)
+                parameters.append(changed)
+            else:
+                index = [p.id for p in parameters].index(current.id)
+                parameters[index] = changed
+            new_draft = _replace_service(
+                draft, i, s, lambda old: attrs.evolve(old, parameters=tuple(parameters))
+            )
+            service_path = f"industries.{i}.services.{s}"
+            refused = _save(
+                visit,
+                new_draft,
+                {
+                    f"{service_path}.parameters.{index}": PARAMETER_FIELDS,
+                    # The shortest job (base plus each parameter's minimum) is too short.
+                    service_path: {"base_duration_minutes": "duration"},
+                },
+            )
+            if refused is None:
+                return visit.redirect(
+                    f"{CATALOG}#service-{service.id}",
+                    flash=f"Saved {changed.name} of {service.name}.",
+                )
+            errors, others = refused.errors, refused.others
+    return _form_page(
+        visit, "setup_parameter.html", values=values, errors=errors, others=others,
+        service=service, parameter=current, base_price=show_hundredths(service.base_price_cents),
+    )  # fmt: skip
+
+
 # Frequencies
 
 
@@ -589,6 +699,148 @@ def coupon_form(visit: Visit) -> Response:
     )  # fmt: skip
 
 
+# Fees
+
+WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+ISO_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
+ZIP = re.compile(r"^[0-9]{5}\Z")
+
+
+def _fee_values(fee: FeeDraft | None) -> dict[str, str]:
+    if fee is None:
+        return {"name": "", "kind": "", "amount": "", "percent": "", "active": "on"}
+    return {
+        "name": fee.name,
+        "kind": fee.kind.value,
+        "amount": plain_hundredths(fee.amount_cents),
+        "percent": plain_hundredths(fee.amount_bps),
+        "dates": ", ".join(d.isoformat() for d in fee.dates),
+        "zips": ", ".join(fee.zips),
+        **{f"weekday_{day}": "on" for day in fee.weekdays},
+        **{f"service_{sid}": "on" for sid in fee.service_ids},
+        **({"taxable": "on"} if fee.taxable else {}),
+        **({"active": "on"} if fee.active else {}),
+    }
+
+
+def _fee_dates(errors: FieldErrors, text: str) -> tuple[date, ...]:
+    days: list[date] = []
+    for entry in items(text):
+        try:
+            if not ISO_DATE.match(entry):
+                raise ValueError(entry)
+            days.append(date.fromisoformat(entry))
+        except ValueError:
+            errors.add("dates", f"{entry!r} is not a date such as 2026-12-24.")
+    return tuple(sorted(days))
+
+
+def _fee_zips(errors: FieldErrors, text: str) -> tuple[str, ...]:
+    zips = items(text)
+    for entry in zips:
+        if not ZIP.match(entry):
+            errors.add("zips", f"{entry!r} is not a 5-digit US zip code.")
+    return tuple(sorted(zips))
+
+
+def fee_form(visit: Visit) -> Response:
+    """``/admin/catalog/fees/new`` and ``/admin/catalog/fees/{fee_id}``: add or change a
+    fee definition. Its kind decides which of weekdays and dates, zips or services make
+    it apply; what was given for another kind is left out."""
+    draft = _draft(visit)
+    fee_id = visit.request.path_params.get("fee_id")
+    current: FeeDraft | None = None
+    if fee_id is not None:
+        current = next((f for f in draft.fees if f.id == fee_id), None)
+        if current is None:
+            raise NotFoundError("fee", fee_id)
+    values = _fee_values(current)
+    errors = FieldErrors()
+    others: list[str] = []
+    services = [s for i in draft.industries for s in i.services]
+    if visit.request.method == "POST":
+        values = {name: visit.field(name) for name in ("name", "kind", "amount", "percent")}
+        values |= {name: visit.field(name) for name in ("dates", "zips")}
+        values |= {
+            name: "on"
+            for name in visit.form
+            if name.startswith(("weekday_", "service_")) or name in ("taxable", "active")
+        }
+        kind = next((k for k in FeeKind if k.value == values["kind"]), None)
+        if kind is None:
+            errors.add("kind", "Choose what makes the fee apply.")
+        cents = share = None
+        if values["amount"].strip() and values["percent"].strip():
+            errors.add("amount", "Give a fixed amount or a percentage, not both.")
+        elif values["amount"].strip():
+            cents = money(errors, "amount", values["amount"])
+        elif values["percent"].strip():
+            share = percent(errors, "percent", values["percent"], high=100_000)
+        else:
+            errors.add("amount", "Give a fixed amount or a percentage.")
+        dates = _fee_dates(errors, values["dates"]) if kind is FeeKind.DATE else ()
+        zips = _fee_zips(errors, values["zips"]) if kind is FeeKind.ZIP else ()
+        if not errors and kind is not None:
+            fees = list(draft.fees)
+            taken = {f.id for f in fees}
+            changed = FeeDraft(
+                id=current.id if current else new_id("fee_", values["name"], taken),
+                name=values["name"].strip(),
+                kind=kind,
+                amount_cents=cents,
+                amount_bps=share,
+                taxable=checked(visit.form, "taxable"),
+                active=checked(visit.form, "active"),
+                weekdays=tuple(day for day in range(1, 8) if checked(visit.form, f"weekday_{day}"))
+                if kind is FeeKind.DATE
+                else (),
+                dates=dates,
+                zips=zips,
+                service_ids=tuple(
+                    sorted(s.id for s in services if checked(visit.form, f"service_{s.id}"))
+                )
+                if kind is FeeKind.SERVICE
+                else (),
+            )
+            if current is None:
+                index = len(fees)
+                fees.append(changed)
+            else:
+                index = [f.id for f in fees].index(current.id)
+                fees[index] = changed
+            refused = _save(
+                visit, attrs.evolve(draft, fees=tuple(fees)), {f"fees.{index}": FEE_FIELDS}
+            )
+            if refused is None:
+                return visit.redirect(f"{CATALOG}#fees", flash=f"Saved fee {changed.name}.")
+            errors, others = refused.errors, refused.others
+    return _form_page(
+        visit, "setup_fee.html", values=values, errors=errors, others=others,
+        fee=current, services=services, kinds=FEE_KINDS, weekdays=WEEKDAYS,
+    )  # fmt: skip
+
+
+def fee_active(visit: Visit) -> Response:
+    """``POST /admin/catalog/fees/{fee_id}/active``: retire a fee (it is no longer
+    charged on new prices) or use it again."""
+    draft = _draft(visit)
+    fee_id = visit.request.path_params["fee_id"]
+    index = next((n for n, f in enumerate(draft.fees) if f.id == fee_id), None)
+    if index is None:
+        raise NotFoundError("fee", fee_id)
+    fee = draft.fees[index]
+    active = visit.field("active") == "true"
+    fees = list(draft.fees)
+    fees[index] = attrs.evolve(fee, active=active)
+    refused = _save(visit, attrs.evolve(draft, fees=tuple(fees)), {})
+    if refused is not None:
+        return visit.redirect(
+            f"{CATALOG}#fees", flash=" ".join(refused.others) or "Nothing was saved."
+        )
+    verb = "is charged again" if active else "is retired: new prices leave it out"
+    return visit.redirect(f"{CATALOG}#fees", flash=f"{fee.name} {verb}.")
+
+
 def routes(deps: WebDeps) -> list[BaseRoute]:
     """The catalog page and its forms (``new`` before an id: it is not one)."""
     both = ("GET", "POST")
@@ -617,8 +869,27 @@ def routes(deps: WebDeps) -> list[BaseRoute]:
             methods=both,
             roles=ADMINS,
         ),
+        page(
+            f"{CATALOG}/services/{{service_id}}/parameters/new",
+            deps,
+            parameter_form,
+            methods=both,
+            roles=ADMINS,
+        ),
+        page(
+            f"{CATALOG}/services/{{service_id}}/parameters/{{parameter_id}}",
+            deps,
+            parameter_form,
+            methods=both,
+            roles=ADMINS,
+        ),
         page(f"{CATALOG}/frequencies/new", deps, frequency_form, methods=both, roles=ADMINS),
         page(f"{CATALOG}/frequencies/{{slug}}", deps, frequency_form, methods=both, roles=ADMINS),
         page(f"{CATALOG}/coupons/new", deps, coupon_form, methods=both, roles=ADMINS),
         page(f"{CATALOG}/coupons/{{coupon_id}}", deps, coupon_form, methods=both, roles=ADMINS),
+        page(f"{CATALOG}/fees/new", deps, fee_form, methods=both, roles=ADMINS),
+        page(f"{CATALOG}/fees/{{fee_id}}", deps, fee_form, methods=both, roles=ADMINS),
+        page(
+            f"{CATALOG}/fees/{{fee_id}}/active", deps, fee_active, methods=("POST",), roles=ADMINS
+        ),
     ]

@@ -6,6 +6,10 @@ A saved form is one member of ``import_crew`` (matched by id when changing one, 
 renaming works; added when new), which checks the member whole and writes nothing when
 anything is wrong. The member is named in the address and looked up in the signed-in
 user's company only: another company's id is the 404 page.
+
+The page lists the company's teams too, and ``/admin/crew/teams/new`` and
+``/admin/crew/teams/{team_id}`` add or change one (``save_team``: a name and at least two
+active members), the team looked up in the signed-in user's company only.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, page
 from adapters.web.setup_forms import FieldErrors, checked, items, sort_errors
-from booking_core.crew import CrewMember
+from booking_core.crew import CrewMember, Team
 from booking_core.crew_drafts import (
     CrewDraft,
     CrewMemberDraft,
@@ -30,11 +34,20 @@ from booking_core.crew_drafts import (
     WorkingHoursDraft,
     name_key,
 )
-from booking_core.errors import ValidationFailed
+from booking_core.errors import ConflictError, NotFoundError, ValidationFailed
+from booking_core.ports import UnitOfWork
 from booking_core.services.scheduling import active_crew
-from booking_core.services.setup import ImportCrew, export_catalog, import_crew
+from booking_core.services.setup import (
+    ImportCrew,
+    SaveTeam,
+    export_catalog,
+    import_crew,
+    list_teams,
+    save_team,
+)
 
 CREW = "/admin/crew"
+TEAMS = f"{CREW}/teams"
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 STRETCH = re.compile(r"^([0-9]{1,2}):([0-9]{2})\s*(?:-|\u2013|to)\s*([0-9]{1,2}):([0-9]{2})\Z")
 DAYS_OFF = re.compile(
@@ -115,7 +128,85 @@ def crew_page(visit: Visit) -> Response:
         )
         for m in sorted(members, key=lambda m: m.name.casefold())
     ]
-    return visit.render("setup_crew.html", rows=rows)
+    teams = list_teams(company.id, uow=visit.deps.reader())
+    with visit.deps.reader() as uow:
+        names = _member_names(uow, company.id, members, teams)
+    team_rows = [
+        TeamRow(id=t.id, name=t.name, members=tuple(names[m] for m in t.member_ids)) for t in teams
+    ]
+    return visit.render("setup_crew.html", rows=rows, teams=team_rows)
+
+
+@frozen
+class TeamRow:
+    """A team as the list shows it: its name and its members' names."""
+
+    id: str
+    name: str
+    members: tuple[str, ...]
+
+
+def _member_names(
+    uow: UnitOfWork, company_id: str, roster: list[CrewMember], teams: list[Team]
+) -> dict[str, str]:
+    """Names by member id for the teams' members; one no longer active says so."""
+    names = {m.id: m.name for m in roster}
+    for member_id in {m for t in teams for m in t.member_ids} - names.keys():
+        try:
+            names[member_id] = f"{uow.crew.get(company_id, member_id).name} (inactive)"
+        except NotFoundError:  # storage refuses a team of unknown members; shown plainly
+            names[member_id] = member_id
+    return names
+
+
+def team_form(visit: Visit) -> Response:
+    """``/admin/crew/teams/new`` and ``/admin/crew/teams/{team_id}``: add or change a team:
+    its name and, ticked, its members (at least two active crew members)."""
+    company = visit.signed_in_company
+    team_id = visit.request.path_params.get("team_id")
+    current: Team | None = None
+    with visit.deps.reader() as uow:
+        if team_id is not None:
+            current = uow.teams.get(company.id, team_id)  # another company's: 404
+        roster = sorted(active_crew(uow, company.id), key=lambda m: m.name.casefold())
+        names = _member_names(uow, company.id, roster, [current] if current else [])
+    # The active roster by name, then a member of the team no longer active (to untick).
+    on_roster = {m.id for m in roster}
+    choices = [(m.id, m.name) for m in roster]
+    choices += [
+        (m, names[m]) for m in (current.member_ids if current else ()) if m not in on_roster
+    ]
+    values = {"name": current.name if current else ""}
+    values |= {f"member_{m}": "on" for m in (current.member_ids if current else ())}
+    errors = FieldErrors()
+    if visit.request.method == "POST":
+        values = {"name": visit.field("name")}
+        values |= {n: "on" for n in visit.form if n.startswith("member_")}
+        ticked = [m for m, _ in choices if checked(visit.form, f"member_{m}")]
+        kept = [m for m in (current.member_ids if current else ()) if m in ticked]
+        cmd = SaveTeam(
+            company_id=company.id,
+            name=values["name"],
+            member_ids=tuple(kept + [m for m in ticked if m not in kept]),
+            team_id=current.id if current else None,
+        )
+        try:
+            saved = save_team(cmd, uow=visit.deps.uow(), clock=visit.deps.clock)
+        except ValidationFailed as refused:
+            for path, text in refused.field_errors.items():
+                errors.add("members" if path == "member_ids" else path, text)
+        except ConflictError:  # another team took the name a moment ago
+            errors.add("name", "Another team has this name already.")
+        else:
+            return visit.redirect(CREW, flash=f"Saved the team {saved.name}.")
+    return visit.render(
+        "setup_crew_team.html",
+        status=422 if errors else 200,
+        values=values,
+        errors=errors,
+        team=current,
+        choices=choices,
+    )
 
 
 def _values(member: CrewMember | None, zone: ZoneInfo) -> dict[str, str]:
@@ -276,10 +367,13 @@ def _place_hours(problems: dict[str, str], draft: CrewMemberDraft, errors: Field
 
 
 def routes(deps: WebDeps) -> list[BaseRoute]:
-    """The crew list and the member form (``new`` before an id: it is not one)."""
+    """The crew list, the team form and the member form (``new`` before an id: it is
+    not one)."""
     both = ("GET", "POST")
     return [
         page(CREW, deps, crew_page, roles=ADMINS),
+        page(f"{TEAMS}/new", deps, team_form, methods=both, roles=ADMINS),
+        page(f"{TEAMS}/{{team_id}}", deps, team_form, methods=both, roles=ADMINS),
         page(f"{CREW}/new", deps, member_form, methods=both, roles=ADMINS),
         page(f"{CREW}/{{member_id}}", deps, member_form, methods=both, roles=ADMINS),
     ]

@@ -1,5 +1,5 @@
-"""Setting a company up: replace its catalog, import its crew, change its settings; and
-read the catalog and crew back as drafts (what an export writes).
+"""Setting a company up: replace its catalog, import its crew, save its teams, change its
+settings; and read the catalog and crew back as drafts (what an export writes).
 
 Each change is checked whole first and written in one unit of work: a refused change
 names every problem at its field path (``ValidationFailed``) and writes nothing. A dry
@@ -19,8 +19,8 @@ from booking_core.catalog import Catalog
 from booking_core.catalog_drafts import CatalogDraft, draft_of
 from booking_core.catalog_rules import build_catalog, removal_problems
 from booking_core.companies import Company, validate_company
-from booking_core.crew import CrewMember
-from booking_core.crew_drafts import CrewChanges, CrewDraft, crew_draft, merge_crew
+from booking_core.crew import CrewMember, Team
+from booking_core.crew_drafts import CrewChanges, CrewDraft, crew_draft, merge_crew, name_key
 from booking_core.errors import NotFoundError, UnknownZip, ValidationFailed
 from booking_core.ids import new_id
 from booking_core.paging import MAX_LIMIT, PageRequest
@@ -164,6 +164,74 @@ def export_crew(company_id: str, *, uow: UnitOfWork) -> CrewDraft:
     with uow:
         uow.companies.get(company_id)
         return crew_draft(active_crew(uow, company_id))
+
+
+TEAM_NAME_MAX = 200
+
+
+@frozen(kw_only=True)
+class SaveTeam:
+    """Add a team (``team_id`` None) or change one: its name and its members, crew member
+    ids of the company in the order chosen."""
+
+    company_id: str
+    name: str
+    member_ids: tuple[str, ...]
+    team_id: str | None = None
+
+
+def save_team(cmd: SaveTeam, *, uow: UnitOfWork, clock: Clock) -> Team:
+    """Check the team and store it. Refused (``ValidationFailed`` at ``name`` and
+    ``member_ids``) unless the name is given, at most 200 characters and no other team's
+    of the company (as ``name_key`` matches names), and the members are at least two
+    distinct active crew members of the company. Another company's team id is
+    ``NotFoundError``, as one that never existed."""
+    at = clock.now()
+    name = " ".join(cmd.name.split())
+    member_ids = tuple(dict.fromkeys(cmd.member_ids))
+    with uow:
+        company = uow.companies.get(cmd.company_id)
+        current = uow.teams.get(company.id, cmd.team_id) if cmd.team_id is not None else None
+        errors: dict[str, str] = {}
+        if not name or len(name) > TEAM_NAME_MAX:
+            errors["name"] = f"Required, at most {TEAM_NAME_MAX} characters."
+        elif any(
+            name_key(t.name) == name_key(name) and (current is None or t.id != current.id)
+            for t in uow.teams.list(company.id)
+        ):
+            errors["name"] = "Another team has this name already."
+        active = {m.id for m in active_crew(uow, company.id)}
+        strangers = [m for m in member_ids if m not in active]
+        if strangers:
+            errors["member_ids"] = f"Not an active crew member: {', '.join(strangers)}."
+        elif len(member_ids) < 2:
+            errors["member_ids"] = "Choose at least two crew members: a team works together."
+        if errors:
+            raise ValidationFailed(errors, "The team has problems; nothing was saved.")
+        if current is None:
+            team = Team(
+                id=new_id("team"),
+                company_id=company.id,
+                name=name,
+                member_ids=member_ids,
+                created_at=at,
+                updated_at=at,
+            )
+            uow.teams.add(team)
+        else:
+            if (current.name, current.member_ids) == (name, member_ids):
+                return current
+            team = attrs.evolve(current, name=name, member_ids=member_ids, updated_at=at)
+            uow.teams.save(team)
+        uow.commit()
+    return team
+
+
+def list_teams(company_id: str, *, uow: UnitOfWork) -> list[Team]:
+    """The company's teams by name."""
+    with uow:
+        uow.companies.get(company_id)
+        return list(uow.teams.list(company_id))
 
 
 @frozen(kw_only=True)

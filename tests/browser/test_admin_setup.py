@@ -1,7 +1,8 @@
 """Setting a company up in the admin workspace, in Chromium: an owner of an empty company
 adds a service with an extra and a crew member, and the service is at once priced, open
-and bookable over ``/api/v1``; a bad amount is refused beside its field and writes
-nothing; another company's service or crew member in the address is the 404 page."""
+and bookable over ``/api/v1``; a parameter and a fee added in the browser price quotes to
+the cent; a bad amount is refused beside its field and writes nothing; another company's
+service, parameter, fee or crew member in the address is the 404 page."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from booking_core.catalog_drafts import IndustryDraft, ServiceDraft
+from booking_core.catalog import FeeKind
+from booking_core.catalog_drafts import (
+    CatalogDraft,
+    FeeDraft,
+    FrequencyDraft,
+    IndustryDraft,
+    ParameterDraft,
+    ServiceDraft,
+)
 from booking_core.companies import Company
 from booking_core.paging import PageRequest
 from booking_core.services import companies as company_cases
@@ -38,6 +47,25 @@ def api_key(site: Site, company: Company) -> str:
         uow=site.container.uow(),
         clock=site.container.clock,
     ).secret
+
+
+def one_service_company(site: Site) -> Company:
+    """An empty company (no tax) with one service: Standard clean, $100, 60 minutes."""
+    company = empty_company(site)
+    service = ServiceDraft(
+        id="svc_clean", name="Standard clean", base_price_cents=10_000, base_duration_minutes=60
+    )
+    replace_catalog(
+        ReplaceCatalog(
+            company_id=company.id,
+            catalog=CatalogDraft(
+                frequencies=(FrequencyDraft(slug="one_time", name="One time"),),
+                industries=(IndustryDraft(id="ind_home", name="Home", services=(service,)),),
+            ),
+        ),
+        uow=site.container.uow(),
+    )
+    return company
 
 
 def services_of(site: Site, company: Company) -> list[ServiceDraft]:
@@ -179,13 +207,18 @@ def test_a_bad_amount_is_refused_beside_its_field_and_nothing_is_written(
     assert export_catalog(company.id, uow=site.container.reader()) == before
 
 
-def test_another_companys_service_or_crew_member_is_not_found(site: Site, context: Any) -> None:
+def test_another_companys_service_fee_or_crew_member_is_not_found(site: Site, context: Any) -> None:
     mine = site.crew_job()
     theirs = site.crew_job("Sam Lee")
     catalog = export_catalog(theirs.company.id, uow=site.container.reader())
     own_service = ServiceDraft(
-        id="svc_theirs_only", name="Their secret", base_price_cents=100, base_duration_minutes=30
+        id="svc_theirs_only",
+        name="Their secret",
+        base_price_cents=100,
+        base_duration_minutes=30,
+        parameters=(ParameterDraft(id="par_theirs_only", name="Rooms", price_cents=100),),
     )
+    own_fee = FeeDraft(id="fee_theirs_only", name="Theirs", kind=FeeKind.MANUAL, amount_cents=1)
     replace_catalog(
         ReplaceCatalog(
             company_id=theirs.company.id,
@@ -194,7 +227,7 @@ def test_another_companys_service_or_crew_member_is_not_found(site: Site, contex
                 frequencies=catalog.frequencies,
                 industries=(*catalog.industries, IndustryDraft(id="ind_x", name="X",
                                                                services=(own_service,))),
-                fees=catalog.fees,
+                fees=(*catalog.fees, own_fee),
                 coupons=catalog.coupons,
             ),
         ),
@@ -206,6 +239,10 @@ def test_another_companys_service_or_crew_member_is_not_found(site: Site, contex
     for address in (
         "/admin/catalog/services/svc_theirs_only",
         "/admin/catalog/services/svc_theirs_only/extras/new",
+        "/admin/catalog/services/svc_theirs_only/parameters/new",
+        "/admin/catalog/services/svc_theirs_only/parameters/par_theirs_only",
+        "/admin/catalog/services/svc_deep_clean/parameters/par_theirs_only",
+        "/admin/catalog/fees/fee_theirs_only",
         f"/admin/crew/{theirs.member_id}",
     ):
         answer = page.goto(address)
@@ -223,6 +260,18 @@ def test_another_companys_service_or_crew_member_is_not_found(site: Site, contex
     assert posted.status == 404
     with site.container.reader() as uow:
         assert uow.crew.get(theirs.company.id, theirs.member_id).name == "Sam Lee"
+    for address, form in (
+        ("/admin/catalog/fees/fee_theirs_only", {"name": "Mine", "kind": "manual", "amount": "9"}),
+        ("/admin/catalog/fees/fee_theirs_only/active", {"active": "false"}),
+        ("/admin/catalog/services/svc_theirs_only/parameters/par_theirs_only",
+         {"name": "Mine", "price": "9", "duration": "0", "min_quantity": "0",
+          "max_quantity": "1"}),
+    ):  # fmt: skip
+        posted = context.request.post(address, form={"csrf_token": token, **form})
+        assert posted.status == 404, address
+    assert export_catalog(theirs.company.id, uow=site.container.reader()).fees[-1] == own_fee
+    (changed,) = [s for s in services_of(site, theirs.company) if s.id == "svc_theirs_only"]
+    assert changed.parameters == own_service.parameters
     # ...and a crew user may not open setup at all.
     crew = site.user(mine.company, Role.CREW, crew_member_id=mine.member_id, name="Rosa Diaz")
     other = context.browser.new_context(base_url=site.base_url)
@@ -297,3 +346,109 @@ def test_frequencies_coupons_and_retiring_a_service(site: Site, page: Any) -> No
     assert "Retired" in page.locator("#service-svc_deep_clean").inner_text()
     (deep,) = [s for s in services_of(site, company) if s.id == "svc_deep_clean"]
     assert not deep.active
+
+
+def test_a_parameter_added_in_the_browser_prices_a_quote_to_the_cent(site: Site, page: Any) -> None:
+    company = one_service_company(site)
+    sign_in(page, site.user(company, Role.OWNER).email)
+    page.goto("/admin/catalog")
+    page.get_by_role("link", name="Add parameter to Standard clean").click()
+    page.get_by_label("Name").fill("Bedrooms")
+    page.get_by_label("Price each").fill("24.75")
+    page.get_by_label("Time each").fill("30")
+    page.get_by_label("At least").fill("1")
+    page.get_by_label("At most").fill("0")
+    with page.expect_response(lambda r: r.request.method == "POST") as answer:
+        page.get_by_role("button", name="Add parameter").click()
+    assert answer.value.status == 422
+    assert page.locator("#max_quantity-error").inner_text() == "At least the minimum quantity."
+    assert page.get_by_label("Price each").input_value() == "24.75"
+    (service,) = services_of(site, company)
+    assert service.parameters == ()  # nothing written
+
+    page.get_by_label("At most").fill("6")
+    page.get_by_role("button", name="Add parameter").click()
+    assert page.get_by_role("status").inner_text() == "Saved Bedrooms of Standard clean."
+    row = page.locator("#parameter-svc_clean-par_bedrooms")
+    assert "$24.75" in row.inner_text()
+    assert "1 to 6" in row.inner_text()
+
+    def quoted(quantity: int) -> dict[str, Any]:
+        answer = api.post(
+            "/api/v1/quote",
+            json={"serviceId": "svc_clean", "frequencySlug": "one_time",
+                  "parameters": [{"id": "par_bedrooms", "quantity": quantity}]},
+        )  # fmt: skip
+        assert answer.status_code == 200, answer.text
+        return dict(answer.json()["firstVisit"])
+
+    with site.api(api_key(site, company)) as api:
+        first = quoted(3)
+        assert first["totalCents"] == 10_000 + 3 * 2_475
+        assert first["durationMinutes"] == 60 + 3 * 30
+        page.get_by_role("link", name="Edit Bedrooms").click()
+        page.get_by_label("Price each").fill("25")
+        page.get_by_role("button", name="Save parameter").click()
+        assert page.get_by_role("status").inner_text() == "Saved Bedrooms of Standard clean."
+        assert quoted(3)["totalCents"] == 10_000 + 3 * 2_500
+
+
+def test_a_fee_added_in_the_browser_is_listed_and_charged_then_retired(
+    site: Site, page: Any, screenshots: Any
+) -> None:
+    company = one_service_company(site)
+    sign_in(page, site.user(company, Role.DISPATCHER, name="Dana Dispatcher").email)
+    page.goto("/admin/catalog")
+    page.get_by_role("link", name="Add a fee").click()
+    page.get_by_label("Name").fill("Travel charge")
+    page.locator("#kind-zip").check()
+    assert page.locator("#zips").is_visible()
+    assert page.locator("#weekday_1").is_hidden()  # only the chosen kind's fields
+    page.get_by_label("Percentage").fill("12.345")
+    with page.expect_response(lambda r: r.request.method == "POST") as answer:
+        page.get_by_role("button", name="Add fee").click()
+    assert answer.value.status == 422
+    assert "at most two decimals" in page.locator("#percent-error").inner_text()
+    assert page.locator("#kind-zip").is_checked()  # kept as chosen
+
+    page.get_by_label("Percentage").fill("")
+    page.get_by_label("Fixed amount").fill("15")
+    page.get_by_role("button", name="Add fee").click()
+    assert page.locator("#zips-error").inner_text() == "A zip fee needs zips."  # the core's
+    page.locator("#zips").fill("10001, 1234")
+    page.get_by_role("button", name="Add fee").click()
+    assert "'1234' is not a 5-digit US zip code." in page.locator("#zips-error").inner_text()
+    page.screenshot(path=str(screenshots / "admin-fee-form.png"), full_page=True)
+    assert export_catalog(company.id, uow=site.container.reader()).fees == ()
+
+    page.locator("#kind-service").check()
+    assert page.locator("#zips").is_hidden()
+    page.get_by_label("Standard clean").check()
+    page.get_by_role("button", name="Add fee").click()
+    assert page.get_by_role("status").inner_text() == "Saved fee Travel charge."
+    (fee,) = export_catalog(company.id, uow=site.container.reader()).fees
+    assert (fee.id, fee.kind, fee.amount_cents, fee.amount_bps) == (
+        "fee_travel_charge",
+        FeeKind.SERVICE,
+        1_500,
+        None,
+    )
+    assert (fee.service_ids, fee.zips) == (("svc_clean",), ())  # the zip kind's field left out
+
+    quote = {"serviceId": "svc_clean", "frequencySlug": "one_time"}
+    with site.api(api_key(site, company)) as api:
+        listed = api.get("/api/v1/services").json()["fees"]
+        assert [(f["id"], f["amountCents"], f["serviceIds"]) for f in listed] == [
+            ("fee_travel_charge", 1_500, ["svc_clean"])
+        ]
+        priced = api.post("/api/v1/quote", json=quote).json()["firstVisit"]
+        assert [(f["id"], f["amountCents"]) for f in priced["fees"]] == [
+            ("fee_travel_charge", 1_500)
+        ]
+        assert priced["totalCents"] == 10_000 + 1_500
+
+        page.locator("#fee-fee_travel_charge").get_by_role("button", name="Retire").click()
+        assert "Travel charge is retired" in page.get_by_role("status").inner_text()
+        assert "Retired" in page.locator("#fee-fee_travel_charge").inner_text()
+        assert api.get("/api/v1/services").json()["fees"] == []
+        assert api.post("/api/v1/quote", json=quote).json()["firstVisit"]["totalCents"] == 10_000
