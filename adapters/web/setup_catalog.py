@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from datetime import date, datetime, time, timedelta
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -122,6 +123,22 @@ class Refusal:
 
     errors: FieldErrors
     others: list[str]
+
+
+class _Identified(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+def _put(items: list[Any], current: _Identified | None, changed: _Identified) -> int:
+    """Put ``changed`` in ``items``: in place of ``current`` (same id), or at the end when
+    it is new; its index, for the field paths of the catalog's errors."""
+    if current is None:
+        items.append(changed)
+        return len(items) - 1
+    index = [item.id for item in items].index(current.id)
+    items[index] = changed
+    return index
 
 
 def _draft(visit: Visit) -> CatalogDraft:
@@ -404,12 +421,7 @@ def extra_form(visit: Visit) -> Response:
                 discount_exempt=checked(visit.form, "discount_exempt"),
                 first_visit_only=checked(visit.form, "first_visit_only"),
             )
-            if current is None:
-                index = len(extras)
-                extras.append(changed)
-            else:
-                index = [e.id for e in extras].index(current.id)
-                extras[index] = changed
+            index = _put(extras, current, changed)
             new_draft = _replace_service(
                 draft, i, s, lambda old: attrs.evolve(old, extras=tuple(extras))
             )
@@ -483,12 +495,7 @@ def parameter_form(visit: Visit) -> Response:
                 min_quantity=least or 0,
                 max_quantity=most or 0,
             )
-            if current is None:
-                index = len(parameters)
-                parameters.append(changed)
-            else:
-                index = [p.id for p in parameters].index(current.id)
-                parameters[index] = changed
+            index = _put(parameters, current, changed)
             new_draft = _replace_service(
                 draft, i, s, lambda old: attrs.evolve(old, parameters=tuple(parameters))
             )
@@ -679,12 +686,7 @@ def coupon_form(visit: Visit) -> Response:
                 ),
                 active=checked(visit.form, "active"),
             )
-            if current is None:
-                index = len(coupons)
-                coupons.append(changed)
-            else:
-                index = [c.id for c in coupons].index(current.id)
-                coupons[index] = changed
+            index = _put(coupons, current, changed)
             refused = _save(
                 visit,
                 attrs.evolve(draft, coupons=tuple(coupons)),
@@ -802,12 +804,7 @@ def fee_form(visit: Visit) -> Response:
                 if kind is FeeKind.SERVICE
                 else (),
             )
-            if current is None:
-                index = len(fees)
-                fees.append(changed)
-            else:
-                index = [f.id for f in fees].index(current.id)
-                fees[index] = changed
+            index = _put(fees, current, changed)
             refused = _save(
                 visit, attrs.evolve(draft, fees=tuple(fees)), {f"fees.{index}": FEE_FIELDS}
             )
