@@ -1,5 +1,7 @@
-"""The ASGI application: ``/api/v1`` from the endpoint table, the OpenAPI document, and
-one error shape for unknown routes and wrong methods. ``/api/v1`` sends no CORS headers.
+"""The ASGI application: ``/api/v1`` from the endpoint table, the public API
+(``/api/public``, ``adapters.http.public``), the OpenAPI document, and one error shape
+for unknown routes and wrong methods. ``/api/v1`` sends no CORS headers; everything under
+``/api/public`` does.
 """
 
 from __future__ import annotations
@@ -28,6 +30,13 @@ from adapters.http.endpoint import (
 )
 from adapters.http.errors import ApiError, not_found_route
 from adapters.http.middleware import RequestContextMiddleware
+from adapters.http.public import (
+    PUBLIC_ENDPOINTS,
+    PUBLIC_PREFIX,
+    PublicCors,
+    public_error,
+    public_routes,
+)
 
 API_PREFIX = "/api/v1"
 
@@ -41,6 +50,13 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     request_id = getattr(request.state, "request_id", "")
     status = getattr(exc, "status_code", 500)
     headers: dict[str, str] = {}
+    if request.url.path.startswith(PUBLIC_PREFIX + "/"):
+        if status == 405:
+            allow = dict(getattr(exc, "headers", None) or {})
+            return public_error(405, f"{request.method} is not allowed here.", allow)
+        if status == 404:
+            return public_error(404, "No such route. See /api/openapi.json.")
+        return public_error(status, "The request could not be read.")
     if request.url.path.startswith(API_PREFIX):
         deps: HttpDeps = request.app.state.deps
         admitted = await run_in_threadpool(admit, deps, credential(request))
@@ -68,7 +84,9 @@ def create_app(
     """The application serving ``endpoints`` under ``/api/v1`` plus ``extra_routes``."""
     from adapters.http.openapi import openapi_document
 
-    document: dict[str, Any] = openapi_document(endpoints, server=deps.base_url)
+    document: dict[str, Any] = openapi_document(
+        endpoints, server=deps.base_url, public=PUBLIC_ENDPOINTS
+    )
 
     async def openapi(_: Request) -> Response:
         return json_response(200, document, {})
@@ -79,14 +97,17 @@ def create_app(
         API_PREFIX,
         app=Router(routes=build_routes(endpoints, deps), redirect_slashes=False),
     )
+    public = Mount(PUBLIC_PREFIX, app=Router(routes=public_routes(deps), redirect_slashes=False))
     app = Starlette(
         routes=[
             Route("/api/openapi.json", openapi, methods=["GET"]),
             api,
+            public,
             *docs_routes(),
             *extra_routes,
         ],
-        middleware=[Middleware(RequestContextMiddleware)],
+        # PublicCors outermost: even a 500 that escapes everything carries its header.
+        middleware=[Middleware(PublicCors), Middleware(RequestContextMiddleware)],
         exception_handlers={HTTPException: _http_error},
     )
     app.router.redirect_slashes = False

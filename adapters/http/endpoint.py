@@ -48,17 +48,26 @@ T = TypeVar("T")
 
 
 @frozen
+class Items:
+    """An answer that is a bare JSON array of views (an endpoint with ``listed=True``)."""
+
+    items: tuple[attrs.AttrsInstance, ...]
+
+
+@frozen
 class Reply:
-    """A successful answer: a view (``adapters.http.views``), with any headers of its own
-    (``Deprecation``, ``Sunset``)."""
+    """A successful answer: a view (``adapters.http.views``), or ``Items`` of views, with
+    any headers of its own (``Deprecation``, ``Sunset``)."""
 
     view: attrs.AttrsInstance
     status: int = 200
     headers: Mapping[str, str] = attrs.field(factory=dict)
 
     @property
-    def body(self) -> dict[str, object]:
-        """The view as camelCase JSON."""
+    def body(self) -> object:
+        """The view as camelCase JSON (a list of them for ``Items``)."""
+        if isinstance(self.view, Items):
+            return [to_json(item) for item in self.view.items]
         return to_json(self.view)
 
 
@@ -76,6 +85,8 @@ class Endpoint:
     query: type | None = None
     """The attrs class the query string is structured into (``PageQuery`` for lists)."""
     paginated: bool = False
+    listed: bool = False
+    """The answer is a bare JSON array of ``response`` views (``Reply(Items(...))``)."""
     response: type | None = None
     """The view class of a success answer (of each item, on a paginated endpoint)."""
     success_status: int = 200
@@ -215,7 +226,7 @@ def credential(request: Request) -> str | None:
     return api_key.strip() if api_key and api_key.strip() else None
 
 
-def _inputs(endpoint: Endpoint, incoming: _Incoming) -> tuple[Any, Any, Any]:
+def _inputs(endpoint: Endpoint, incoming: Incoming) -> tuple[Any, Any, Any]:
     """The structured query, the decoded body and the structured body; every problem of
     the query string and the body in one answer."""
     problems: dict[str, str] = {}
@@ -252,7 +263,7 @@ def _safe_path_params(params: Mapping[str, Any]) -> dict[str, str]:
 
 
 @frozen
-class _Incoming:
+class Incoming:
     """What the worker thread needs of a request (read on the event loop)."""
 
     request_id: str
@@ -277,7 +288,7 @@ class _Outcome:
     key: ApiKey | None
 
 
-def _process(endpoint: Endpoint, deps: HttpDeps, incoming: _Incoming) -> _Outcome:
+def process_request(endpoint: Endpoint, deps: HttpDeps, incoming: Incoming) -> _Outcome:
     """Every step of a request after its bytes are read, in one worker thread."""
     request_id = incoming.request_id
     admitted = incoming.admitted or admit(deps, incoming.secret)
@@ -412,7 +423,7 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
                     sent = answers.sent_before(request_id, key, raw_body)
                     if sent is not None:
                         return Response(sent, 200, headers=verdict.headers(), media_type=JSON)
-        incoming = _Incoming(
+        incoming = Incoming(
             request_id=request_id,
             secret=secret,
             method=request.method,
@@ -428,7 +439,7 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
         if memory is not None and answers is not None and admitted is not None:
             outcome = answers.answer(incoming, _plain(request) and early is None)
         if outcome is None:
-            outcome = await run_in_threadpool(_process, endpoint, deps, incoming)
+            outcome = await run_in_threadpool(process_request, endpoint, deps, incoming)
         if outcome.key is not None:
             request.state.key = outcome.key
         return Response(
@@ -474,15 +485,15 @@ class _Answers:
         made_of = self._made_of(request_id, key)
         return kept[1] if made_of is not None and (made_of,) == kept[0] else None
 
-    def answer(self, incoming: _Incoming, keepable: bool) -> _Outcome | None:
-        """``_process`` on the event loop over memory; None when the request needs storage
+    def answer(self, incoming: Incoming, keepable: bool) -> _Outcome | None:
+        """``process_request`` on the event loop over memory; None when the request needs storage
         (it has then changed nothing: an ``in_memory`` handler only reads). A 200 answer
         is kept when what it is made of is the same before and after it was made."""
         key = incoming.admitted[0] if incoming.admitted else None
         keep = self._keeps and keepable and key is not None
         before = self._made_of(incoming.request_id, key) if keep and key else None
         try:
-            outcome = _process(self._endpoint, self._memory, incoming)
+            outcome = process_request(self._endpoint, self._memory, incoming)
         except NotInMemory:
             return None
         if before is not None and key is not None and outcome.status == 200:

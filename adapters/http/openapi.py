@@ -183,6 +183,8 @@ def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]
         )
     response = view_schema(endpoint.response) if endpoint.response else {"type": "object"}
     success = hoist(response, components)
+    if endpoint.listed:
+        success = {"type": "array", "items": success}
     if endpoint.paginated:
         success = {
             "type": "object",
@@ -281,13 +283,72 @@ def webhook_operations(components: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def openapi_document(endpoints: Sequence[Endpoint], *, server: str) -> dict[str, Any]:
-    """The whole OpenAPI 3.1 document for ``endpoints``, and the webhooks it sends."""
+PUBLIC_ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {"error": {"type": "string", "description": "Safe to show a person."}},
+    "additionalProperties": False,
+}
+PUBLIC_ERRORS = {
+    "400": "fields missing or invalid (the message names each)",
+    "404": "no company has this slug",
+    "413": "the body is over 64 KB",
+    "422": "a field over its ceiling (the message names the field and the limit), "
+    "or understood but refused by a rule",
+    "429": "rate limit of the client address exceeded: retry after retry-after seconds",
+    "500": "a genuine fault; worth retrying",
+}
+CORS_HEADER = {
+    "access-control-allow-origin": {
+        "schema": {"type": "string", "const": "*"},
+        "description": "On every public answer: any website may call.",
+    }
+}
+
+
+def _public_operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]:
+    """A public route (``adapters.http.public``): no key, the public error shape, CORS."""
+    operation = _operation(endpoint, components)
+    operation["operationId"] = "public_" + operation["operationId"]
+    operation["security"] = []
+    del operation["x-required-scope"]
+    operation["description"] = (
+        "No key. CORS: any origin, no credentials. Rate-limited per client address."
+    )
+    responses = {
+        status: {**answer, "headers": {**answer["headers"], **CORS_HEADER}}
+        for status, answer in operation["responses"].items()
+        if status.startswith("2")
+    }
+    statuses = PUBLIC_ERRORS if endpoint.body is not None else PUBLIC_ERRORS.keys() - {"413"}
+    for status in sorted(statuses):
+        responses[status] = {
+            "description": PUBLIC_ERRORS[status],
+            "headers": CORS_HEADER,
+            "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/PublicError"}}
+            },
+        }
+    operation["responses"] = responses
+    return operation
+
+
+def openapi_document(
+    endpoints: Sequence[Endpoint], *, server: str, public: Sequence[Endpoint] = ()
+) -> dict[str, Any]:
+    """The whole OpenAPI 3.1 document for ``endpoints`` and the ``public`` ones (under
+    ``/api/public``, tag ``public``), and the webhooks it sends."""
     paths: dict[str, dict[str, Any]] = {}
     schemas: dict[str, Any] = {"Error": ERROR_SCHEMA}
     for endpoint in endpoints:
         paths.setdefault(f"/api/v1{endpoint.path}", {})[endpoint.method.lower()] = _operation(
             endpoint, schemas
+        )
+    if public:
+        schemas["PublicError"] = PUBLIC_ERROR_SCHEMA
+    for endpoint in public:
+        paths.setdefault(f"/api/public{endpoint.path}", {})[endpoint.method.lower()] = (
+            _public_operation(endpoint, schemas)
         )
     webhooks = webhook_operations(schemas)
     return {

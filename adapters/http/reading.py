@@ -18,8 +18,8 @@ MAX_JSON_DEPTH = 32
 """The deepest nesting of arrays and objects a body may have."""
 
 
-def too_large() -> ApiError:
-    return ApiError(413, "payload_too_large", f"The body is over {MAX_BODY_BYTES} bytes.")
+def too_large(limit: int = MAX_BODY_BYTES) -> ApiError:
+    return ApiError(413, "payload_too_large", f"The body is over {limit} bytes.")
 
 
 def _not_json(text: str) -> ApiError:
@@ -118,20 +118,21 @@ async def read_limited(request: Request, limit: int) -> bytes:
     the length was declared or the body is chunked."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > limit:
-        raise too_large()
+        raise too_large(limit)
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise too_large()
+            raise too_large(limit)
         chunks.append(chunk)
     return b"".join(chunks)
 
 
-async def json_body(request: Request) -> bytes:
+async def json_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The body of a JSON request, at most ``limit`` bytes (``read_limited``)."""
     content_type = request.headers.get("content-type")
     if content_type is not None and not _is_json(content_type):
         text = "Send the body as JSON, with Content-Type: application/json."
         raise ApiError(400, "invalid_request", text, field_errors={"Content-Type": text})
-    return await read_limited(request, MAX_BODY_BYTES)
+    return await read_limited(request, limit)

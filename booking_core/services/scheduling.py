@@ -17,7 +17,7 @@ import attrs
 from attrs import frozen
 
 from booking_core import plans
-from booking_core.availability import Slot, SlotQuery, available_slots, check_slot
+from booking_core.availability import Block, Slot, SlotQuery, available_slots, check_slot
 from booking_core.booking_orders import (
     BookingOrder,
     PriceVisit,
@@ -117,7 +117,62 @@ def list_availability(
     request: AvailabilityRequest, *, uow: UnitOfWork, clock: Clock, drive: DriveTime
 ) -> list[Slot]:
     """Open starts on the date, ranked by drive minutes from the previous stop, then time."""
-    at = clock.now()
+    reads = _availability_reads(request, 1, uow=uow, at=clock.now(), drive=drive)
+    return reads.slots(request.local_date)
+
+
+def open_days(
+    request: AvailabilityRequest, count: int, *, uow: UnitOfWork, clock: Clock, drive: DriveTime
+) -> list[tuple[date, bool]]:
+    """For each of ``count`` local dates from ``request.local_date``, whether any start is
+    open: the jobs of the whole range are read once, then each date is decided by the
+    same ``available_slots`` as ``list_availability``."""
+    reads = _availability_reads(request, count, uow=uow, at=clock.now(), drive=drive)
+    return [
+        (day, bool(reads.slots(day)))
+        for day in (request.local_date + timedelta(days=i) for i in range(count))
+    ]
+
+
+@frozen
+class _AvailabilityReads:
+    """What availability on a range of dates is decided from, read in one transaction."""
+
+    request: AvailabilityRequest
+    company: Company
+    duration: int
+    crew: list[CrewMember]
+    busy: dict[str, list[Block]]
+    at: datetime
+    drive: DriveTime
+
+    def slots(self, day: date) -> list[Slot]:
+        """Open starts on ``day``, best first."""
+        request = self.request
+        query = SlotQuery(
+            service_id=request.service_id,
+            zip_code=request.zip_code,
+            local_date=day,
+            zone=self.company.timezone,
+            duration_minutes=self.duration,
+            now=self.at,
+            min_notice_minutes=self.company.min_notice_minutes,
+            crew_ids=request.crew_ids,
+            days=request.days,
+        )
+        return available_slots(query, crew=self.crew, busy=self.busy, drive=self.drive)
+
+
+def _availability_reads(
+    request: AvailabilityRequest,
+    count: int,
+    *,
+    uow: UnitOfWork,
+    at: datetime,
+    drive: DriveTime,
+) -> _AvailabilityReads:
+    """The company, job length, crew and the jobs that can shape ``count`` dates from
+    ``request.local_date``."""
     with uow:
         company = uow.companies.get(request.company_id)
         catalog = uow.catalogs.get(request.company_id)
@@ -129,23 +184,12 @@ def list_availability(
         )
         duration = _duration(catalog, selection, at)
         crew = active_crew(uow, request.company_id)
-        lo, hi = _busy_window(request.local_date, request.days, company)
+        lo, hi = _busy_window(request.local_date, count + request.days - 1, company)
         # Only these members' jobs can matter; naming them lets the store seek each one's
         # few jobs in the window instead of sifting the company's whole history.
         wanted = request.crew_ids if request.crew_ids is not None else [m.id for m in crew]
         busy = uow.bookings.busy(request.company_id, lo, hi, crew_ids=wanted)
-    query = SlotQuery(
-        service_id=request.service_id,
-        zip_code=request.zip_code,
-        local_date=request.local_date,
-        zone=company.timezone,
-        duration_minutes=duration,
-        now=at,
-        min_notice_minutes=company.min_notice_minutes,
-        crew_ids=request.crew_ids,
-        days=request.days,
-    )
-    return available_slots(query, crew=crew, busy=busy, drive=drive)
+    return _AvailabilityReads(request, company, duration, crew, busy, at, drive)
 
 
 @frozen(kw_only=True)

@@ -13,6 +13,7 @@ from openapi_schema_validator import OAS31Validator
 from openapi_spec_validator import validate
 from starlette.routing import Mount, Route
 
+from adapters.http.public import PUBLIC_ENDPOINTS, PUBLIC_PREFIX
 from adapters.http.routes import all_endpoints
 from booking_core.events import DESCRIPTIONS, EventType
 from tests.e2e.support import API, Stack, idem
@@ -63,10 +64,11 @@ def test_the_document_is_valid_openapi_3_1(document: dict[str, Any]):
 
 
 def test_the_document_lists_every_route_the_app_serves(stack: Stack, document: dict[str, Any]):
-    served = served_routes(stack)
+    # CORS preflights of the public API are not operations a client calls.
+    served = {(m, p) for m, p in served_routes(stack) if not (m == "OPTIONS" and public(p))}
     described = {(method, path) for method, path, _ in operations(document)}
     assert served - {("GET", "/api/openapi.json"), ("GET", "/docs")} == described
-    assert all(path.startswith(API) for _, path in described)
+    assert all(path.startswith(API) or public(path) for _, path in described)
     assert ("GET", f"{API}/providers") not in described
 
 
@@ -74,10 +76,16 @@ def test_the_document_names_this_server(stack: Stack, document: dict[str, Any]):
     assert document["servers"] == [{"url": stack.base_url}]
 
 
+def public(path: str) -> bool:
+    return path.startswith(f"{PUBLIC_PREFIX}/")
+
+
 def test_each_operation_states_its_scope_security_and_errors(document: dict[str, Any]):
     scopes = {(e.method, API + e.path): e.scope for e in all_endpoints()}
     error_ref = {"$ref": "#/components/schemas/Error"}
     for method, path, operation in operations(document):
+        if public(path):
+            continue  # test_public_operations_need_no_key_and_answer_the_public_error
         assert operation["x-required-scope"] == scopes[(method, path)]
         assert scopes[(method, path)] in operation["description"]
         assert {"bearerAuth": []} in operation["security"]
@@ -90,6 +98,25 @@ def test_each_operation_states_its_scope_security_and_errors(document: dict[str,
         rate = {"x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"}
         deprecated = {"deprecation", "sunset"} if (method, path) in DEPRECATED else set()
         assert set(headers) == rate | deprecated, (method, path)
+
+
+def test_public_operations_need_no_key_and_answer_the_public_error(document: dict[str, Any]):
+    described = {(m, p): op for m, p, op in operations(document) if public(p)}
+    assert set(described) == {(e.method, PUBLIC_PREFIX + e.path) for e in PUBLIC_ENDPOINTS}
+    assert {("GET", "/api/public/{slug}/days"), ("POST", "/api/public/{slug}/quote")} <= set(
+        described
+    )
+    error_ref = {"$ref": "#/components/schemas/PublicError"}
+    for (method, path), operation in described.items():
+        assert operation["tags"] == ["public"]
+        assert operation["security"] == []
+        assert "x-required-scope" not in operation
+        statuses = {"400", "404", "422", "429", "500"} | ({"413"} if method == "POST" else set())
+        for status in statuses:
+            answer = operation["responses"][status]
+            assert answer["content"]["application/json"]["schema"] == error_ref, (path, status)
+            assert "access-control-allow-origin" in answer["headers"]
+        assert not {"401", "403"} & set(operation["responses"])
 
 
 def test_idempotent_writes_require_the_idempotency_key_header(document: dict[str, Any]):

@@ -94,7 +94,7 @@ class RescheduleBody:
     scope: RescheduleScope = RescheduleScope.THIS
 
 
-def _items(specs: tuple[ItemSpec, ...]) -> tuple[SelectedItem, ...]:
+def selected_items(specs: tuple[ItemSpec, ...]) -> tuple[SelectedItem, ...]:
     """``id`` or ``id:quantity`` items of a query string as selected items."""
     items = []
     for spec in specs:
@@ -135,8 +135,8 @@ def get_availability(ctx: Context) -> Reply:
             local_date=query.date,
             zip_code=query.zip,
             frequency_slug=query.frequency_slug,
-            parameters=_items(query.parameters),
-            extras=_items(query.extras),
+            parameters=selected_items(query.parameters),
+            extras=selected_items(query.extras),
             crew_ids=query.crew_ids,
             days=query.days,
         ),

@@ -1,0 +1,349 @@
+"""``/api/public/{slug}/...``: what a company's customers may ask with no key or cookie:
+``catalog``, ``quote``, ``slots`` and ``days``.
+
+Each route is an ``Endpoint`` of the ``/api/v1`` kind whose handler *is* its ``/api/v1``
+twin's (``GET /services``, ``POST /quote``, ``GET /availability``), run through the same
+pipeline (``endpoint.process_request``: query and body structuring, the handler, the mapping of
+refusals) for the company the slug names, so a public price or slot is the server's own.
+What differs is at the edge:
+
+- No key or cookie is read. Requests are counted per client address and company slug
+  (``PUBLIC_RATE_LIMIT`` a minute, in the rate limiter of ``/api/v1``: Redis when
+  configured), with the same ``x-ratelimit-*`` headers; over it is 429 with
+  ``retry-after``.
+- A body over ``MAX_PUBLIC_BODY_BYTES`` is 413 before any JSON is parsed, counted while
+  it streams (chunked or not).
+- A refusal is ``{"error": "<message>"}``; a field over its SPEC.md ceiling is 422 whose
+  message names the field and the limit; other invalid input is 400.
+- CORS (``PublicCors``): every answer under ``/api/public`` carries
+  ``Access-Control-Allow-Origin: *``, whatever its status, and ``OPTIONS`` on a public
+  route is a 204 preflight. ``Access-Control-Allow-Credentials`` is never sent, so a
+  browser refuses any credentialed request (cookies, HTTP auth): none is needed.
+  Starlette's ``CORSMiddleware`` does not fit: its preflight answers 200, and it would
+  apply to ``/api/v1`` too, which sends no CORS headers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import UTC, date, datetime
+from typing import Annotated, Any
+
+import attrs
+from attrs import field, frozen
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from adapters.http.deps import HttpDeps
+from adapters.http.endpoint import (
+    Context,
+    Endpoint,
+    Incoming,
+    Items,
+    Reply,
+    json_response,
+    process_request,
+    rate_limited,
+)
+from adapters.http.errors import ApiError
+from adapters.http.reading import json_body
+from adapters.http.routes.bookings import AvailabilityQuery, get_availability, selected_items
+from adapters.http.routes.catalog import PriceRequest, get_services, post_quote
+from adapters.http.structuring import Between, Days, Id, ItemSpec, Zip
+from adapters.http.views.bookings import AvailabilityView
+from adapters.http.views.catalog import CatalogView
+from adapters.http.views.prices import PlanPriceView
+from booking_core.auth import ApiKey, KeyStatus
+from booking_core.companies import SLUG_PATTERN
+from booking_core.services import scheduling
+
+PUBLIC_PREFIX = "/api/public"
+MAX_PUBLIC_BODY_BYTES = 64 * 1024
+"""The largest public body read (SPEC.md section 8: 64 KB); counted while it streams."""
+PUBLIC_RATE_LIMIT = 120
+"""Requests a minute per client address and company."""
+MAX_DAYS_LISTED = 62
+"""The most dates one ``days`` request covers (two months of a calendar)."""
+ALLOW_HEADERS = "content-type, idempotency-key"
+PREFLIGHT_MAX_AGE = "600"
+"""Seconds a browser may keep a preflight's answer."""
+PUBLIC_SCOPE = "catalog:read"
+"""What the public may do through the shared pipeline: read the catalog, price, list."""
+
+_CEILING = re.compile(r"^At most (\d+) (characters|items)\.$")
+_EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
+
+
+@frozen(kw_only=True)
+class DaysQuery:
+    """Which of ``count`` dates from ``from`` have any open start for the job."""
+
+    service_id: Id
+    zip: Zip
+    from_: date | None = field(
+        default=None,
+        metadata={"description": "the first local date, YYYY-MM-DD; today in the company's"},
+    )
+    count: Annotated[int, Between(1, MAX_DAYS_LISTED)] = field(
+        default=14, metadata={"description": f"how many dates, 1 to {MAX_DAYS_LISTED}"}
+    )
+    frequency_slug: Id = "one_time"
+    parameters: tuple[ItemSpec, ...] = field(
+        default=(), metadata={"description": "id:quantity,... (job length)"}
+    )
+    extras: tuple[ItemSpec, ...] = field(
+        default=(), metadata={"description": "id:quantity,... (job length)"}
+    )
+    days: Days = field(default=1, metadata={"description": "a multi-day job's length"})
+
+
+@frozen
+class DayView:
+    """One local date and whether any start is open on it."""
+
+    date: date
+    available: bool
+
+
+def get_days(ctx: Context) -> Reply:
+    """For each date of the range, whether ``GET slots`` would list any start."""
+    query: DaysQuery = ctx.query
+    first = query.from_ or ctx.now().astimezone(ctx.render().zone).date()
+    days = scheduling.open_days(
+        scheduling.AvailabilityRequest(
+            company_id=ctx.company_id,
+            service_id=query.service_id,
+            local_date=first,
+            zip_code=query.zip,
+            frequency_slug=query.frequency_slug,
+            parameters=selected_items(query.parameters),
+            extras=selected_items(query.extras),
+            days=query.days,
+        ),
+        query.count,
+        uow=ctx.deps.read(),
+        clock=ctx.deps.clock,
+        drive=ctx.deps.drive,
+    )
+    return Reply(Items(tuple(DayView(day, open_) for day, open_ in days)))
+
+
+PUBLIC_ENDPOINTS = [
+    Endpoint(
+        method="GET",
+        path="/{slug}/catalog",
+        scope=PUBLIC_SCOPE,
+        handler=get_services,
+        response=CatalogView,
+        tag="public",
+        summary="The company's catalog, as GET /api/v1/services answers it",
+    ),
+    Endpoint(
+        method="POST",
+        path="/{slug}/quote",
+        scope=PUBLIC_SCOPE,
+        handler=post_quote,
+        response=PlanPriceView,
+        body=PriceRequest,
+        tag="public",
+        summary="Price a selection, as POST /api/v1/quote does",
+    ),
+    Endpoint(
+        method="GET",
+        path="/{slug}/slots",
+        scope=PUBLIC_SCOPE,
+        handler=get_availability,
+        response=AvailabilityView,
+        query=AvailabilityQuery,
+        tag="public",
+        summary="Open start times, as GET /api/v1/availability lists them",
+    ),
+    Endpoint(
+        method="GET",
+        path="/{slug}/days",
+        scope=PUBLIC_SCOPE,
+        handler=get_days,
+        response=DayView,
+        listed=True,
+        query=DaysQuery,
+        tag="public",
+        summary="Which dates have any open start (for a calendar)",
+    ),
+]
+
+
+def public_error(status: int, message: str, headers: dict[str, str] | None = None) -> Response:
+    """A public refusal: ``{"error": "<message>"}``."""
+    return json_response(status, {"error": message}, headers or {})
+
+
+def _public_key(company_id: str) -> ApiKey:
+    """The caller of a public request, as the pipeline sees it: the company's public,
+    reading only (no secret, never stored)."""
+    return ApiKey(
+        id=f"public:{company_id}",
+        company_id=company_id,
+        name="public",
+        scopes=frozenset({PUBLIC_SCOPE}),
+        rate_limit_per_minute=PUBLIC_RATE_LIMIT,
+        lookup_prefix="",
+        secret_hash="",
+        status=KeyStatus.ACTIVE,
+        created_at=_EPOCH,
+        updated_at=_EPOCH,
+    )
+
+
+def _company_id(deps: HttpDeps, slug: str) -> str | None:
+    if not 1 <= len(slug) <= 63 or not SLUG_PATTERN.match(slug):
+        return None
+    with deps.read() as uow:
+        company = uow.companies.by_slug(slug)
+    return company.id if company is not None else None
+
+
+def public_message(status: int, body: bytes) -> tuple[int, str]:
+    """The status and message of a public refusal made from an ``/api/v1`` one: a field
+    over its ceiling is 422 naming the field and the limit; other field problems are
+    400 naming each field."""
+    error: dict[str, Any] = json.loads(body)["error"]
+    message: str = error["message"]
+    problems: dict[str, str] = error.get("fieldErrors") or {}
+    for name, problem in problems.items():
+        ceiling = _CEILING.match(problem)
+        if ceiling:
+            limit, unit = ceiling.groups()
+            return 422, f"{name} is over its limit of {limit} {unit}."
+    if problems:
+        message = f"{message} " + " ".join(f"{k}: {v}" for k, v in problems.items())
+    return status, message
+
+
+def _run(deps: HttpDeps, endpoint: Endpoint, incoming: Incoming, slug: str) -> Response:
+    """The slug's company, then the ``/api/v1`` pipeline for it (in a worker thread)."""
+    company_id = _company_id(deps, slug)
+    assert incoming.admitted is not None
+    headers = incoming.admitted[1].headers()
+    if company_id is None:
+        return public_error(404, "No such company.", headers)
+    admitted = (_public_key(company_id), incoming.admitted[1])
+    outcome = process_request(endpoint, deps, attrs.evolve(incoming, admitted=admitted))
+    if outcome.status < 400:
+        return Response(
+            outcome.body,
+            outcome.status,
+            headers=dict(outcome.headers),
+            media_type="application/json",
+        )
+    status, message = public_message(outcome.status, outcome.body)
+    return public_error(status, message, dict(outcome.headers))
+
+
+def client_address(request: Request) -> str:
+    """Who a request comes from, as the server sees it (behind a proxy, the address the
+    server is told: uvicorn's ``--forwarded-allow-ips``)."""
+    return request.client.host if request.client is not None else "unknown"
+
+
+def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitable[Response]]:
+    async def run(request: Request) -> Response:
+        request_id: str = request.state.request_id
+        slug = str(request.path_params.get("slug", ""))[:63]
+        counted = f"public:{slug}:{client_address(request)}"
+        if deps.rate_limiter.shared:
+            verdict = await run_in_threadpool(deps.rate_limiter.hit, counted, PUBLIC_RATE_LIMIT)
+        else:
+            verdict = deps.rate_limiter.hit(counted, PUBLIC_RATE_LIMIT)
+        if not verdict.allowed:
+            return public_error(429, rate_limited(verdict).message, verdict.headers())
+        early: ApiError | None = None
+        raw_body = b""
+        if endpoint.body is not None:
+            try:
+                raw_body = await json_body(request, MAX_PUBLIC_BODY_BYTES)
+            except ApiError as refusal:
+                if refusal.status == 413:
+                    return public_error(413, refusal.message, verdict.headers())
+                early = refusal
+        incoming = Incoming(
+            request_id=request_id,
+            secret=None,
+            method=request.method,
+            path=request.url.path,
+            headers=request.headers,
+            path_params=request.path_params,
+            query=request.query_params.multi_items(),
+            raw_body=raw_body,
+            admitted=(_public_key(""), verdict),
+            early=early,
+        )
+        return await run_in_threadpool(_run, deps, endpoint, incoming, slug)
+
+    return run
+
+
+def preflight(methods: Sequence[str]) -> Response:
+    """The CORS preflight of a public route: 204, what may be sent, for how long."""
+    return Response(
+        status_code=204,
+        headers={
+            "access-control-allow-methods": ", ".join(methods),
+            "access-control-allow-headers": ALLOW_HEADERS,
+            "access-control-max-age": PREFLIGHT_MAX_AGE,
+        },
+    )
+
+
+def public_routes(deps: HttpDeps, endpoints: Sequence[Endpoint] = PUBLIC_ENDPOINTS) -> list[Route]:
+    """One route per public path: its method, and ``OPTIONS`` for the preflight."""
+    routes = []
+    for endpoint in endpoints:
+        methods = [endpoint.method, "OPTIONS"]
+        routes.append(
+            Route(endpoint.path, _dispatch(_handler(endpoint, deps), methods), methods=methods)
+        )
+    return routes
+
+
+def _dispatch(
+    handler: Callable[[Request], Awaitable[Response]], methods: Sequence[str]
+) -> Callable[[Request], Awaitable[Response]]:
+    allowed = [*methods, "HEAD"] if "GET" in methods else list(methods)
+
+    async def dispatch(request: Request) -> Response:
+        if request.method == "OPTIONS":
+            return preflight(allowed)
+        return await handler(request)
+
+    return dispatch
+
+
+class PublicCors:
+    """``Access-Control-Allow-Origin: *`` on every answer under ``/api/public``, whatever
+    made it (a route, a 404 or 405, a 500 that escaped everything else). Outermost, so
+    nothing answers without it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "") if scope["type"] == "http" else ""
+        if not (path == PUBLIC_PREFIX or path.startswith(PUBLIC_PREFIX + "/")):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_cors(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                headers["access-control-allow-origin"] = "*"
+                if "access-control-allow-credentials" in headers:
+                    del headers["access-control-allow-credentials"]
+            await send(message)
+
+        await self.app(scope, receive, send_with_cors)
