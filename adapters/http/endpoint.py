@@ -279,6 +279,31 @@ class Incoming:
     early: ApiError | None = None
     """A refusal found while reading the body (413, a content type other than JSON)."""
 
+    @classmethod
+    def of(
+        cls,
+        request: Request,
+        request_id: str,
+        *,
+        secret: str | None,
+        raw_body: bytes,
+        admitted: tuple[ApiKey, Verdict] | None,
+        early: ApiError | None,
+    ) -> Incoming:
+        """What the worker thread needs of ``request``."""
+        return cls(
+            request_id=request_id,
+            secret=secret,
+            method=request.method,
+            path=request.url.path,
+            headers=request.headers,
+            path_params=request.path_params,
+            query=request.query_params.multi_items(),
+            raw_body=raw_body,
+            admitted=admitted,
+            early=early,
+        )
+
 
 @frozen
 class _Outcome:
@@ -423,17 +448,8 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
                     sent = answers.sent_before(request_id, key, raw_body)
                     if sent is not None:
                         return Response(sent, 200, headers=verdict.headers(), media_type=JSON)
-        incoming = Incoming(
-            request_id=request_id,
-            secret=secret,
-            method=request.method,
-            path=request.url.path,
-            headers=request.headers,
-            path_params=request.path_params,
-            query=request.query_params.multi_items(),
-            raw_body=raw_body,
-            admitted=admitted,
-            early=early,
+        incoming = Incoming.of(
+            request, request_id, secret=secret, raw_body=raw_body, admitted=admitted, early=early
         )
         outcome = None
         if memory is not None and answers is not None and admitted is not None:

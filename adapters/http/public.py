@@ -271,14 +271,10 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
                 if refusal.status == 413:
                     return public_error(413, refusal.message, verdict.headers())
                 early = refusal
-        incoming = Incoming(
-            request_id=request_id,
+        incoming = Incoming.of(
+            request,
+            request_id,
             secret=None,
-            method=request.method,
-            path=request.url.path,
-            headers=request.headers,
-            path_params=request.path_params,
-            query=request.query_params.multi_items(),
             raw_body=raw_body,
             admitted=(_public_key(""), verdict),
             early=early,
