@@ -292,6 +292,7 @@ PUBLIC_ERROR_SCHEMA: dict[str, Any] = {
 PUBLIC_ERRORS = {
     "400": "fields missing or invalid (the message names each)",
     "404": "no company has this slug",
+    "409": "the slot was just taken, or the Idempotency-Key is reused or busy",
     "413": "the body is over 64 KB",
     "422": "a field over its ceiling (the message names the field and the limit), "
     "or understood but refused by a rule",
@@ -312,6 +313,13 @@ def _public_operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[st
     operation["operationId"] = "public_" + operation["operationId"]
     operation["security"] = []
     del operation["x-required-scope"]
+    for parameter in operation["parameters"]:
+        if parameter["name"] == "Idempotency-Key":
+            parameter["required"] = False
+            parameter["description"] = (
+                "Optional. Given, the same key and body replays the first answer (kept 24 "
+                "hours); absent, the request simply runs."
+            )
     operation["description"] = (
         "No key. CORS: any origin, no credentials. Rate-limited per client address."
     )
@@ -320,7 +328,11 @@ def _public_operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[st
         for status, answer in operation["responses"].items()
         if status.startswith("2")
     }
-    statuses = PUBLIC_ERRORS if endpoint.body is not None else PUBLIC_ERRORS.keys() - {"413"}
+    statuses = set(PUBLIC_ERRORS)
+    if endpoint.body is None:
+        statuses -= {"413"}
+    if not endpoint.idempotent:
+        statuses -= {"409"}
     for status in sorted(statuses):
         responses[status] = {
             "description": PUBLIC_ERRORS[status],

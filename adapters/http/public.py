@@ -1,11 +1,13 @@
 """``/api/public/{slug}/...``: what a company's customers may ask with no key or cookie:
-``catalog``, ``quote``, ``slots`` and ``days``.
+``catalog``, ``quote``, ``slots``, ``days`` and ``book``.
 
 Each route is an ``Endpoint`` of the ``/api/v1`` kind whose handler *is* its ``/api/v1``
-twin's (``GET /services``, ``POST /quote``, ``GET /availability``), run through the same
-pipeline (``endpoint.process_request``: query and body structuring, the handler, the mapping of
-refusals) for the company the slug names, so a public price or slot is the server's own.
-What differs is at the edge:
+twin's (``GET /services``, ``POST /quote``, ``GET /availability``, ``POST /bookings``), run
+through the same pipeline (``endpoint.process_request``: query and body structuring,
+idempotency, the handler, the mapping of refusals) for the company the slug names, so a
+public price or slot is the server's own and a public booking an ordinary one. The caller
+is a key made for the request, never stored, whose only scope is its endpoint's: no public
+request can pass any other ``/api/v1`` scope check. What differs is at the edge:
 
 - No key or cookie is read. Requests are counted per client address and company slug
   (``PUBLIC_RATE_LIMIT`` a minute, in the rate limiter of ``/api/v1``: Redis when
@@ -15,6 +17,9 @@ What differs is at the edge:
   it streams (chunked or not).
 - A refusal is ``{"error": "<message>"}``; a field over its SPEC.md ceiling is 422 whose
   message names the field and the limit; other invalid input is 400.
+- ``book`` takes the ``POST /api/v1/bookings`` body less ``crewIds`` (the best-ranked free
+  crew is chosen; ``crewIds`` is an unknown field, 400); its ``Idempotency-Key`` is
+  optional: given, it is handled as on ``/api/v1``; absent, the request just books.
 - CORS (``PublicCors``): every answer under ``/api/public`` carries
   ``Access-Control-Allow-Origin: *``, whatever its status, and ``OPTIONS`` on a public
   route is a 204 preflight. ``Access-Control-Allow-Credentials`` is never sent, so a
@@ -27,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+import typing
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
@@ -40,6 +46,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from adapters.http import idempotency
 from adapters.http.deps import HttpDeps
 from adapters.http.endpoint import (
     Context,
@@ -53,10 +60,16 @@ from adapters.http.endpoint import (
 )
 from adapters.http.errors import ApiError
 from adapters.http.reading import json_body
-from adapters.http.routes.bookings import AvailabilityQuery, get_availability, selected_items
+from adapters.http.routes.bookings import (
+    AvailabilityQuery,
+    BookingBody,
+    get_availability,
+    post_booking,
+    selected_items,
+)
 from adapters.http.routes.catalog import PriceRequest, get_services, post_quote
 from adapters.http.structuring import Between, Days, Id, ItemSpec, Zip
-from adapters.http.views.bookings import AvailabilityView
+from adapters.http.views.bookings import AvailabilityView, CreatedBookingView
 from adapters.http.views.catalog import CatalogView
 from adapters.http.views.prices import PlanPriceView
 from booking_core.auth import ApiKey, KeyStatus
@@ -74,7 +87,9 @@ ALLOW_HEADERS = "content-type, idempotency-key"
 PREFLIGHT_MAX_AGE = "600"
 """Seconds a browser may keep a preflight's answer."""
 PUBLIC_SCOPE = "catalog:read"
-"""What the public may do through the shared pipeline: read the catalog, price, list."""
+"""The scope of the public reads (catalog, price, slots, days)."""
+BOOK_SCOPE = "bookings:write"
+"""The scope of ``book``: a public request's key holds its endpoint's scope alone."""
 
 _CEILING = re.compile(r"^At most (\d+) (characters|items)\.$")
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
@@ -134,6 +149,37 @@ def get_days(ctx: Context) -> Reply:
     return Reply(Items(tuple(DayView(day, open_) for day, open_ in days)))
 
 
+def _without(cls: type, *names: str, name: str, doc: str) -> type:
+    """``cls`` less the fields ``names``: the same types, defaults and descriptions, so
+    the derived body cannot drift from its ``/api/v1`` twin; a field left out is an
+    unknown field (400 naming it)."""
+    hints = typing.get_type_hints(cls, include_extras=True)
+    kept = {
+        f.name: attrs.field(type=hints[f.name], default=f.default, metadata=f.metadata)
+        for f in attrs.fields(cls)
+        if f.name not in names
+    }
+    derived = attrs.make_class(name, kept, frozen=True, kw_only=True)
+    derived.__doc__ = doc
+    derived.__module__ = __name__
+    return derived
+
+
+PublicBookingBody = _without(
+    BookingBody,
+    "crew_ids",
+    name="PublicBookingBody",
+    doc="A booking, as ``POST /api/v1/bookings`` takes it less ``crewIds``: the "
+    "best-ranked free crew is chosen.",
+)
+
+
+def post_public_booking(ctx: Context) -> Reply:
+    """``POST /api/v1/bookings`` for a public body (no crew named)."""
+    body = BookingBody(**attrs.asdict(ctx.body, recurse=False))
+    return post_booking(attrs.evolve(ctx, body=body))
+
+
 PUBLIC_ENDPOINTS = [
     Endpoint(
         method="GET",
@@ -175,6 +221,18 @@ PUBLIC_ENDPOINTS = [
         tag="public",
         summary="Which dates have any open start (for a calendar)",
     ),
+    Endpoint(
+        method="POST",
+        path="/{slug}/book",
+        scope=BOOK_SCOPE,
+        handler=post_public_booking,
+        response=CreatedBookingView,
+        body=PublicBookingBody,
+        idempotent=True,
+        success_status=201,
+        tag="public",
+        summary="Book, as POST /api/v1/bookings does, with the best-ranked free crew",
+    ),
 ]
 
 
@@ -183,14 +241,14 @@ def public_error(status: int, message: str, headers: dict[str, str] | None = Non
     return json_response(status, {"error": message}, headers or {})
 
 
-def _public_key(company_id: str) -> ApiKey:
+def _public_key(company_id: str, scope: str) -> ApiKey:
     """The caller of a public request, as the pipeline sees it: the company's public,
-    reading only (no secret, never stored)."""
+    allowed the one endpoint's ``scope`` (no secret, never stored)."""
     return ApiKey(
         id=f"public:{company_id}",
         company_id=company_id,
         name="public",
-        scopes=frozenset({PUBLIC_SCOPE}),
+        scopes=frozenset({scope}),
         rate_limit_per_minute=PUBLIC_RATE_LIMIT,
         lookup_prefix="",
         secret_hash="",
@@ -232,7 +290,9 @@ def _run(deps: HttpDeps, endpoint: Endpoint, incoming: Incoming, slug: str) -> R
     headers = incoming.admitted[1].headers()
     if company_id is None:
         return public_error(404, "No such company.", headers)
-    admitted = (_public_key(company_id), incoming.admitted[1])
+    admitted = (_public_key(company_id, endpoint.scope), incoming.admitted[1])
+    if endpoint.idempotent and idempotency.HEADER not in incoming.headers:
+        endpoint = attrs.evolve(endpoint, idempotent=False)  # optional here: just book
     outcome = process_request(endpoint, deps, attrs.evolve(incoming, admitted=admitted))
     if outcome.status < 400:
         return Response(
@@ -276,7 +336,7 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
             request_id,
             secret=None,
             raw_body=raw_body,
-            admitted=(_public_key(""), verdict),
+            admitted=(_public_key("", endpoint.scope), verdict),
             early=early,
         )
         return await run_in_threadpool(_run, deps, endpoint, incoming, slug)

@@ -130,11 +130,14 @@ def test_idempotent_writes_require_the_idempotency_key_header(document: dict[str
         ("POST", f"{API}/payments"),
         ("PATCH", f"{API}/payments"),
     }
+    # Public ``book`` takes the key too, optionally (DECISIONS.md, "Public API and pages").
+    optional = {(e.method, PUBLIC_PREFIX + e.path) for e in PUBLIC_ENDPOINTS if e.idempotent}
+    assert optional == {("POST", f"{PUBLIC_PREFIX}/{{slug}}/book")}
     for method, path, operation in operations(document):
         headers = [p for p in operation["parameters"] if p["in"] == "header"]
-        if (method, path) in idempotent:
+        if (method, path) in idempotent | optional:
             assert headers[0]["name"] == "Idempotency-Key"
-            assert headers[0]["required"] is True
+            assert headers[0]["required"] is ((method, path) in idempotent)
             assert headers[0]["schema"]["maxLength"] == 255
         else:
             assert headers == []

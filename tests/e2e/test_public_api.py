@@ -1,13 +1,16 @@
 """``/api/public/{slug}/...`` over real HTTP on both backends: ``catalog``, ``quote``,
-``slots`` and ``days`` answer as their ``/api/v1`` twins for the company the slug names,
-with no key; every answer carries ``Access-Control-Allow-Origin: *`` and never
-``Access-Control-Allow-Credentials``; preflights are 204; refusals are
-``{"error": "<message>"}``; a body over 64 KB is 413 while it streams; the client address
-is rate-limited with the headers of ``/api/v1``.
+``slots``, ``days`` and ``book`` answer as their ``/api/v1`` twins for the company the slug
+names, with no key (a public booking is an ordinary one: same price, idempotency, race
+safety and ``booking.created`` event); every answer carries
+``Access-Control-Allow-Origin: *`` and never ``Access-Control-Allow-Credentials``;
+preflights are 204; refusals are ``{"error": "<message>"}``; a body over 64 KB is 413
+while it streams; the client address is rate-limited with the headers of ``/api/v1``.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,6 +18,7 @@ from typing import Any
 import httpx
 import pytest
 from openapi_schema_validator import OAS31Validator
+from sqlalchemy import text
 
 from adapters.http.public import MAX_PUBLIC_BODY_BYTES, PUBLIC_RATE_LIMIT
 from tests.e2e.support import (
@@ -25,6 +29,7 @@ from tests.e2e.support import (
     booking_body,
     crewed_company,
     idem,
+    overlapping_assignments,
     weekday_ahead,
 )
 from tests.e2e.test_catalog import DEMO_SELECTION
@@ -166,6 +171,7 @@ def test_an_unknown_slug_is_404(public: httpx.Client):
         ("POST", "quote", "POST"),
         ("GET", "slots", "GET"),
         ("GET", "days", "GET"),
+        ("POST", "book", "POST"),
     ],
 )
 def test_every_route_answers_a_preflight(
@@ -209,8 +215,11 @@ def test_refusals_carry_cors_and_the_public_shape(shop: Shop, public: httpx.Clie
     assert "serviceId" in refusal(public.post(f"{base}/quote", json=unknown), 400)
 
 
+@pytest.mark.parametrize("path", ["quote", "book"])
 @pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
-def test_a_body_over_64_kb_is_413_before_parsing(shop: Shop, public: httpx.Client, chunked: bool):
+def test_a_body_over_64_kb_is_413_before_parsing(
+    shop: Shop, public: httpx.Client, chunked: bool, path: str
+):
     big = b"{" + b" " * (65 * 1024) + b"}"
     assert len(big) > MAX_PUBLIC_BODY_BYTES
 
@@ -219,7 +228,7 @@ def test_a_body_over_64_kb_is_413_before_parsing(shop: Shop, public: httpx.Clien
             yield big[i : i + 4096]
 
     response = public.post(
-        f"{PUBLIC}/{shop.company.slug}/quote",
+        f"{PUBLIC}/{shop.company.slug}/{path}",
         content=stream() if chunked else big,
         headers={"content-type": "application/json"},
     )
@@ -276,6 +285,144 @@ def test_answers_match_the_documented_public_schemas(shop: Shop, public: httpx.C
         ("GET", "/{slug}/catalog", "404", public.get(f"{PUBLIC}/nobody/catalog")),
         ("POST", "/{slug}/quote", "413", public.post(f"{base}/quote", content=b" " * 70_000)),
     ]
+    booking = booking_body(first_open_start(shop, public), LOOP)
+    answers += [
+        ("POST", "/{slug}/book", "201", public.post(f"{base}/book", json=booking)),
+        ("POST", "/{slug}/book", "409", public.post(f"{base}/book", json=booking)),
+        (
+            "POST",
+            "/{slug}/book",
+            "400",
+            public.post(f"{base}/book", json={**booking, "crewIds": []}),
+        ),
+    ]
     for method, path, status, response in answers:
         assert str(response.status_code) == status, (path, response.text)
         documented(document, method, path, status).validate(response.json())
+
+
+JOB = {
+    "parameters": [{"id": "par_bedrooms", "quantity": 3}, {"id": "par_bathrooms", "quantity": 2}],
+    "extras": [{"id": "ext_oven", "quantity": 1}],
+}
+"""A one-time clean with a few selections (they set its price and length)."""
+
+
+def first_open_start(shop: Shop, public: httpx.Client, days_ahead: int = 7) -> str:
+    """The best-ranked open start of the ``JOB`` on a weekday ahead, as ``slots`` lists it."""
+    day = weekday_ahead(shop.zone, days_ahead)
+    params = {
+        "serviceId": "svc_standard_clean",
+        "date": day.isoformat(),
+        "zip": LOOP,
+        "parameters": "par_bedrooms:3,par_bathrooms:2",
+        "extras": "ext_oven:1",
+    }
+    slots = ok(public.get(f"{PUBLIC}/{shop.company.slug}/slots", params=params))["data"]
+    assert slots, "a working day of a free crew member has openings"
+    return str(slots[0]["startIso"])
+
+
+def created(response: httpx.Response) -> Any:
+    """A public booking's answer, after checking status and CORS."""
+    assert response.status_code == 201, response.text
+    assert response.headers["access-control-allow-origin"] == "*"
+    assert "access-control-allow-credentials" not in response.headers
+    assert all(name in response.headers for name in RATE_HEADERS)
+    return response.json()
+
+
+def listed(stack: Stack, shop: Shop) -> list[dict[str, Any]]:
+    """Every booking of the shop, as ``GET /api/v1/bookings`` lists them."""
+    with stack.client(shop.key) as api:
+        answer = api.get(f"{API}/bookings", params={"limit": 100})
+    assert answer.status_code == 200, answer.text
+    data: list[dict[str, Any]] = answer.json()["data"]
+    return data
+
+
+def events_about(stack: Stack, company_id: str, event_type: str) -> list[dict[str, Any]]:
+    """The subjects of the company's ``event_type`` events in the stack's outbox."""
+    query = text("SELECT document FROM outbox_events WHERE company_id = :company AND type = :type")
+    with stack.container.database.engine.connect() as connection:
+        rows = connection.execute(query, {"company": company_id, "type": event_type})
+        return [json.loads(row[0]) for row in rows if row[0] is not None]
+
+
+def test_a_public_booking_is_an_ordinary_booking(shop: Shop, stack: Stack, public: httpx.Client):
+    start = first_open_start(shop, public)
+    body = booking_body(start, LOOP, **JOB)
+    booked = created(public.post(f"{PUBLIC}/{shop.company.slug}/book", json=body))
+    assert booked["startIso"] == start
+    assert booked["trackingUrl"].startswith("http")
+    assert booked["crewIds"] == list(shop.crew_ids)  # the one free crew member was chosen
+    # Listed by /api/v1 as the same booking, at the price /api/v1 quotes for the body.
+    quote = {k: body[k] for k in ("serviceId", "frequencySlug", *JOB)}
+    with stack.client(shop.key) as api:
+        priced = api.post(f"{API}/quote", json={**quote, "zip": LOOP, "startIso": start})
+    assert priced.status_code == 200, priced.text
+    [row] = listed(stack, shop)
+    assert row["id"] == booked["id"]
+    assert row["price"] == booked["price"] == priced.json()["firstVisit"]
+    assert row["price"]["totalCents"] > 0
+    assert row["trackingUrl"] == booked["trackingUrl"]
+    # booking.created is in the outbox, as for any booking.
+    assert [e["id"] for e in events_about(stack, shop.company.id, "booking.created")] == [
+        booked["id"]
+    ]
+
+
+def test_a_public_booking_names_no_crew(shop: Shop, stack: Stack, public: httpx.Client):
+    body = booking_body(first_open_start(shop, public), LOOP, crewIds=list(shop.crew_ids))
+    message = refusal(public.post(f"{PUBLIC}/{shop.company.slug}/book", json=body), 400)
+    assert "crewIds" in message
+    assert listed(stack, shop) == []
+
+
+def test_the_idempotency_key_is_optional_and_replays_when_given(
+    shop: Shop, stack: Stack, public: httpx.Client
+):
+    url = f"{PUBLIC}/{shop.company.slug}/book"
+    body = booking_body(first_open_start(shop, public), LOOP)
+    key = idem()
+    first = created(public.post(url, json=body, headers=key))
+    replayed = public.post(url, json=body, headers=key)
+    assert created(replayed) == first
+    assert replayed.headers["idempotent-replayed"] == "true"
+    # The same key with another body is refused, in the public shape.
+    other = booking_body(first_open_start(shop, public, days_ahead=8), LOOP)
+    assert "Idempotency-Key" in refusal(public.post(url, json=other, headers=key), 409)
+    assert [b["id"] for b in listed(stack, shop)] == [first["id"]]
+    # With no key, it just books.
+    second = created(public.post(url, json=other))
+    assert {b["id"] for b in listed(stack, shop)} == {first["id"], second["id"]}
+
+
+def test_two_racing_public_bookings_of_one_slot_make_one_booking(
+    shop: Shop, stack: Stack, public: httpx.Client
+):
+    url = f"{PUBLIC}/{shop.company.slug}/book"
+    start = first_open_start(shop, public)
+    barrier = threading.Barrier(2)
+    answers: list[httpx.Response] = []
+    lock = threading.Lock()
+
+    def racer(headers: dict[str, str]) -> None:
+        body = booking_body(start, LOOP)  # each with a customer of its own
+        with stack.client(origin="https://shop.example") as c:
+            barrier.wait()
+            response = c.post(url, json=body, headers=headers)
+        with lock:
+            answers.append(response)
+
+    threads = [threading.Thread(target=racer, args=(h,)) for h in (idem(), {})]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(r.status_code for r in answers) == [201, 409], [r.text for r in answers]
+    winner = next(r for r in answers if r.status_code == 201)
+    loser = next(r for r in answers if r.status_code == 409)
+    assert "taken" in refusal(loser, 409)
+    assert [b["id"] for b in listed(stack, shop)] == [created(winner)["id"]]
+    assert overlapping_assignments(stack, shop.company.id) == 0
