@@ -13,9 +13,9 @@ not have is the 404 page.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, time, timedelta
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -52,6 +52,7 @@ from booking_core.catalog_drafts import (
 from booking_core.errors import NotFoundError, ValidationFailed
 from booking_core.services.setup import ReplaceCatalog, export_catalog, replace_catalog
 
+T = TypeVar("T")
 CATALOG = "/admin/catalog"
 ONE_TIME_DRAFT = FrequencyDraft(slug=ONE_TIME, name="One time")
 
@@ -123,6 +124,17 @@ class Refusal:
 
     errors: FieldErrors
     others: list[str]
+
+
+def _named(items: Sequence[T], wanted: str | None, what: str, key: Callable[[T], str]) -> T | None:
+    """The item the address names (``wanted``), or None for a new one; an id the catalog
+    does not hold (another company's, say) is ``NotFoundError``: the 404 page."""
+    if wanted is None:
+        return None
+    found = next((item for item in items if key(item) == wanted), None)
+    if found is None:
+        raise NotFoundError(what, wanted)
+    return found
 
 
 class _Identified(Protocol):
@@ -387,11 +399,7 @@ def extra_form(visit: Visit) -> Response:
     params = visit.request.path_params
     i, s = _where(draft, params["service_id"])
     service = draft.industries[i].services[s]
-    current: ExtraDraft | None = None
-    if "extra_id" in params:
-        current = next((e for e in service.extras if e.id == params["extra_id"]), None)
-        if current is None:
-            raise NotFoundError("extra", params["extra_id"])
+    current = _named(service.extras, params.get("extra_id"), "extra", lambda e: e.id)
     values = _extra_values(current)
     errors = FieldErrors()
     others: list[str] = []
@@ -469,11 +477,7 @@ def parameter_form(visit: Visit) -> Response:
     params = visit.request.path_params
     i, s = _where(draft, params["service_id"])
     service = draft.industries[i].services[s]
-    current: ParameterDraft | None = None
-    if "parameter_id" in params:
-        current = next((p for p in service.parameters if p.id == params["parameter_id"]), None)
-        if current is None:
-            raise NotFoundError("parameter", params["parameter_id"])
+    current = _named(service.parameters, params.get("parameter_id"), "parameter", lambda p: p.id)
     values = _parameter_values(current)
     errors = FieldErrors()
     others: list[str] = []
@@ -529,11 +533,7 @@ def frequency_form(visit: Visit) -> Response:
     change a frequency (how often a plan's visits come, and its discount)."""
     draft = _draft(visit)
     slug = visit.request.path_params.get("slug")
-    current: FrequencyDraft | None = None
-    if slug is not None:
-        current = next((f for f in draft.frequencies if f.slug == slug), None)
-        if current is None:
-            raise NotFoundError("frequency", slug)
+    current = _named(draft.frequencies, slug, "frequency", lambda f: f.slug)
     values = {"name": "", "interval_days": "", "discount": "0"}
     if current is not None:
         values = {
@@ -635,11 +635,7 @@ def coupon_form(visit: Visit) -> Response:
     draft = _draft(visit)
     zone = ZoneInfo(visit.signed_in_company.timezone)
     coupon_id = visit.request.path_params.get("coupon_id")
-    current: CouponDraft | None = None
-    if coupon_id is not None:
-        current = next((c for c in draft.coupons if c.id == coupon_id), None)
-        if current is None:
-            raise NotFoundError("coupon", coupon_id)
+    current = _named(draft.coupons, coupon_id, "coupon", lambda c: c.id)
     values = _coupon_values(current, zone)
     errors = FieldErrors()
     others: list[str] = []
@@ -751,11 +747,7 @@ def fee_form(visit: Visit) -> Response:
     it apply; what was given for another kind is left out."""
     draft = _draft(visit)
     fee_id = visit.request.path_params.get("fee_id")
-    current: FeeDraft | None = None
-    if fee_id is not None:
-        current = next((f for f in draft.fees if f.id == fee_id), None)
-        if current is None:
-            raise NotFoundError("fee", fee_id)
+    current = _named(draft.fees, fee_id, "fee", lambda f: f.id)
     values = _fee_values(current)
     errors = FieldErrors()
     others: list[str] = []
