@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 import pytest
 import structlog
+from playwright.sync_api import expect
 
 from entrypoints.bootstrap import bootstrap
 from entrypoints.demo_data import load_demo
@@ -25,6 +26,9 @@ from entrypoints.settings import Settings
 from entrypoints.web import web_app
 from tests.browser.support import CHROMIUM, Site
 from tests.e2e.support import LiveServer, free_socket
+
+# Web-first assertions wait for the page: generously, since CI shares two cores.
+expect.set_options(timeout=20_000)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -98,7 +102,7 @@ def browser() -> Iterator[Any]:
 def context(browser: Any, site: Site) -> Iterator[Any]:
     """A fresh browser context (its own cookies) on the site."""
     made = browser.new_context(base_url=site.base_url, viewport={"width": 1200, "height": 860})
-    made.set_default_timeout(10_000)
+    made.set_default_timeout(30_000)
     try:
         yield made
     finally:

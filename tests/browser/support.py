@@ -206,11 +206,13 @@ class Site:
 
 
 def sign_in(page: Any, email: str, password: str = PASSWORD) -> None:
-    """Sign in through the form."""
+    """Sign in through the form, and wait for the page it leads to (the admin or crew
+    home, or the form again with its error) so that the session cookie is set."""
     page.goto("/sign-in")
     page.get_by_label("Email").fill(email)
     page.get_by_label("Password").fill(password)
-    page.get_by_role("button", name="Sign in").click()
+    with page.expect_navigation():
+        page.get_by_role("button", name="Sign in").click()
 
 
 def session_cookie(context: Any) -> dict[str, Any]:

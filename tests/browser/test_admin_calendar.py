@@ -5,12 +5,14 @@ fields; another company's booking answers 404, by address and by an edited form.
 
 from __future__ import annotations
 
+import re
 import secrets
 from datetime import date, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import attrs
+from playwright.sync_api import expect
 
 from booking_core.bookings import Booking, BookingStatus, wall_clock_instant
 from booking_core.companies import Company
@@ -114,7 +116,7 @@ def _lane(page: Any, member_id: str) -> Any:
 def _owner(site: Site, board: Board, page: Any) -> None:
     owner = site.user(board.company, Role.OWNER)
     sign_in(page, owner.email)
-    assert page.url.endswith("/admin")
+    expect(page).to_have_url(re.compile(r"/admin$"))
 
 
 def test_owner_sees_the_day_and_week_and_moves_cancels_starts_and_completes_jobs(
@@ -124,19 +126,20 @@ def test_owner_sees_the_day_and_week_and_moves_cancels_starts_and_completes_jobs
     jobs = board.jobs
     _owner(site, board, page)
     page.get_by_role("link", name="Calendar").first.click()
-    assert page.get_by_role("heading", name="Calendar").is_visible()
+    expect(page.get_by_role("heading", name="Calendar")).to_be_visible()
     page.get_by_label("Go to date").fill(board.day.isoformat())
     page.get_by_role("button", name="Show").click()
 
     rosa, sam = _lane(page, board.rosa), _lane(page, board.sam)
-    rosa_text, sam_text = rosa.inner_text(), sam.inner_text()
     for shown in (f"8:00 AM {DASH} 10:25 AM", "Grace", jobs["move"].code, "11:00 AM", "Alan"):
-        assert shown in rosa_text
+        expect(rosa).to_contain_text(shown, use_inner_text=True)
     for shown in ("9:00 AM", "Ada", "1:00 PM", "Edsger", "Standard clean", "Scheduled"):
-        assert shown in sam_text
-    assert "Hopper" not in rosa_text  # first names only in the grid
-    assert "Grace" not in sam_text
-    assert "Barbara" not in sam_text  # the plan's first visit is the day after
+        expect(sam).to_contain_text(shown, use_inner_text=True)
+    # First names only in the grid.
+    expect(rosa).not_to_contain_text("Hopper", use_inner_text=True)
+    expect(sam).not_to_contain_text("Grace", use_inner_text=True)
+    # The plan's first visit is the day after.
+    expect(sam).not_to_contain_text("Barbara", use_inner_text=True)
     page.set_viewport_size({"width": 1280, "height": 800})
     page.screenshot(path=str(screenshots / "admin-calendar-day.png"), full_page=True)
 
@@ -144,52 +147,62 @@ def test_owner_sees_the_day_and_week_and_moves_cancels_starts_and_completes_jobs
     week_row = page.locator(f"tr[data-crew='{board.sam}']")
     plan_day = (board.day + timedelta(days=1)).isoformat()
     if board.day.weekday() < 6:  # the plan's first visit falls in the same week
-        assert "Barbara" in week_row.locator(f"td[data-day='{plan_day}']").inner_text()
+        expect(week_row.locator(f"td[data-day='{plan_day}']")).to_contain_text(
+            "Barbara", use_inner_text=True
+        )
     day_cell = week_row.locator(f"td[data-day='{board.day.isoformat()}']")
-    assert "Ada" in day_cell.inner_text()
-    assert "Grace" not in week_row.inner_text()
+    expect(day_cell).to_contain_text("Ada", use_inner_text=True)
+    expect(week_row).not_to_contain_text("Grace", use_inner_text=True)
     page.screenshot(path=str(screenshots / "admin-calendar-week.png"), full_page=True)
 
     # Reschedule Rosa's 8:00 job to 3:00 PM: it moves down her lane.
     page.get_by_role("link", name="Day", exact=True).click()
     rosa.locator(f"a[data-booking='{jobs['move'].id}']").click()
-    assert page.get_by_role("heading", name=f"Standard clean {jobs['move'].code}").is_visible()
-    assert "Grace Hopper" in page.inner_text("main")  # the admin sees the full name
+    expect(page.get_by_role("heading", name=f"Standard clean {jobs['move'].code}")).to_be_visible()
+    # The admin sees the full name.
+    expect(page.locator("main")).to_contain_text("Grace Hopper", use_inner_text=True)
     page.get_by_label("Start time").fill("15:00")
     page.get_by_role("button", name="Reschedule").click()
-    assert "moved to" in page.get_by_role("status").inner_text()
+    expect(page.get_by_role("status")).to_contain_text("moved to", use_inner_text=True)
     assert _stored(site, board, "move").local_start.hour == 15
-    assert "Rescheduled" in page.locator(".bk-activity").inner_text()
+    expect(page.locator(".bk-activity")).to_contain_text("Rescheduled", use_inner_text=True)
     page.locator(".crumbs a").click()
-    times = rosa.locator(".cal-time").all_inner_texts()
-    assert times == [f"11:00 AM {DASH} 1:25 PM", f"3:00 PM {DASH} 5:25 PM"]
+    expect(rosa.locator(".cal-time")).to_have_text(
+        [f"11:00 AM {DASH} 1:25 PM", f"3:00 PM {DASH} 5:25 PM"], use_inner_text=True
+    )
 
     # Cancel Alan's job: hidden, then shown muted with the toggle.
     rosa.locator(f"a[data-booking='{jobs['cancel'].id}']").click()
     page.get_by_label("Reason").fill("Customer is travelling")
     page.get_by_role("button", name="Cancel booking").click()
-    assert page.get_by_role("status").inner_text() == f"Booking {jobs['cancel'].code} cancelled."
-    assert page.locator(".bk-status").inner_text() == "Cancelled"
+    expect(page.get_by_role("status")).to_have_text(
+        f"Booking {jobs['cancel'].code} cancelled.", use_inner_text=True
+    )
+    expect(page.locator(".bk-status")).to_have_text("Cancelled", use_inner_text=True)
     assert _stored(site, board, "cancel").status is BookingStatus.CANCELLED
-    assert page.get_by_role("button", name="Start job").count() == 0
+    expect(page.get_by_role("button", name="Start job")).to_have_count(0)
     page.locator(".crumbs a").click()
-    assert page.locator(f"a[data-booking='{jobs['cancel'].id}'].cal-cancelled").is_visible()
+    expect(page.locator(f"a[data-booking='{jobs['cancel'].id}'].cal-cancelled")).to_be_visible()
     page.get_by_role("link", name="Hide cancelled").click()
-    assert page.locator(f"a[data-booking='{jobs['cancel'].id}']").count() == 0
-    assert page.get_by_role("link", name="Show cancelled (1)").is_visible()
+    expect(page.get_by_role("link", name="Show cancelled (1)")).to_be_visible()
+    expect(page.locator(f"a[data-booking='{jobs['cancel'].id}']")).to_have_count(0)
 
     # Start, then complete Ada's job.
     sam.locator(f"a[data-booking='{jobs['work'].id}']").click()
     page.get_by_role("button", name="Start job").click()
-    assert page.get_by_role("status").inner_text() == f"Job {jobs['work'].code} started."
-    assert page.locator(".bk-status").inner_text() == "In progress"
+    expect(page.get_by_role("status")).to_have_text(
+        f"Job {jobs['work'].code} started.", use_inner_text=True
+    )
+    expect(page.locator(".bk-status")).to_have_text("In progress", use_inner_text=True)
     page.get_by_role("button", name="Complete job").click()
-    assert page.locator(".bk-status").inner_text() == "Completed"
+    expect(page.locator(".bk-status")).to_have_text("Completed", use_inner_text=True)
     stored = _stored(site, board, "work")
     assert stored.status is BookingStatus.COMPLETED
     assert stored.completed_at is not None
     page.locator(".crumbs a").click()
-    assert "Completed" in sam.locator(f"a[data-booking='{jobs['work'].id}']").inner_text()
+    expect(sam.locator(f"a[data-booking='{jobs['work'].id}']")).to_contain_text(
+        "Completed", use_inner_text=True
+    )
 
 
 def test_a_move_into_a_taken_slot_is_refused_beside_the_fields(site: Site, page, screenshots):
@@ -200,8 +213,10 @@ def test_a_move_into_a_taken_slot_is_refused_beside_the_fields(site: Site, page,
     page.get_by_label("Start time").fill("09:00")  # Sam's job with Ada
     page.get_by_role("button", name="Reschedule").click()
     error = page.locator("#when-error")
-    assert error.inner_text().startswith("That time is taken")
-    assert page.get_by_label("Start time").input_value() == "09:00"  # the value is kept
+    expect(error).to_have_text(
+        re.compile("^" + re.escape("That time is taken")), use_inner_text=True
+    )
+    expect(page.get_by_label("Start time")).to_have_value("09:00")  # the value is kept
     assert _stored(site, board, "blocked").local_start.hour == 13
 
     token = page.locator("input[name=csrf_token]").first.get_attribute("value")
@@ -215,20 +230,22 @@ def test_a_move_into_a_taken_slot_is_refused_beside_the_fields(site: Site, page,
 
     page.get_by_label("Start time").fill("21:00")  # outside Sam's hours
     page.get_by_role("button", name="Reschedule").click()
-    assert page.locator("#when-error").inner_text().startswith("That time is not open")
+    expect(page.locator("#when-error")).to_have_text(
+        re.compile("^" + re.escape("That time is not open")), use_inner_text=True
+    )
 
     # Given to Rosa at 2:00 PM it is open: the move and the crew change together.
     page.get_by_label("Start time").fill("14:00")
     page.get_by_label("Crew").select_option(label="Rosa Diaz")
     page.get_by_role("button", name="Reschedule").click()
-    assert "moved to" in page.get_by_role("status").inner_text()
+    expect(page.get_by_role("status")).to_contain_text("moved to", use_inner_text=True)
     assert _stored(site, board, "blocked").crew_ids == (board.rosa,)
 
     # A plan's visit offers the API's scopes; "end the plan after" needs its date.
     page.goto(f"/admin/bookings/{board.jobs['plan'].id}")
     page.get_by_role("radio", name="End the plan after a date").check()
     page.get_by_role("button", name="Cancel booking").click()
-    assert page.locator("#after-error").is_visible()
+    expect(page.locator("#after-error")).to_be_visible()
     page.set_viewport_size({"width": 1280, "height": 800})
     page.screenshot(path=str(screenshots / "admin-booking.png"), full_page=True)
     assert _stored(site, board, "plan").status is BookingStatus.SCHEDULED
@@ -245,7 +262,7 @@ def test_another_companys_booking_is_not_found(site: Site, browser):
             answer = page.goto(f"/admin/bookings/{ref}")
             assert answer is not None
             assert answer.status == 404
-            assert page.get_by_role("heading", name="Not found").is_visible()
+            expect(page.get_by_role("heading", name="Not found")).to_be_visible()
 
         # The action of a form edited to the other company's booking: 404, nothing moves.
         for button in ("Start job", "Cancel booking"):
@@ -273,20 +290,24 @@ def test_the_calendar_on_a_phone_and_a_bad_date(site: Site, context, screenshots
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(f"/admin/calendar?view=week&date={board.day.isoformat()}")
     cell = page.locator(f"tr[data-crew='{board.rosa}'] td[data-day='{board.day.isoformat()}']")
-    assert cell.locator(".cal-cell-day").is_visible()  # stacked: each day names itself
+    expect(cell.locator(".cal-cell-day")).to_be_visible()  # stacked: each day names itself
     box = cell.bounding_box()
     assert box is not None
     assert box["width"] > 300
     page.screenshot(path=str(screenshots / "admin-calendar-phone.png"))
     monday = board.day - timedelta(days=board.day.weekday())
     page.get_by_role("link", name="Next").click()  # "Next week" on a wide screen
-    assert page.url.endswith(f"view=week&date={monday + timedelta(days=7)}")
+    expect(page).to_have_url(
+        re.compile(re.escape(f"view=week&date={monday + timedelta(days=7)}") + "$")
+    )
 
     for bad in ("2026-13-45", "0001-01-01", "9999-12-31"):
         answer = page.goto(f"/admin/calendar?view=week&date={bad}")
         assert answer is not None
         assert answer.status == 422
-        assert "Enter a date as YYYY-MM-DD" in page.locator(".cal-pick").inner_text()
+        expect(page.locator(".cal-pick")).to_contain_text(
+            "Enter a date as YYYY-MM-DD", use_inner_text=True
+        )
         assert page.get_by_label("Go to date").get_attribute("value") == bad  # kept
 
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from playwright.sync_api import expect
+
 from booking_core.auth import NO_SCOPES_MESSAGE, KeyStatus
 from booking_core.services import companies as company_cases
 from booking_core.users import Role
@@ -25,6 +27,7 @@ def owner_page(site: Site, context):
 
 
 def shown_key(page) -> str:
+    expect(page.get_by_role("link", name="Done: go to the key")).to_be_visible()
     value = page.get_by_role("textbox", name="API key").input_value()
     assert KEY.fullmatch(value), value
     return value
@@ -39,21 +42,21 @@ def stored(site: Site, company_id: str, name: str):
 def test_an_owner_creates_a_key_and_sees_it_once(site: Site, context, screenshots):
     company, page = owner_page(site, context)
     page.get_by_role("navigation").get_by_role("link", name="API keys").click()
-    assert page.get_by_role("heading", name="API keys").is_visible()
+    expect(page.get_by_role("heading", name="API keys")).to_be_visible()
     # New keys start with SPEC.md's three read permissions and 120 per minute.
     for scope in ("catalog:read", "bookings:read", "customers:read"):
-        assert page.get_by_role("checkbox", name=scope).is_checked()
-    assert not page.get_by_role("checkbox", name="bookings:write").is_checked()
-    assert page.get_by_role("checkbox").count() == 13
-    assert page.get_by_label("Rate limit (requests per minute)").input_value() == "120"
+        expect(page.get_by_role("checkbox", name=scope)).to_be_checked()
+    expect(page.get_by_role("checkbox", name="bookings:write")).not_to_be_checked()
+    expect(page.get_by_role("checkbox")).to_have_count(13)
+    expect(page.get_by_label("Rate limit (requests per minute)")).to_have_value("120")
     page.screenshot(path=str(screenshots / "admin-keys.png"), full_page=True)
 
     page.get_by_label("Name").fill("Website booking form")
     with page.expect_response(lambda r: r.request.method == "POST") as answer:
         page.get_by_role("button", name="Create key").click()
     assert answer.value.headers["cache-control"] == "no-store"
-    assert page.url == f"{site.base_url}/admin/keys"  # the POST's own answer: no key in it
     secret = shown_key(page)
+    assert page.url == f"{site.base_url}/admin/keys"  # the POST's own answer: no key in it
     assert secret not in page.url
     page.screenshot(path=str(screenshots / "admin-key-created.png"), full_page=True)
     with site.api(secret) as api:
@@ -61,12 +64,14 @@ def test_an_owner_creates_a_key_and_sees_it_once(site: Site, context, screenshot
         assert api.get("/api/v1/payments").json()["error"]["code"] == "insufficient_scope"
 
     page.get_by_role("link", name="Done: go to the key").click()
+    expect(page.get_by_role("button", name="Save changes")).to_be_visible()
     assert secret not in page.content()
     page.goto("/admin/keys")
     assert secret not in page.content()
     row = page.locator("tr", has_text="Website booking form")
-    assert "Active" in row.inner_text()
-    assert secret[:12] in row.inner_text()  # the non-secret prefix identifies it
+    expect(row).to_contain_text("Active", use_inner_text=True)
+    # The non-secret prefix identifies it.
+    expect(row).to_contain_text(secret[:12], use_inner_text=True)
     key = stored(site, company.id, "Website booking form")
     assert key.scopes == {"catalog:read", "bookings:read", "customers:read"}
     assert key.rate_limit_per_minute == 120
@@ -80,10 +85,10 @@ def test_no_permission_is_refused_on_create_and_on_edit(site: Site, context):
         box.uncheck()
     page.get_by_label("Rate limit (requests per minute)").fill("9")
     page.get_by_role("button", name="Create key").click()
-    assert page.get_by_text(NO_SCOPES_MESSAGE, exact=True).is_visible()
-    assert page.get_by_text("Between 10 and 6000 requests per minute.").is_visible()
-    assert page.get_by_label("Name").input_value() == "Zapier"  # kept
-    assert page.get_by_label("Rate limit (requests per minute)").input_value() == "9"
+    expect(page.get_by_text(NO_SCOPES_MESSAGE, exact=True)).to_be_visible()
+    expect(page.get_by_text("Between 10 and 6000 requests per minute.")).to_be_visible()
+    expect(page.get_by_label("Name")).to_have_value("Zapier")  # kept
+    expect(page.get_by_label("Rate limit (requests per minute)")).to_have_value("9")
     assert not KEY.search(page.content())
     assert all(
         k.name != "Zapier" for k in company_cases.list_keys(company.id, uow=site.container.reader())
@@ -94,24 +99,27 @@ def test_no_permission_is_refused_on_create_and_on_edit(site: Site, context):
     page.get_by_label("Name").fill("")
     page.get_by_label("Rate limit (requests per minute)").fill("6000")
     page.get_by_role("button", name="Create key").click()
-    assert page.get_by_text("A name is required").is_visible()
-    assert page.get_by_role("checkbox", name="leads:write").is_checked()
+    expect(page.get_by_text("A name is required")).to_be_visible()
+    expect(page.get_by_role("checkbox", name="leads:write")).to_be_checked()
 
     page.get_by_label("Name").fill("Zapier")
     page.get_by_role("button", name="Create key").click()
     shown_key(page)
     page.get_by_role("link", name="Done: go to the key").click()
-    assert page.get_by_role("checkbox", name="leads:write").is_checked()
+    expect(page.get_by_role("button", name="Save changes")).to_be_visible()
+    expect(page.get_by_role("checkbox", name="leads:write")).to_be_checked()
     for box in page.get_by_role("checkbox").all():
         box.uncheck()
     page.get_by_role("button", name="Save changes").click()
-    assert page.get_by_text(NO_SCOPES_MESSAGE, exact=True).is_visible()
+    expect(page.get_by_text(NO_SCOPES_MESSAGE, exact=True)).to_be_visible()
     assert stored(site, company.id, "Zapier").scopes == {"leads:write"}
 
     page.get_by_role("checkbox", name="quotes:read").check()
     page.get_by_label("Rate limit (requests per minute)").fill("300")
     page.get_by_role("button", name="Save changes").click()
-    assert page.get_by_role("status").inner_text() == "Saved the changes to Zapier."
+    expect(page.get_by_role("status")).to_have_text(
+        "Saved the changes to Zapier.", use_inner_text=True
+    )
     edited = stored(site, company.id, "Zapier")
     assert edited.scopes == {"quotes:read"}
     assert edited.rate_limit_per_minute == 300
@@ -124,12 +132,14 @@ def test_rotate_and_revoke_ask_first_and_a_revoked_key_cannot_be_edited(site: Si
     page.get_by_role("button", name="Create key").click()
     first = shown_key(page)
     page.get_by_role("link", name="Done: go to the key").click()
+    expect(page.get_by_role("button", name="Save changes")).to_be_visible()
     key_path = page.url
 
     page.get_by_role("link", name="Rotate key…").click()
-    assert page.get_by_role("heading", name="Rotate Spreadsheet?").is_visible()
+    expect(page.get_by_role("heading", name="Rotate Spreadsheet?")).to_be_visible()
     page.get_by_role("link", name="Cancel").click()
-    assert page.url == key_path
+    expect(page).to_have_url(key_path)
+    expect(page.get_by_role("button", name="Save changes")).to_be_visible()
     with site.api(first) as api:
         assert api.get("/api/v1/services").status_code == 200  # nothing happened
 
@@ -146,17 +156,19 @@ def test_rotate_and_revoke_ask_first_and_a_revoked_key_cannot_be_edited(site: Si
     page.goto(key_path)
     csrf = page.locator("input[name=csrf_token]").first.get_attribute("value")
     page.get_by_role("link", name="Revoke key…").click()
-    assert page.get_by_role("heading", name="Revoke Spreadsheet?").is_visible()
+    expect(page.get_by_role("heading", name="Revoke Spreadsheet?")).to_be_visible()
     page.get_by_role("button", name="Revoke key").click()
-    assert page.url == f"{site.base_url}/admin/keys"
-    assert "Revoked" in page.locator("tr", has_text="Spreadsheet").inner_text()
+    expect(page).to_have_url(f"{site.base_url}/admin/keys")
+    expect(page.locator("tr", has_text="Spreadsheet")).to_contain_text(
+        "Revoked", use_inner_text=True
+    )
     with site.api(second) as api:
         assert api.get("/api/v1/services").status_code == 401
 
     page.goto(key_path)
-    assert page.get_by_role("button", name="Save changes").count() == 0
-    assert page.get_by_role("link", name="Rotate key…").count() == 0
-    assert page.get_by_role("link", name="Revoke key…").count() == 0
+    expect(page.get_by_role("button", name="Save changes")).to_have_count(0)
+    expect(page.get_by_role("link", name="Rotate key…")).to_have_count(0)
+    expect(page.get_by_role("link", name="Revoke key…")).to_have_count(0)
     # A forged edit of the revoked key: refused with the core's words, nothing changes.
     answer = context.request.post(
         key_path, form={"csrf_token": csrf, "scope.bookings:write": "1", "rate_limit": "500"}
@@ -184,7 +196,7 @@ def test_another_companys_key_is_not_found_and_dispatchers_are_refused(site: Sit
     ):
         answer = page.goto(path)
         assert answer.status == 404, path
-        assert page.get_by_role("heading", name="Not found").is_visible()
+        expect(page.get_by_role("heading", name="Not found")).to_be_visible()
     assert theirs.name not in page.content()
     page.goto("/admin/keys")
     csrf = page.locator("input[name=csrf_token]").first.get_attribute("value")
@@ -197,8 +209,9 @@ def test_another_companys_key_is_not_found_and_dispatchers_are_refused(site: Sit
     try:
         tab = second.new_page()
         sign_in(tab, dispatcher.email)
-        assert tab.get_by_role("link", name="API keys").count() == 0
+        expect(tab).to_have_url(f"{site.base_url}/admin")
+        expect(tab.get_by_role("link", name="API keys")).to_have_count(0)
         assert tab.goto("/admin/keys").status == 403
-        assert tab.get_by_role("heading", name="Not for your role").is_visible()
+        expect(tab.get_by_role("heading", name="Not for your role")).to_be_visible()
     finally:
         second.close()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from playwright.sync_api import expect
+
 from booking_core.crew_drafts import CrewDraft, CrewMemberDraft
 from booking_core.services.setup import ImportCrew, SaveTeam, import_crew, list_teams, save_team
 from booking_core.users import Role
@@ -32,27 +34,30 @@ def test_an_owner_makes_a_team_edits_it_and_a_one_member_team_is_refused(
     sign_in(page, site.user(company, Role.OWNER).email)
     page.get_by_role("navigation", name="Main").get_by_role("link", name="Crew").click()
     teams = page.locator("#teams")
-    assert "No teams yet." in teams.inner_text()
-    assert "crewIds" in teams.inner_text()
+    expect(teams).to_contain_text("No teams yet.", use_inner_text=True)
+    expect(teams).to_contain_text("crewIds", use_inner_text=True)
 
     teams.get_by_role("link", name="Add a team").click()
     page.get_by_label("Team name").fill("Blue crew")
     page.get_by_label("Rosa Diaz").check()
     page.get_by_label("Sam Lee").check()
     page.get_by_role("button", name="Add team").click()
-    assert page.get_by_role("status").inner_text() == "Saved the team Blue crew."
+    expect(page.get_by_role("status")).to_have_text(
+        "Saved the team Blue crew.", use_inner_text=True
+    )
     row = page.locator("#teams tbody tr").filter(has_text="Blue crew")
-    assert "Rosa Diaz, Sam Lee" in row.inner_text()
+    expect(row).to_contain_text("Rosa Diaz, Sam Lee", use_inner_text=True)
     page.screenshot(path=str(screenshots / "admin-teams.png"), full_page=True)
 
     row.get_by_role("link", name="Edit Blue crew").click()
-    assert page.get_by_label("Rosa Diaz").is_checked()
+    expect(page.get_by_role("button", name="Save team")).to_be_visible()
+    expect(page.get_by_label("Rosa Diaz")).to_be_checked()
     page.get_by_label("Team name").fill("Blue team")
     page.get_by_label("Rosa Diaz").uncheck()
     page.get_by_label("Kim Ito").check()
     page.get_by_role("button", name="Save team").click()
     row = page.locator("#teams tbody tr").filter(has_text="Blue team")
-    assert "Sam Lee, Kim Ito" in row.inner_text()
+    expect(row).to_contain_text("Sam Lee, Kim Ito", use_inner_text=True)
     (team,) = list_teams(company.id, uow=site.container.reader())
     assert (team.name, team.member_ids) == ("Blue team", (ids["Sam Lee"], ids["Kim Ito"]))
 
@@ -60,10 +65,12 @@ def test_an_owner_makes_a_team_edits_it_and_a_one_member_team_is_refused(
     page.get_by_label("Team name").fill("Just Sam")
     page.get_by_label("Kim Ito").uncheck()
     page.get_by_role("button", name="Save team").click()
-    assert "at least two crew members" in page.locator("#members-error").inner_text()
-    assert page.get_by_label("Team name").input_value() == "Just Sam"
-    assert page.get_by_label("Sam Lee").is_checked()
-    assert not page.get_by_label("Kim Ito").is_checked()
+    expect(page.locator("#members-error")).to_contain_text(
+        "at least two crew members", use_inner_text=True
+    )
+    expect(page.get_by_label("Team name")).to_have_value("Just Sam")
+    expect(page.get_by_label("Sam Lee")).to_be_checked()
+    expect(page.get_by_label("Kim Ito")).not_to_be_checked()
     assert list_teams(company.id, uow=site.container.reader()) == [team]
     page.screenshot(path=str(screenshots / "admin-team-form.png"), full_page=True)
 
@@ -79,4 +86,4 @@ def test_another_companys_team_is_the_404_page(site: Site, page: Any) -> None:
     sign_in(page, site.user(mine, Role.OWNER).email)
     answer = page.goto(f"/admin/crew/teams/{their_team.id}")
     assert answer.status == 404
-    assert page.get_by_role("heading", name="Not found").is_visible()
+    expect(page.get_by_role("heading", name="Not found")).to_be_visible()

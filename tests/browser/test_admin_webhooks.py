@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from attrs import frozen
+from playwright.sync_api import expect
 
 from booking_core.services import webhooks as cases
 from booking_core.services.webhook_delivery import deliver_due
@@ -38,6 +39,7 @@ def owner_page(site: Site, context):
 
 
 def shown_secret(page) -> str:
+    expect(page.get_by_role("link", name="Done: go to the endpoint")).to_be_visible()
     value = page.get_by_role("textbox", name="Signing secret").input_value()
     assert SECRET.fullmatch(value), value
     return value
@@ -56,19 +58,21 @@ def register(page, url: str = HOOK, events: tuple[str, ...] = ()) -> None:
 def test_an_owner_registers_an_endpoint_and_reads_its_log(site: Site, context, screenshots):
     company, page = owner_page(site, context)
     page.get_by_role("navigation").get_by_role("link", name="Webhooks").click()
-    assert page.get_by_text("No endpoints yet.").is_visible()
+    expect(page.get_by_text("No endpoints yet.")).to_be_visible()
 
     register(page, "http://1.1.1.1/hook", events=("booking.created",))
-    assert page.locator("#url-error").inner_text() == "Webhook URLs must use https."
-    assert page.get_by_label("URL").input_value() == "http://1.1.1.1/hook"  # kept
-    assert page.get_by_role("checkbox", name="booking.created").is_checked()
+    expect(page.locator("#url-error")).to_have_text(
+        "Webhook URLs must use https.", use_inner_text=True
+    )
+    expect(page.get_by_label("URL")).to_have_value("http://1.1.1.1/hook")  # kept
+    expect(page.get_by_role("checkbox", name="booking.created")).to_be_checked()
     register(page, "https://127.0.0.1/hook")
-    assert "loopback" in page.locator("#url-error").inner_text()
+    expect(page.locator("#url-error")).to_contain_text("loopback", use_inner_text=True)
     page.get_by_label("URL").fill(HOOK)
     page.get_by_role("radio", name="Only the events ticked below").check()
     page.get_by_role("button", name="Register endpoint").click()
-    assert page.locator("#events-error").inner_text() == (
-        "Tick at least one event, or choose All events."
+    expect(page.locator("#events-error")).to_have_text(
+        "Tick at least one event, or choose All events.", use_inner_text=True
     )
 
     with page.expect_response(lambda r: r.request.method == "POST") as answer:
@@ -77,22 +81,23 @@ def test_an_owner_registers_an_endpoint_and_reads_its_log(site: Site, context, s
     secret = shown_secret(page)
     assert page.url == f"{site.base_url}/admin/webhooks"
     page.get_by_role("link", name="Done: go to the endpoint").click()
+    expect(page.get_by_role("button", name="Send test event")).to_be_visible()
     assert secret not in page.content()
     endpoint_path = page.url
     page.goto("/admin/webhooks")
     assert secret not in page.content()
     row = page.locator("tr", has_text=HOOK)
-    assert "booking.created" in row.inner_text()
-    assert "Active" in row.inner_text()
+    expect(row).to_contain_text("booking.created", use_inner_text=True)
+    expect(row).to_contain_text("Active", use_inner_text=True)
     page.screenshot(path=str(screenshots / "admin-webhooks.png"), full_page=True)
 
     page.goto(endpoint_path)
-    assert page.get_by_text("No attempts yet.").is_visible()
+    expect(page.get_by_text("No attempts yet.")).to_be_visible()
     page.get_by_role("button", name="Send test event").click()
-    flash = page.get_by_role("status").inner_text()
-    assert "queued" in flash
-    assert "after its first attempt" in flash
-    assert page.get_by_text("No attempts yet.").is_visible()  # queued, not yet tried
+    flash = page.get_by_role("status")
+    expect(flash).to_contain_text("queued", use_inner_text=True)
+    expect(flash).to_contain_text("after its first attempt", use_inner_text=True)
+    expect(page.get_by_text("No attempts yet.")).to_be_visible()  # queued, not yet tried
 
     # The delivery worker's step, with a receiver that answers 503.
     def send(url, headers, body):
@@ -104,7 +109,7 @@ def test_an_owner_registers_an_endpoint_and_reads_its_log(site: Site, context, s
     deliver_due(uow_factory=site.container.uow, send=send, clock=clock, random=lambda: 0.5)
     page.reload()
     log = page.locator(".log-table tbody tr")
-    assert log.count() == 1
+    expect(log).to_have_count(1)
     cells = log.first.locator("td").all_inner_texts()
     assert "webhook.test" in cells[1]
     assert cells[2:6] == ["1", "503", "42 ms", "HTTP 503 Service Unavailable"]
@@ -112,28 +117,28 @@ def test_an_owner_registers_an_endpoint_and_reads_its_log(site: Site, context, s
     page.screenshot(path=str(screenshots / "admin-webhook.png"), full_page=True)
 
     page.get_by_role("link", name="Rotate secret…").click()
-    assert page.get_by_role("heading", name="Rotate the signing secret?").is_visible()
+    expect(page.get_by_role("heading", name="Rotate the signing secret?")).to_be_visible()
     page.get_by_role("button", name="Rotate secret").click()
     rotated = shown_secret(page)
     assert rotated != secret
     assert rotated not in page.url
-    assert page.get_by_text("Previous secret signs until").is_visible()
+    expect(page.get_by_text("Previous secret signs until")).to_be_visible()
 
     page.goto(endpoint_path)
     page.get_by_role("button", name="Turn off").click()
-    assert "Turned off" in page.get_by_role("status").inner_text()
-    assert page.get_by_role("button", name="Send test event").count() == 0
+    expect(page.get_by_role("status")).to_contain_text("Turned off", use_inner_text=True)
+    expect(page.get_by_role("button", name="Send test event")).to_have_count(0)
     assert not cases.get_endpoint(
         company.id, endpoint_path.rsplit("/", 1)[1], uow=site.container.reader()
     ).active
     page.get_by_role("button", name="Turn on").click()
-    assert page.get_by_role("button", name="Send test event").is_visible()
+    expect(page.get_by_role("button", name="Send test event")).to_be_visible()
 
     page.get_by_role("link", name="Delete…").click()
-    assert page.get_by_role("heading", name="Delete this endpoint?").is_visible()
+    expect(page.get_by_role("heading", name="Delete this endpoint?")).to_be_visible()
     page.get_by_role("button", name="Delete endpoint").click()
-    assert page.url == f"{site.base_url}/admin/webhooks"
-    assert page.get_by_text("No endpoints yet.").is_visible()
+    expect(page).to_have_url(f"{site.base_url}/admin/webhooks")
+    expect(page.get_by_text("No endpoints yet.")).to_be_visible()
 
 
 def test_another_companys_endpoint_is_not_found_and_dispatchers_are_refused(site: Site, context):
@@ -148,7 +153,7 @@ def test_another_companys_endpoint_is_not_found_and_dispatchers_are_refused(site
     base = f"/admin/webhooks/{theirs.id}"
     for path in (base, f"{base}/rotate", f"{base}/delete", "/admin/webhooks/whk_made_up"):
         assert page.goto(path).status == 404, path
-        assert page.get_by_role("heading", name="Not found").is_visible()
+        expect(page.get_by_role("heading", name="Not found")).to_be_visible()
     csrf = page.locator("input[name=csrf_token]").first.get_attribute("value")
     for action in ("test", "active", "rotate", "delete"):
         answer = context.request.post(f"{base}/{action}", form={"csrf_token": csrf})
@@ -161,7 +166,8 @@ def test_another_companys_endpoint_is_not_found_and_dispatchers_are_refused(site
     try:
         tab = second.new_page()
         sign_in(tab, dispatcher.email)
-        assert tab.get_by_role("link", name="Webhooks").count() == 0
+        expect(tab).to_have_url(f"{site.base_url}/admin")
+        expect(tab.get_by_role("link", name="Webhooks")).to_have_count(0)
         assert tab.goto("/admin/webhooks").status == 403
     finally:
         second.close()

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from playwright.sync_api import expect
+
 from booking_core.bookings import BookingStatus
 from booking_core.crew import new_crew_member
 from booking_core.ids import new_id
@@ -37,7 +39,7 @@ def test_crew_signs_in_with_a_cli_link_then_starts_and_completes_a_job(site: Sit
     page.goto(link.group(0))
     assert page.url == f"{site.base_url}/crew"  # the token left the address bar
     card = page.locator(f"#job-{job.booking.id}")
-    assert card.get_by_text("Scheduled").is_visible()
+    expect(card.get_by_text("Scheduled")).to_be_visible()
     text = card.inner_text()
     assert "Grace" in text
     assert "Hopper" not in text  # the customer's first name only
@@ -51,14 +53,16 @@ def test_crew_signs_in_with_a_cli_link_then_starts_and_completes_a_job(site: Sit
     assert "Key in the lockbox by the door, code 4711" in text
 
     card.get_by_role("button", name="Start job").click()
-    assert page.get_by_role("status").inner_text() == f"Job {job.booking.code} started."
-    assert card.get_by_text("In progress").is_visible()
+    expect(page.get_by_role("status")).to_have_text(
+        f"Job {job.booking.code} started.", use_inner_text=True
+    )
+    expect(card.get_by_text("In progress")).to_be_visible()
     assert site.booking(job).status is BookingStatus.IN_PROGRESS
-    assert card.get_by_role("button", name="Start job").count() == 0
+    expect(card.get_by_role("button", name="Start job")).to_have_count(0)
 
     card.get_by_role("button", name="Complete job").click()
-    assert card.get_by_text("Completed").is_visible()
-    assert card.get_by_role("button").count() == 0
+    expect(card.get_by_text("Completed")).to_be_visible()
+    expect(card.get_by_role("button")).to_have_count(0)
     stored = site.booking(job)
     assert stored.status is BookingStatus.COMPLETED
     assert stored.completed_at is not None
@@ -66,7 +70,9 @@ def test_crew_signs_in_with_a_cli_link_then_starts_and_completes_a_job(site: Sit
 
     page.goto(link.group(0))  # a link works once
     assert page.url == f"{site.base_url}/sign-in"
-    assert "expired or was already used" in page.get_by_role("status").inner_text()
+    expect(page.get_by_role("status")).to_contain_text(
+        "expired or was already used", use_inner_text=True
+    )
 
 
 def test_the_portal_lists_the_coming_days_jobs_in_order(site: Site, context, screenshots):
@@ -85,16 +91,19 @@ def test_the_portal_lists_the_coming_days_jobs_in_order(site: Site, context, scr
     page = context.new_page()
     sign_in(page, crew.email)
     page.locator(f"#job-{job.booking.id}").get_by_role("button", name="Start job").click()
+    expect(page.get_by_role("status")).to_have_text(
+        f"Job {job.booking.code} started.", use_inner_text=True
+    )
     page.goto("/crew")
     headings = page.locator(".day-heading").all_inner_texts()
     assert len(headings) == 2
     assert headings[0].startswith("TOMORROW") or headings[0].startswith("Tomorrow")
     ids = [card.get_attribute("id") for card in page.locator("li.job").all()]
     assert ids == [f"job-{b.id}" for b in (job.booking, later, after)]
-    assert "Alan" in page.locator(f"#job-{later.id}").inner_text()
+    expect(page.locator(f"#job-{later.id}")).to_contain_text("Alan", use_inner_text=True)
     page.screenshot(path=str(screenshots / "crew-portal.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})  # a phone, where crews read it
-    assert page.get_by_role("button", name="Complete job").is_visible()
+    expect(page.get_by_role("button", name="Complete job")).to_be_visible()
     page.screenshot(path=str(screenshots / "crew-portal-phone.png"))
 
 
@@ -119,7 +128,7 @@ def test_a_crew_user_cannot_act_on_a_job_of_another_company_or_crew_member(site:
                     "button", name="Start job"
                 ).click()
             assert answer.value.status == 404
-            assert page.get_by_role("heading", name="Not found").is_visible()
+            expect(page.get_by_role("heading", name="Not found")).to_be_visible()
         assert site.booking(theirs).status is BookingStatus.SCHEDULED
         assert site.booking(mine).status is BookingStatus.SCHEDULED
         assert theirs.booking.id not in page.content()
@@ -142,8 +151,8 @@ def test_another_crew_member_of_the_same_company_gets_404_for_my_job(site: Site,
     ana = site.user(job.company, Role.CREW, crew_member_id=other.id, name="Ana Kim")
     page = context.new_page()
     sign_in(page, ana.email)
-    assert page.url.endswith("/crew")
-    assert page.get_by_role("heading", name="No jobs this week").is_visible()
+    expect(page).to_have_url(re.compile(r"/crew$"))
+    expect(page.get_by_role("heading", name="No jobs this week")).to_be_visible()
     token = page.locator("form[action='/sign-out'] input[name=csrf_token]").get_attribute("value")
     answer = context.request.post(
         "/crew/complete", form={"csrf_token": token, "booking": job.booking.id}

@@ -3,6 +3,10 @@ fixation, sign out everywhere, roles, and the admin home."""
 
 from __future__ import annotations
 
+import re
+
+from playwright.sync_api import expect
+
 from booking_core.users import Role
 from tests.browser.support import Site, session_cookie, session_payload, sign_in
 
@@ -21,12 +25,12 @@ def test_an_owner_signs_in_with_a_password_and_lands_on_the_admin_home(
     page.get_by_label("Password").fill("a long and careful passphrase")
     page.get_by_role("button", name="Sign in").click()
 
-    assert page.url == f"{site.base_url}/admin"
-    assert page.get_by_role("heading", name="Brightside Cleaning").is_visible()
-    people = page.locator("table").inner_text()
-    assert owner.email in people
-    assert "Dev Dispatcher" in people
-    assert "Link only" in people
+    expect(page).to_have_url(f"{site.base_url}/admin")
+    expect(page.get_by_role("heading", name="Brightside Cleaning")).to_be_visible()
+    people = page.locator("table")
+    expect(people).to_contain_text(owner.email, use_inner_text=True)
+    expect(people).to_contain_text("Dev Dispatcher", use_inner_text=True)
+    expect(people).to_contain_text("Link only", use_inner_text=True)
     # Only pages that exist are linked, and each of them answers.
     links = page.locator("nav[aria-label=Main] a").all()
     assert [a.inner_text() for a in links if a.is_visible()] == [
@@ -40,12 +44,14 @@ def test_an_owner_signs_in_with_a_password_and_lands_on_the_admin_home(
     ]
     assert page.get_by_role("link", name="Olivia Owner").get_attribute("href") == "/account"
     for link in links:
-        assert page.request.get(str(link.get_attribute("href"))).status == 200
+        href = str(link.get_attribute("href"))
+        answer = page.request.get(href)
+        assert answer.status == 200, (href, answer.status, answer.text()[:500])
     page.screenshot(path=str(screenshots / "admin-home.png"), full_page=True)
 
     page.get_by_role("button", name="Sign out", exact=True).click()
-    assert page.url == f"{site.base_url}/sign-in"
-    assert page.get_by_role("status").inner_text() == "You are signed out."
+    expect(page).to_have_url(f"{site.base_url}/sign-in")
+    expect(page.get_by_role("status")).to_have_text("You are signed out.", use_inner_text=True)
     page.goto("/admin")
     assert page.url == f"{site.base_url}/sign-in"
 
@@ -58,8 +64,8 @@ def test_a_wrong_password_is_refused_with_the_same_words_as_an_unknown_email(sit
         with page.expect_response(lambda r: r.request.method == "POST") as answer:
             sign_in(page, email, password)
         assert answer.value.status == 401
-        assert page.url == f"{site.base_url}/sign-in"
-        assert page.get_by_label("Email").input_value() == email
+        expect(page).to_have_url(f"{site.base_url}/sign-in")
+        expect(page.get_by_label("Email")).to_have_value(email)
         messages.append(page.get_by_role("alert").inner_text())
     assert messages == ["That email and password do not match an account."] * 2
     page.goto("/admin")
@@ -71,7 +77,7 @@ def test_a_post_without_its_csrf_token_is_refused(site: Site, context):
     owner = site.user(company, Role.OWNER)
     page = context.new_page()
     sign_in(page, owner.email)
-    assert page.url.endswith("/admin")
+    expect(page).to_have_url(re.compile(r"/admin$"))
     token = page.locator("form[action='/sign-out'] input[name=csrf_token]").get_attribute("value")
     for form in ({}, {"csrf_token": ""}, {"csrf_token": token + "x"}):
         answer = context.request.post("/sign-out-everywhere", form=form)
@@ -93,8 +99,8 @@ def test_signing_in_issues_a_new_session_and_the_old_one_opens_nothing(site: Sit
         page.goto("/sign-in")
         before = session_cookie(context)
         sign_in(page, owner.email)
+        expect(page).to_have_url(re.compile(r"/admin$"))
         after = session_cookie(context)
-        assert page.url.endswith("/admin")
         assert session_payload(after["value"])["sid"] != session_payload(before["value"])["sid"]
         assert session_payload(after["value"])["uid"] == owner.id
         assert after["httpOnly"]
@@ -130,14 +136,18 @@ def test_sign_out_everywhere_ends_a_session_copied_elsewhere(site: Site, browser
 
         page.goto("/account")
         page.get_by_role("button", name="Sign out everywhere").click()
-        assert page.url.endswith("/sign-in")
-        assert "signed out on every device" in page.get_by_role("status").inner_text()
+        expect(page).to_have_url(re.compile(r"/sign-in$"))
+        expect(page.get_by_role("status")).to_contain_text(
+            "signed out on every device", use_inner_text=True
+        )
 
         on_phone.goto("/admin")
         assert on_phone.url.endswith("/sign-in")
-        assert "session has ended" in on_phone.get_by_role("status").inner_text()
+        expect(on_phone.get_by_role("status")).to_contain_text(
+            "session has ended", use_inner_text=True
+        )
         sign_in(page, owner.email)  # a new sign-in works again
-        assert page.url.endswith("/admin")
+        expect(page).to_have_url(re.compile(r"/admin$"))
     finally:
         laptop.close()
         phone.close()
@@ -154,14 +164,15 @@ def test_a_password_set_on_the_account_page_signs_in(site: Site, page):
     page.get_by_label("New password").fill("too short")
     page.get_by_label("The same again").fill("too short")
     page.get_by_role("button", name="Save password").click()
-    assert page.get_by_text("At least 12 characters.").is_visible()
+    expect(page.get_by_text("At least 12 characters.")).to_be_visible()
     page.get_by_label("New password").fill("twelve chars and then some")
     page.get_by_label("The same again").fill("twelve chars and then some")
     page.get_by_role("button", name="Save password").click()
-    assert "Password saved" in page.get_by_role("status").inner_text()
+    expect(page.get_by_role("status")).to_contain_text("Password saved", use_inner_text=True)
     page.get_by_role("button", name="Sign out", exact=True).click()
+    expect(page).to_have_url(re.compile(r"/sign-in$"))
     sign_in(page, dispatcher.email, "twelve chars and then some")
-    assert page.url.endswith("/admin")
+    expect(page).to_have_url(re.compile(r"/admin$"))
 
 
 def test_each_role_reaches_only_its_own_pages(site: Site, context):
@@ -169,11 +180,11 @@ def test_each_role_reaches_only_its_own_pages(site: Site, context):
     crew = site.user(job.company, Role.CREW, crew_member_id=job.member_id)
     page = context.new_page()
     sign_in(page, crew.email)
-    assert page.url.endswith("/crew")
+    expect(page).to_have_url(re.compile(r"/crew$"))
     answer = page.goto("/admin")
     assert answer is not None
     assert answer.status == 403
-    assert page.get_by_role("heading", name="Not for your role").is_visible()
+    expect(page.get_by_role("heading", name="Not for your role")).to_be_visible()
     missing = page.goto("/admin/no-such-page")
     assert missing is not None
     assert missing.status == 404
