@@ -1,5 +1,5 @@
-"""Setup documents: a company's catalog or crew as one JSON or YAML document, read strictly
-and written back in exactly the form it is read.
+"""Setup documents: a company's catalog, crew or booking forms as one JSON or YAML
+document, read strictly and written back in exactly the form it is read.
 
 Fields are the API's camelCase names (``basePriceCents``, ``frequencySlugs``,
 ``homeZip``). Reading goes through the strict converter of the HTTP adapter
@@ -34,6 +34,7 @@ from adapters.http.structuring import (
     structure,
     wire_path,
 )
+from booking_core.booking_forms import FormsDraft
 from booking_core.catalog_drafts import CatalogDraft
 from booking_core.catalog_rules import MAX_ENTRIES
 from booking_core.crew_drafts import CrewDraft
@@ -184,6 +185,11 @@ def read_catalog(text: str, fmt: Format) -> CatalogDraft:
 def read_crew(text: str, fmt: Format) -> CrewDraft:
     """A crew document as a draft."""
     return read(text, fmt, CrewDraft)
+
+
+def read_forms(text: str, fmt: Format) -> FormsDraft:
+    """A booking forms document (``{"forms": [...]}``) as a draft."""
+    return read(text, fmt, FormsDraft)
 
 
 def _plain(value: object) -> object:

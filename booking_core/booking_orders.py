@@ -19,6 +19,7 @@ from zoneinfo import ZoneInfo
 import attrs
 from attrs import frozen
 
+from booking_core.booking_forms import Answer
 from booking_core.bookings import (
     MAX_DAYS,
     MAX_DURATION_MINUTES,
@@ -66,6 +67,8 @@ class BookingOrder:
     days: int = 1
     notes: str = ""
     quote_id: str | None = None
+    form_id: str | None = None
+    answers: tuple[Answer, ...] = ()
 
     @property
     def zone(self) -> ZoneInfo:
@@ -91,6 +94,8 @@ def order_of(booking: Booking) -> BookingOrder:
         days=booking.days,
         notes=booking.notes,
         quote_id=booking.quote_id,
+        form_id=booking.form_id,
+        answers=booking.answers,
     )
 
 
@@ -304,6 +309,8 @@ def make_visit(
         group_id=group_id,
         quote_id=order.quote_id,
         activity=(entry(at, ActivityKind.CREATED, written),),
+        form_id=order.form_id,
+        answers=order.answers,
     )
 
 

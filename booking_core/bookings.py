@@ -29,6 +29,7 @@ from zoneinfo import ZoneInfo
 import attrs
 from attrs import field, frozen
 
+from booking_core.booking_forms import Answer
 from booking_core.clock import require_aware
 from booking_core.customers import Address, VisitStatus
 from booking_core.customers import Visit as CustomerVisit
@@ -141,6 +142,8 @@ class Booking:
     0 for ``startIso``, ``n + 1`` for ``additionalStartIsos.n``). ``planned_start`` is
     where the plan's rhythm puts a plan visit (it differs from ``start`` after the visit
     alone was moved); ``plan_ends_on`` is the last local date the plan may visit on.
+    ``form_id`` is the booking form it was made through, if any, and ``answers`` the
+    intake answers given there (``booking_core.booking_forms``).
     """
 
     id: str
@@ -174,6 +177,8 @@ class Booking:
     cancel_reason: str | None = None
     activity: tuple[ActivityEntry, ...] = ()
     version: int = 1
+    form_id: str | None = None
+    answers: tuple[Answer, ...] = ()
 
     def __attrs_post_init__(self) -> None:
         ZoneInfo(self.timezone)  # refuses an unknown zone early

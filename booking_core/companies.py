@@ -16,6 +16,10 @@ CODE_PREFIX_PATTERN = re.compile(r"^[A-Z]{2}\Z")
 DOMAIN_PATTERN = re.compile(
     r"^(?=.{1,253}\Z)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}\Z"
 )
+BRAND_COLOR_PATTERN = re.compile(r"^#[0-9a-f]{6}\Z")
+MIN_CONTRAST = 4.5
+"""WCAG 2 AA for normal text: the least contrast white text on the brand colour needs."""
+TOO_LIGHT = "Too light for white text; pick a darker colour."
 
 
 @frozen
@@ -32,6 +36,8 @@ class Company:
     custom_domain: str | None = None
     self_service_cutoff_hours: int = 24
     min_notice_minutes: int = 120
+    brand_color: str | None = None
+    """The customer pages' main colour, ``#rrggbb`` lower-case; None: the default."""
 
 
 def validate_company(company: Company) -> Company:
@@ -55,9 +61,54 @@ def validate_company(company: Company) -> Company:
         errors["self_service_cutoff_hours"] = "Between 0 and 336 hours."
     if not 0 <= company.min_notice_minutes <= 60 * 24 * 14:
         errors["min_notice_minutes"] = "Between 0 and 20160 minutes."
+    if company.brand_color is not None:
+        problem = brand_color_problem(company.brand_color)
+        if problem:
+            errors["brand_color"] = problem
     if errors:
         raise ValidationFailed(errors)
     return company
+
+
+def _linear(channel: int) -> float:
+    """An sRGB channel (0 to 255) as linear light (WCAG 2's formula)."""
+    c = channel / 255
+    return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+
+def relative_luminance(color: str) -> float:
+    """WCAG 2 relative luminance of ``#rrggbb``: 0 for black, 1 for white."""
+    r, g, b = (_linear(int(color[i : i + 2], 16)) for i in (1, 3, 5))
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast_with_white(color: str) -> float:
+    """The WCAG 2 contrast ratio of white text on ``#rrggbb``, from 1 to 21."""
+    return 1.05 / (relative_luminance(color) + 0.05)
+
+
+def brand_color_problem(color: str) -> str | None:
+    """Why ``color`` cannot be a brand colour, or None: a ``#rrggbb`` lower-case hex on
+    which white text has a contrast of at least ``MIN_CONTRAST``."""
+    if not BRAND_COLOR_PATTERN.match(color):
+        return "A colour as #rrggbb, e.g. #1d4ed8."
+    if contrast_with_white(color) < MIN_CONTRAST:
+        return TOO_LIGHT
+    return None
+
+
+def normalize_brand_color(raw: str | None) -> str | None:
+    """A typed colour as stored: stripped, lower-case, ``#`` added; blank is None."""
+    if raw is None or not raw.strip():
+        return None
+    text = raw.strip().lower()
+    return text if text.startswith("#") else f"#{text}"
+
+
+def darker(color: str, factor: float = 0.85) -> str:
+    """``#rrggbb`` with each channel scaled by ``factor`` (a hover shade)."""
+    channels = (round(int(color[i : i + 2], 16) * factor) for i in (1, 3, 5))
+    return "#" + "".join(f"{c:02x}" for c in channels)
 
 
 def default_code_prefix(name: str) -> str:

@@ -183,3 +183,20 @@ class SlotTaken(ConflictError):
         self.crew_id = crew_id
         who = f" for crew member {crew_id}" if crew_id else ""
         super().__init__(f"The slot at {start}{who} was just taken; list availability again.")
+
+
+class SelfServiceClosed(RuleViolation):
+    """A customer's own change (on the tracking page) inside the company's self-service
+    cutoff; the message is the sentence the customer reads."""
+
+    def __init__(self, booking_id: str, cutoff_hours: int, company_name: str) -> None:
+        self.booking_id = booking_id
+        self.cutoff_hours = cutoff_hours
+        self.company_name = company_name
+        hours = "1 hour" if cutoff_hours == 1 else f"{cutoff_hours} hours"
+        if cutoff_hours >= 48 and cutoff_hours % 24 == 0:
+            hours = f"{cutoff_hours // 24} days"
+        super().__init__(
+            f"Changes online close {hours} before the visit. "
+            f"Call or email {company_name} to change it."
+        )

@@ -26,6 +26,7 @@ from booking_core.ids import new_id
 from booking_core.leads import Lead
 from booking_core.ledger import Kind, PaymentEntry, fires_payment_refunded, is_dispute
 from booking_core.quotes import Quote
+from booking_core.waitlist import WaitlistEntry
 
 
 class EventType(StrEnum):
@@ -48,6 +49,7 @@ class EventType(StrEnum):
     PAYMENT_REVERSED = "payment.reversed"
     PAYMENT_REFUNDED = "payment.refunded"
     PAYMENT_DISPUTED = "payment.disputed"
+    WAITLIST_CREATED = "waitlist.created"
     WEBHOOK_TEST = "webhook.test"
 
 
@@ -74,11 +76,14 @@ DESCRIPTIONS: dict[EventType, str] = {
         " disconnected processor account), or a refund of a card tip (kind TIP_REFUND)."
     ),
     EventType.PAYMENT_DISPUTED: "A cardholder disputed card money.",
+    EventType.WAITLIST_CREATED: (
+        "A customer asked, on the public API, for a date or range with no opening."
+    ),
     EventType.WEBHOOK_TEST: "A test event asked for with POST /api/v1/webhooks/{id}/test.",
 }
 """One line per event type, for docs/webhooks.md and the OpenAPI ``webhooks`` key."""
 
-Subject = Booking | Customer | Lead | Quote | PaymentEntry | None
+Subject = Booking | Customer | Lead | Quote | PaymentEntry | WaitlistEntry | None
 """The resource an event carries; None for ``webhook.test``."""
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 if TYPE_CHECKING:
     from booking_core.auth import ApiKey
     from booking_core.availability import Block
+    from booking_core.booking_forms import BookingForm
     from booking_core.bookings import Booking, BookingStatus
     from booking_core.catalog import Catalog
     from booking_core.companies import Company
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from booking_core.processor_accounts import ProcessorAccount
     from booking_core.quotes import Quote, QuoteStatus
     from booking_core.users import SignInLink, User
+    from booking_core.waitlist import WaitlistEntry
     from booking_core.webhook_endpoints import Attempt, Delivery, WebhookEndpoint
 
 
@@ -208,6 +210,27 @@ class LeadRepository(Protocol):
         ...
 
 
+class WaitlistRepository(Protocol):
+    """Waitlist entries: requests for dates with no opening, newest first."""
+
+    def add(self, entry: WaitlistEntry) -> None:
+        """Store a new entry."""
+        ...
+
+    def get(self, company_id: str, entry_id: str) -> WaitlistEntry:
+        """The entry; ``NotFoundError`` for an unknown id or another company's."""
+        ...
+
+    def delete(self, company_id: str, entry_id: str) -> None:
+        """Remove an entry the company has dealt with; ``NotFoundError`` as ``get``."""
+        ...
+
+    def list(self, company_id: str, page: PageRequest) -> Page[WaitlistEntry]:
+        """A page of the company's entries, newest first (``ValueError`` for a page
+        by change: entries carry no change stamps)."""
+        ...
+
+
 class CrewRepository(Protocol):
     """Crew members; teams are their own records and are not listed here."""
 
@@ -349,6 +372,32 @@ class BookingRepository(Protocol):
         ...
 
 
+class BookingFormRepository(Protocol):
+    """A company's booking forms (what its online booking pages offer and ask)."""
+
+    def get(self, company_id: str, form_id: str) -> BookingForm:
+        """The form, active or not; ``NotFoundError`` for an unknown id or another
+        company's."""
+        ...
+
+    def add(self, form: BookingForm) -> None:
+        """Store a new form; ``ConflictError`` if its id is taken."""
+        ...
+
+    def save(self, form: BookingForm) -> None:
+        """Replace a stored form; ``NotFoundError`` if it is not stored."""
+        ...
+
+    def delete(self, company_id: str, form_id: str) -> None:
+        """Remove the form (bookings made through it keep their answers);
+        ``NotFoundError`` if the company has none with that id."""
+        ...
+
+    def list(self, company_id: str, page: PageRequest) -> Page[BookingForm]:
+        """A page of the company's forms, newest first (by ``created_at``, then id)."""
+        ...
+
+
 class IdempotencyRepository(Protocol):
     """Stored answers of writes sent with an ``Idempotency-Key``, per company."""
 
@@ -430,6 +479,12 @@ class QuoteRepository(Protocol):
     ) -> Page[Quote]:
         """A page of quotes, optionally filtered. With ``as_of`` the status filter uses the
         status in effect then (a sent quote past its expiry is expired); else the stored one."""
+        ...
+
+    def by_public_token(self, token: str) -> Quote | None:
+        """The quote with this public token, in any company (the token is its own
+        authority, as a booking's tracking token); None when there is none. Whether the
+        page address names the quote's company is the caller's check."""
         ...
 
 
@@ -697,6 +752,9 @@ class UnitOfWork(Protocol):
     def bookings(self) -> BookingRepository: ...
 
     @property
+    def booking_forms(self) -> BookingFormRepository: ...
+
+    @property
     def outbox(self) -> OutboxRepository: ...
 
     @property
@@ -707,6 +765,9 @@ class UnitOfWork(Protocol):
 
     @property
     def users(self) -> UserRepository: ...
+
+    @property
+    def waitlist(self) -> WaitlistRepository: ...
 
     def __enter__(self) -> Self: ...
 

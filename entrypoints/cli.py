@@ -28,6 +28,7 @@ from booking_core.crew import CrewMember
 from booking_core.crew_drafts import CrewChanges
 from booking_core.errors import DomainError, NotFoundError, ValidationFailed
 from booking_core.processor_accounts import ProcessorAccount
+from booking_core.services import booking_forms as form_cases
 from booking_core.services import companies as cases
 from booking_core.services import processor as processor_cases
 from booking_core.services import setup as setup_cases
@@ -208,6 +209,7 @@ class Cli:
         self._processor_parsers(commands)
         self._user_parsers(commands)
         self._setup_parsers(commands)
+        self._forms_parsers(commands)
         worker = commands.add_parser(
             "worker", help="deliver webhooks: fan events out and send what is due, until stopped"
         )
@@ -676,6 +678,11 @@ class Cli:
         settings.add_argument("--code-prefix", help="two capital letters of booking codes")
         settings.add_argument("--tax-rate-bps", type=int, help="0..10000 basis points")
         settings.add_argument("--custom-domain", help="host name; '' disconnects it")
+        settings.add_argument(
+            "--brand-color",
+            metavar="HEX",
+            help="customer pages' colour, #rrggbb dark enough for white text; '' for the default",
+        )
         settings.add_argument("--json", action="store_true")
         settings.set_defaults(handler=self.company_settings)
 
@@ -709,6 +716,104 @@ class Cli:
             load.add_argument("--dry-run", action="store_true", help="check only; write nothing")
             load.add_argument("--json", action="store_true")
             load.set_defaults(handler=self.setup_import, noun=noun)
+
+    def _forms_parsers(self, commands: Any) -> None:
+        """``booking forms export|import|list``."""
+        text = "the company's booking forms"
+        actions = commands.add_parser(
+            "forms", help=f"{text} as a JSON or YAML document (docs/cli.md)"
+        ).add_subparsers(dest="action", required=True, parser_class=_Parser)
+        export = actions.add_parser("export", help=f"write {text} as a document")
+        export.add_argument("--company", required=True, help="company slug")
+        export.add_argument("file", nargs="?", default="-", help="FILE, or - for stdout")
+        export.add_argument("--format", choices=documents.FORMATS, help="default: by FILE")
+        export.set_defaults(handler=self.forms_export)
+        load = actions.add_parser(
+            "import", help="check a document whole, then add or change the forms it holds"
+        )
+        load.add_argument("--company", required=True, help="company slug")
+        load.add_argument("file", help="FILE, or - for stdin")
+        load.add_argument("--format", choices=documents.FORMATS, help="default: by FILE")
+        load.add_argument("--dry-run", action="store_true", help="check only; write nothing")
+        load.add_argument("--json", action="store_true")
+        load.set_defaults(handler=self.forms_import)
+        listing = actions.add_parser("list", help=f"list {text}, newest first")
+        listing.add_argument("--company", required=True, help="company slug")
+        listing.add_argument("--json", action="store_true")
+        listing.set_defaults(handler=self.forms_list)
+
+    def forms_export(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking forms export``: every form, oldest first, ids included."""
+        company_id = self._company_id(container, args.company)
+        draft = form_cases.export_forms(company_id, uow=container.uow())
+        text = documents.write(draft, args.format or documents.format_of(args.file))
+        if args.file == "-":
+            self.out.write(text)
+            return
+        try:
+            with open(args.file, "w", encoding="utf-8") as sink:
+                sink.write(text)
+        except OSError as error:
+            raise UsageError(f"cannot write {args.file}: {error.strerror or error}") from None
+        print(f"wrote the booking forms of {args.company} to {args.file}", file=self.err)
+
+    def forms_import(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking forms import``: every problem of the document one per line (exit
+        status 1, nothing written), else what was added, changed and left unchanged."""
+        company_id = self._company_id(container, args.company)
+        text, fmt = self._document(args)
+        try:
+            changes = form_cases.import_forms(
+                form_cases.ImportForms(
+                    company_id=company_id,
+                    forms=documents.read_forms(text, fmt),
+                    dry_run=args.dry_run,
+                ),
+                uow=container.uow(),
+                clock=container.clock,
+            )
+        except ValidationFailed as error:
+            source = "stdin" if args.file == "-" else args.file
+            raise DocumentRejected(source, documents.field_errors(error)) from None
+        summary = {
+            name: [{"id": f.id, "name": f.name} for f in forms]
+            for name, forms in (
+                ("added", changes.added),
+                ("updated", changes.updated),
+                ("unchanged", changes.unchanged),
+            )
+        }
+        if args.json:
+            self._json({"company": args.company, "dryRun": args.dry_run, **summary})
+            return
+        counts = ", ".join(f"{len(summary[k])} {k}" for k in ("added", "updated", "unchanged"))
+        verb = "checked (dry run: nothing written)" if args.dry_run else "imported"
+        print(f"{verb} the booking forms of {args.company}: {counts}", file=self.out)
+
+    def forms_list(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking forms list``: one line per form, newest first."""
+        company_id = self._company_id(container, args.company)
+        with container.uow() as uow:
+            forms = form_cases.all_forms(uow, company_id)[::-1]
+        if args.json:
+            self._json(
+                [
+                    {
+                        "id": f.id,
+                        "name": f.name,
+                        "active": f.active,
+                        "serviceIds": list(f.service_ids),
+                        "questions": len(f.questions),
+                    }
+                    for f in forms
+                ]
+            )
+            return
+        for f in forms:
+            state = "active" if f.active else "inactive"
+            print(f"{f.id}  {state:8}  {len(f.questions):3} questions  {f.name}", file=self.out)
+        if not forms:
+            print(f"{args.company} has no booking forms", file=self.out)
 
     def setup_export(self, container: Container, args: argparse.Namespace) -> None:
         """``booking catalog export`` and ``booking crew export``."""
@@ -798,6 +903,7 @@ class Cli:
                 min_notice_minutes=args.min_notice_minutes,
                 code_prefix=args.code_prefix,
                 custom_domain=args.custom_domain,
+                brand_color=args.brand_color,
             ),
             uow=container.uow(),
         )
@@ -816,6 +922,7 @@ class Cli:
             f"  custom domain: {company.custom_domain or 'none'}",
             file=self.out,
         )
+        print(f"  brand colour: {company.brand_color or 'default'}", file=self.out)
 
     def key_edit(self, container: Container, args: argparse.Namespace) -> None:
         """``booking key edit``: SPEC.md section 5 items 6, 7 and 9."""
@@ -874,6 +981,7 @@ def _company_json(company: Company) -> dict[str, Any]:
         "selfServiceCutoffHours": company.self_service_cutoff_hours,
         "minNoticeMinutes": company.min_notice_minutes,
         "customDomain": company.custom_domain,
+        "brandColor": company.brand_color,
     }
 
 

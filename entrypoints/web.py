@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import secrets
 
+import attrs
 import structlog
 from starlette.applications import Starlette
 
@@ -117,6 +118,8 @@ def web_app(
     over ``container`` (``deps`` and ``pages`` default: its own)."""
     deps = deps or http_deps(container)
     pages = pages or web_deps(container)
+    if pages.api is None:  # the booking page books through the API's own pipeline
+        pages = attrs.evolve(pages, api=deps)
     probes = health_routes(readiness_checks(container, deps.rate_limiter))
     secret = container.settings.stripe_webhook_secret
     stripe = processor_routes(StripeWebhook(secret).read if secret else None)

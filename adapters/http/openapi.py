@@ -28,6 +28,7 @@ from adapters.http.views.customers import CustomerView
 from adapters.http.views.leads import LeadWithTimelineView
 from adapters.http.views.payments import PaymentView
 from adapters.http.views.quotes import QuoteWithFollowUpsView
+from adapters.http.views.waitlist import WaitlistEntryView
 from booking_core.events import DESCRIPTIONS, EventType
 
 ERROR_SCHEMA: dict[str, Any] = {
@@ -90,6 +91,7 @@ EVENT_DATA: dict[str, type] = {
     "lead": LeadWithTimelineView,
     "quote": QuoteWithFollowUpsView,
     "payment": PaymentView,
+    "waitlist": WaitlistEntryView,
 }
 """The view whose schema an event's ``data`` has, by the event type's first word: the
 answer of the resource's own ``GET`` (``adapters/webhooks/render.py`` renders with it)."""

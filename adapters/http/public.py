@@ -1,5 +1,6 @@
 """``/api/public/{slug}/...``: what a company's customers may ask with no key or cookie:
-``catalog``, ``quote``, ``slots``, ``days`` and ``book``.
+``catalog``, ``quote``, ``slots``, ``days``, ``booking-forms/{id}``, ``book`` and
+``waitlist``.
 
 Each route is an ``Endpoint`` of the ``/api/v1`` kind whose handler *is* its ``/api/v1``
 twin's (``GET /services``, ``POST /quote``, ``GET /availability``, ``POST /bookings``), run
@@ -17,9 +18,16 @@ request can pass any other ``/api/v1`` scope check. What differs is at the edge:
   it streams (chunked or not).
 - A refusal is ``{"error": "<message>"}``; a field over its SPEC.md ceiling is 422 whose
   message names the field and the limit; other invalid input is 400.
+- ``booking-forms/{id}`` answers an active booking form of the company
+  (``GET /api/v1/booking-forms/{id}``'s form resolved against the catalog: its services
+  with their parameters and offered extras, its frequencies, its questions); an inactive
+  or unknown one is 404. A ``book`` body naming its ``formId`` is checked against it.
 - ``book`` takes the ``POST /api/v1/bookings`` body less ``crewIds`` (the best-ranked free
   crew is chosen; ``crewIds`` is an unknown field, 400); its ``Idempotency-Key`` is
   optional: given, it is handled as on ``/api/v1``; absent, the request just books.
+- ``waitlist`` asks for a date or range with no opening (``waitlist.post_waitlist``, whose
+  key holds ``customers:write`` alone); the company lists it under ``/api/v1/waitlist``,
+  and ``waitlist.created`` is recorded with it.
 - CORS (``PublicCors``): every answer under ``/api/public`` carries
   ``Access-Control-Allow-Origin: *``, whatever its status, and ``OPTIONS`` on a public
   route is a 204 preflight. ``Access-Control-Allow-Credentials`` is never sent, so a
@@ -59,7 +67,9 @@ from adapters.http.endpoint import (
     rate_limited,
 )
 from adapters.http.errors import ApiError
+from adapters.http.ratelimit import Verdict
 from adapters.http.reading import json_body
+from adapters.http.routes.booking_forms import get_public_booking_form
 from adapters.http.routes.bookings import (
     AvailabilityQuery,
     BookingBody,
@@ -68,10 +78,13 @@ from adapters.http.routes.bookings import (
     selected_items,
 )
 from adapters.http.routes.catalog import PriceRequest, get_services, post_quote
+from adapters.http.routes.waitlist import WaitlistBody, post_waitlist
 from adapters.http.structuring import Between, Days, Id, ItemSpec, Zip
+from adapters.http.views.booking_forms import PublicBookingFormView
 from adapters.http.views.bookings import AvailabilityView, CreatedBookingView
 from adapters.http.views.catalog import CatalogView
 from adapters.http.views.prices import PlanPriceView
+from adapters.http.views.waitlist import WaitlistEntryView
 from booking_core.auth import ApiKey, KeyStatus
 from booking_core.companies import SLUG_PATTERN
 from booking_core.services import scheduling
@@ -90,6 +103,8 @@ PUBLIC_SCOPE = "catalog:read"
 """The scope of the public reads (catalog, price, slots, days)."""
 BOOK_SCOPE = "bookings:write"
 """The scope of ``book``: a public request's key holds its endpoint's scope alone."""
+WAITLIST_SCOPE = "customers:write"
+"""The scope of ``waitlist``: it stores a person's contact details, as customers do."""
 
 _CEILING = re.compile(r"^At most (\d+) (characters|items)\.$")
 _EPOCH = datetime(2000, 1, 1, tzinfo=UTC)
@@ -222,6 +237,15 @@ PUBLIC_ENDPOINTS = [
         summary="Which dates have any open start (for a calendar)",
     ),
     Endpoint(
+        method="GET",
+        path="/{slug}/booking-forms/{id}",
+        scope=PUBLIC_SCOPE,
+        handler=get_public_booking_form,
+        response=PublicBookingFormView,
+        tag="public",
+        summary="An active booking form: its services, frequencies, extras and questions",
+    ),
+    Endpoint(
         method="POST",
         path="/{slug}/book",
         scope=BOOK_SCOPE,
@@ -232,6 +256,17 @@ PUBLIC_ENDPOINTS = [
         success_status=201,
         tag="public",
         summary="Book, as POST /api/v1/bookings does, with the best-ranked free crew",
+    ),
+    Endpoint(
+        method="POST",
+        path="/{slug}/waitlist",
+        scope=WAITLIST_SCOPE,
+        handler=post_waitlist,
+        response=WaitlistEntryView,
+        body=WaitlistBody,
+        success_status=201,
+        tag="public",
+        summary="Ask for a date or range with no opening; listed under /api/v1/waitlist",
     ),
 ]
 
@@ -303,6 +338,47 @@ def _run(deps: HttpDeps, endpoint: Endpoint, incoming: Incoming, slug: str) -> R
         )
     status, message = public_message(outcome.status, outcome.body)
     return public_error(status, message, dict(outcome.headers))
+
+
+def call_public(
+    deps: HttpDeps,
+    company_id: str,
+    slug: str,
+    name: str,
+    *,
+    query: Sequence[tuple[str, str]] = (),
+    body: object = None,
+    idempotency_key: str | None = None,
+    request_id: str = "",
+) -> tuple[int, Any]:
+    """A public endpoint's answer, asked in process (the booking page): ``name`` is the
+    last part of its path (``catalog``, ``quote``, ``slots``, ``days``, ``book``); the
+    answer is its status and decoded JSON in the ``/api/v1`` shape (a refusal is
+    ``{"error": {"code", "message", "fieldErrors"}}``). The same pipeline as over HTTP:
+    structuring, the ceilings, idempotency, the handler; no rate limit (the page is
+    not a client of its own)."""
+    endpoint = next(e for e in PUBLIC_ENDPOINTS if e.path == f"/{{slug}}/{name}")
+    headers = {"content-type": "application/json"}
+    if idempotency_key is not None:
+        headers[idempotency.HEADER] = idempotency_key
+    elif endpoint.idempotent:
+        endpoint = attrs.evolve(endpoint, idempotent=False)
+    verdict = Verdict(
+        allowed=True, limit=PUBLIC_RATE_LIMIT, remaining=PUBLIC_RATE_LIMIT, reset_seconds=60
+    )
+    incoming = Incoming(
+        request_id=request_id,
+        secret=None,
+        method=endpoint.method,
+        path=f"{PUBLIC_PREFIX}/{slug}/{name}",
+        headers=headers,
+        path_params={"slug": slug},
+        query=tuple(query),
+        raw_body=b"" if body is None else json.dumps(body).encode(),
+        admitted=(_public_key(company_id, endpoint.scope), verdict),
+    )
+    outcome = process_request(endpoint, deps, incoming)
+    return outcome.status, json.loads(outcome.body)
 
 
 def client_address(request: Request) -> str:

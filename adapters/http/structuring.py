@@ -98,6 +98,7 @@ Note = Annotated[str, MaxLength(2_000)]
 Id = Annotated[str, NotEmpty(), MaxLength(100)]
 ShortText = Annotated[str, MaxLength(200)]
 Cursor = Annotated[str, MaxLength(1_000)]
+IntakeAnswer = Annotated[str, MaxLength(500)]
 """String types with their SPEC.md section 8 ceilings, for validation and the OpenAPI
 description alike."""
 

@@ -320,6 +320,9 @@ class MemoryQuoteRepository:
 
         return self._t.page(company_id, page, keep, lambda q: q.id)
 
+    def by_public_token(self, token: str) -> Quote | None:
+        return next((q for q in self._t.values() if q.public_token == token), None)
+
 
 class MemoryPaymentRepository:
     """The append-only ledger in insertion order."""

@@ -14,6 +14,7 @@ from typing import Any, Self
 
 import attrs
 
+from adapters.memory.booking_forms import MemoryBookingFormRepository
 from adapters.memory.bookings import MemoryBookingRepository
 from adapters.memory.repositories import (
     MemoryApiKeyRepository,
@@ -32,6 +33,7 @@ from adapters.memory.repositories import (
 )
 from adapters.memory.teams import MemoryTeamRepository
 from adapters.memory.users import MemoryUserRepository
+from adapters.memory.waitlist import MemoryWaitlistRepository
 from adapters.memory.webhooks import MemoryOutboxRepository, MemoryWebhookRepository
 
 TABLES = (
@@ -47,6 +49,7 @@ TABLES = (
     "crew",
     "teams",
     "bookings",
+    "booking_forms",
     "outbox",
     "webhooks",
     "deliveries",
@@ -55,6 +58,7 @@ TABLES = (
     "processor_events",
     "users",
     "sign_in_links",
+    "waitlist",
 )
 
 
@@ -114,6 +118,7 @@ class MemoryUnitOfWork:
         self.crew = MemoryCrewRepository(table("crew"))
         self.teams = MemoryTeamRepository(table("teams"), table("crew"))
         self.bookings = MemoryBookingRepository(table("bookings"))
+        self.booking_forms = MemoryBookingFormRepository(table("booking_forms"))
         self.outbox = MemoryOutboxRepository(table("outbox"))
         self.webhooks = MemoryWebhookRepository(
             table("webhooks"), table("deliveries"), table("attempts")
@@ -122,6 +127,7 @@ class MemoryUnitOfWork:
             table("processor_accounts"), table("processor_events")
         )
         self.users = MemoryUserRepository(table("users"), table("sign_in_links"))
+        self.waitlist = MemoryWaitlistRepository(table("waitlist"))
         self._snapshot: dict[str, dict[tuple[str, str], Row[Any]]] | None = None
         self.commits = 0
 

@@ -52,18 +52,27 @@ COLUMN_OF_FIELD = {
     "tracking_token": "tracking_token",
     "version": "version",
     "created_at": "created_at",
+    "form_id": "form_id",
 }
 """Booking fields kept as columns (and not in the document), by column name."""
+ANSWERS = "answers"
+"""The intake answers' column: a JSON list, NULL for none (every booking made before
+booking forms, or without a form)."""
 
 _KEYS_TAKEN = "A booking with that id, code, tracking token or plan visit already exists."
 
 
 def _values(booking: Booking) -> dict[str, Any]:
     plain = codecs.to_plain(booking)
-    document = {name: value for name, value in plain.items() if name not in COLUMN_OF_FIELD}
+    document = {
+        name: value
+        for name, value in plain.items()
+        if name not in COLUMN_OF_FIELD and name != ANSWERS
+    }
     values = {column: getattr(booking, field) for field, column in COLUMN_OF_FIELD.items()}
     values["status"] = booking.status.value
     values["document"] = codecs.dumps(document)
+    values[ANSWERS] = codecs.dumps(plain[ANSWERS]) if booking.answers else None
     return values
 
 
@@ -71,6 +80,7 @@ def _booking(row: AnyRow) -> Booking:
     plain = json.loads(row.document)
     for field, column in COLUMN_OF_FIELD.items():
         plain[field] = codecs.to_plain(getattr(row, column))
+    plain[ANSWERS] = json.loads(row.answers) if row.answers else []
     return codecs.from_plain(plain, Booking)
 
 
@@ -78,7 +88,7 @@ def _booking(row: AnyRow) -> Booking:
 # values are given at execution, the columns named by the parameters' keys.
 _INSERT_BOOKING = postgresql.insert(bookings).on_conflict_do_nothing().returning(bookings.c.id)
 
-_BOOKING_COLUMNS = (*COLUMN_OF_FIELD.values(), "document")
+_BOOKING_COLUMNS = (*COLUMN_OF_FIELD.values(), "document", ANSWERS)
 _BLOCK_COLUMNS = ("crew_id", "starts_at", "ends_at", "zip_code", "open")
 """The assignment row's own values; its company and booking come from the booking row."""
 

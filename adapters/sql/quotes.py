@@ -146,3 +146,8 @@ class SqlQuoteRepository:
         if customer_id is not None:
             where.append(quotes.c.customer_id == customer_id)
         return self._cx.keyset_page(quotes, company_id, page, where, _quote)
+
+    def by_public_token(self, token: str) -> Quote | None:
+        """Found through ``ix_quotes_public_token`` (256 random bits: one quote a token)."""
+        row = self._cx.execute(select(quotes).where(quotes.c.public_token == token)).first()
+        return None if row is None else _quote(row)

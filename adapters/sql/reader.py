@@ -16,6 +16,7 @@ from typing import Self, cast
 
 from sqlalchemy import Engine
 
+from adapters.sql.booking_forms import SqlBookingFormRepository
 from adapters.sql.bookings import SqlBookingRepository
 from adapters.sql.catalogs import SqlCouponRedemptionRepository
 from adapters.sql.changes import Kind
@@ -31,6 +32,7 @@ from adapters.sql.teams import SqlTeamRepository
 from adapters.sql.tenancy import SqlApiKeyRepository
 from adapters.sql.uow import SqlUnitOfWork
 from adapters.sql.users import SqlUserRepository
+from adapters.sql.waitlist import SqlWaitlistRepository
 from adapters.sql.webhooks import SqlOutboxRepository, SqlWebhookRepository
 from booking_core.catalog import Catalog
 from booking_core.companies import Company
@@ -120,6 +122,11 @@ class CachedReader:
         return self.storage().bookings
 
     @property
+    def booking_forms(self) -> SqlBookingFormRepository:
+        """Booking forms, from storage."""
+        return self.storage().booking_forms
+
+    @property
     def outbox(self) -> SqlOutboxRepository:
         """The outbox, from storage."""
         return self.storage().outbox
@@ -138,6 +145,11 @@ class CachedReader:
     def users(self) -> SqlUserRepository:
         """Users and sign-in links, from storage."""
         return self.storage().users
+
+    @property
+    def waitlist(self) -> SqlWaitlistRepository:
+        """The waitlist, from storage."""
+        return self.storage().waitlist
 
     def __enter__(self) -> Self:
         if self._entered:

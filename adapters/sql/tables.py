@@ -88,6 +88,7 @@ companies = Table(
     _text("custom_domain", nullable=True),
     Column("self_service_cutoff_hours", Integer, nullable=False),
     Column("min_notice_minutes", Integer, nullable=False),
+    _text("brand_color", nullable=True),  # "#rrggbb" (0011); NULL: the default colours
     PrimaryKeyConstraint("id"),
     UniqueConstraint("slug"),
 )
@@ -178,6 +179,26 @@ leads = Table(
     Index("ix_leads_owner", "company_id", "owner", "created_at", "id"),
     *_keyset_indexes("leads"),
 )
+
+waitlist_entries = Table(
+    "waitlist_entries",
+    metadata,
+    _id("company_id"),
+    _id("id"),  # wl_...
+    _id("service_id"),
+    _text("zip"),
+    Column("date_from", Date, nullable=False),
+    Column("date_to", Date, nullable=False),
+    _text("frequency_slug"),
+    _text("name"),
+    _text("email"),
+    _text("phone", nullable=True),
+    _text("note"),
+    Column("created_at", instant_type(), nullable=False),
+    PrimaryKeyConstraint("company_id", "id"),
+    Index("ix_waitlist_entries_created", "company_id", "created_at", "id"),
+)
+"""Requests for dates with no opening (0009), paged newest first only: no change stamps."""
 
 quotes = Table(
     "quotes",
@@ -307,6 +328,8 @@ bookings = Table(
     Column("version", Integer, nullable=False),
     Column("document", Text, nullable=False),  # JSON: every other field of the Booking
     Column("created_at", instant_type(), nullable=False),
+    _id("form_id", nullable=True),  # the booking form it was made through (0010)
+    Column("answers", Text, nullable=True),  # JSON: the intake answers; NULL: none
     *_change_columns(),
     PrimaryKeyConstraint("company_id", "id"),
     UniqueConstraint("company_id", "code"),
@@ -361,6 +384,22 @@ booking_assignments.append_constraint(
         where=booking_assignments.c.open,
     ).ddl_if(dialect="postgresql")
 )
+
+booking_forms = Table(
+    "booking_forms",
+    metadata,
+    _id("company_id"),
+    _id("id"),  # bf_...
+    _text("name"),
+    Column("active", Boolean, nullable=False),
+    Column("document", Text, nullable=False),  # JSON: services, frequencies, extras, questions
+    Column("created_at", instant_type(), nullable=False),
+    Column("updated_at", instant_type(), nullable=False),
+    PrimaryKeyConstraint("company_id", "id"),
+    Index("ix_booking_forms_created", "company_id", "created_at", "id"),
+)
+"""A company's booking forms, paged newest first; what a form offers and asks is read
+whole, so it is one JSON document."""
 
 processor_accounts = Table(
     "processor_accounts",

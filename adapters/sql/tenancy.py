@@ -38,6 +38,7 @@ def _company_values(company: Company) -> dict[str, Any]:
         "custom_domain": company.custom_domain,
         "self_service_cutoff_hours": company.self_service_cutoff_hours,
         "min_notice_minutes": company.min_notice_minutes,
+        "brand_color": company.brand_color,
     }
 
 
@@ -53,6 +54,7 @@ def _company(row: AnyRow) -> Company:
         custom_domain=row.custom_domain,
         self_service_cutoff_hours=row.self_service_cutoff_hours,
         min_notice_minutes=row.min_notice_minutes,
+        brand_color=row.brand_color,
     )
 
 

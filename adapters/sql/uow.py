@@ -20,6 +20,7 @@ from typing import Self
 
 from sqlalchemy import Connection, Engine, select, update
 
+from adapters.sql.booking_forms import SqlBookingFormRepository
 from adapters.sql.bookings import SqlBookingRepository
 from adapters.sql.catalogs import SqlCatalogRepository, SqlCouponRedemptionRepository
 from adapters.sql.context import UnitContext, translated_errors
@@ -35,6 +36,7 @@ from adapters.sql.tables import STAMPED, change_clock
 from adapters.sql.teams import SqlTeamRepository
 from adapters.sql.tenancy import SqlApiKeyRepository, SqlCompanyRepository
 from adapters.sql.users import SqlUserRepository
+from adapters.sql.waitlist import SqlWaitlistRepository
 from adapters.sql.webhooks import SqlOutboxRepository, SqlWebhookRepository
 from booking_core.ports import UnitOfWork
 
@@ -72,10 +74,12 @@ class SqlUnitOfWork:
         self.crew = SqlCrewRepository(self._cx)
         self.teams = SqlTeamRepository(self._cx)
         self.bookings = SqlBookingRepository(self._cx)
+        self.booking_forms = SqlBookingFormRepository(self._cx)
         self.outbox = SqlOutboxRepository(self._cx)
         self.webhooks = SqlWebhookRepository(self._cx)
         self.processor = SqlProcessorRepository(self._cx)
         self.users = SqlUserRepository(self._cx)
+        self.waitlist = SqlWaitlistRepository(self._cx)
 
     def __enter__(self) -> Self:
         if self._connection is not None:

@@ -44,6 +44,7 @@ from booking_core.leads import Lead
 from booking_core.ledger import PaymentEntry
 from booking_core.paging import Page, PageRequest
 from booking_core.quotes import Quote
+from booking_core.waitlist import WaitlistEntry
 from booking_core.webhook_endpoints import (
     Attempt,
     Delivery,
@@ -52,12 +53,13 @@ from booking_core.webhook_endpoints import (
     WebhookEndpoint,
 )
 
-SUBJECT_KINDS: dict[str, type[Booking | Customer | Lead | Quote | PaymentEntry]] = {
+SUBJECT_KINDS: dict[str, type[Booking | Customer | Lead | Quote | PaymentEntry | WaitlistEntry]] = {
     "booking": Booking,
     "customer": Customer,
     "lead": Lead,
     "quote": Quote,
     "payment": PaymentEntry,
+    "waitlist": WaitlistEntry,
 }
 """What ``outbox_events.subject_kind`` names; NULL is no subject (``webhook.test``)."""
 

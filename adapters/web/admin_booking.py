@@ -42,7 +42,7 @@ from booking_core.errors import (
     SlotUnavailable,
     ValidationFailed,
 )
-from booking_core.pricing import LineKind
+from booking_core.pricing import LineKind, PriceBreakdown
 from booking_core.services.scheduling import (
     active_crew,
     cancel_booking,
@@ -131,7 +131,12 @@ class PriceRow:
 
 def price_rows(booking: Booking) -> list[PriceRow]:
     """The booking's price, line by line, to the total."""
-    price = booking.price
+    return breakdown_rows(booking.price)
+
+
+def breakdown_rows(price: PriceBreakdown) -> list[PriceRow]:
+    """A priced visit (a booking's, a quote's), line by line, to the total: the amounts
+    of the breakdown as the core computed them, none added here."""
     rows = []
     for line in price.lines:
         label = line.name

@@ -6,6 +6,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
+from adapters.http.deps import HttpDeps
 from adapters.web.sessions import SessionCodec
 from adapters.web.throttle import SignInThrottle
 from booking_core.ports import Clock, DriveTime, PasswordHasher, Resolver, UnitOfWork
@@ -28,6 +29,9 @@ class WebDeps:
     drive: DriveTime
     resolver: Resolver
     webhook_allow_hosts: frozenset[str] = frozenset()
+    api: HttpDeps | None = None
+    """The API's dependencies: the booking page prices, lists and books through the
+    public endpoints' own pipeline (``adapters.http.public.call_public``)."""
 
     @property
     def secure_cookies(self) -> bool:

@@ -113,6 +113,10 @@ class Visit:
     user: User | None = None
     company: Company | None = None
     flash: str | None = field(default=None)
+    frameable: bool = False
+    """The answer may be framed by any site (the booking page's embed): no
+    ``X-Frame-Options``; the handler's own ``content-security-policy`` says
+    ``frame-ancestors``."""
 
     @property
     def signed_in_user(self) -> User:
@@ -177,6 +181,8 @@ class Visit:
 
 
 Handler = Callable[[Visit], Response]
+CsrfCheck = Callable[[Visit], bool]
+"""Whether a POST's CSRF token is good, for a page whose token is not its session's."""
 
 
 async def read_form(request: Request) -> dict[str, str]:
@@ -214,14 +220,20 @@ def page(
     *,
     methods: Collection[str] = ("GET",),
     roles: frozenset[Role] | None = None,
+    csrf: CsrfCheck | None = None,
 ) -> Route:
     """The route of a page at ``path`` served by ``handler``; ``roles``: only signed-in
-    users of these roles (None: anyone, signed in or not)."""
-    return Route(path, _endpoint(deps, handler, methods, roles), methods=ANY_METHOD)
+    users of these roles (None: anyone, signed in or not); ``csrf``: how a POST's token
+    is checked (None: it must be the session's)."""
+    return Route(path, _endpoint(deps, handler, methods, roles, csrf), methods=ANY_METHOD)
 
 
 def _endpoint(
-    deps: WebDeps, handler: Handler, methods: Collection[str], roles: frozenset[Role] | None
+    deps: WebDeps,
+    handler: Handler,
+    methods: Collection[str],
+    roles: frozenset[Role] | None,
+    csrf: CsrfCheck | None = None,
 ) -> Callable[[Request], Awaitable[Response]]:
     allowed = frozenset(methods) | ({"HEAD"} if "GET" in methods else set())
 
@@ -235,7 +247,7 @@ def _endpoint(
             form = {}
             refusal = PageError(400, "That form could not be read", "Reload it and try again.")
         return await run_in_threadpool(
-            _serve, request, deps, handler, allowed, roles, form, refusal
+            _serve, request, deps, handler, allowed, roles, form, refusal, csrf
         )
 
     return endpoint
@@ -249,6 +261,7 @@ def _serve(
     roles: frozenset[Role] | None,
     form: dict[str, str],
     refusal: PageError | None,
+    csrf: CsrfCheck | None = None,
 ) -> Response:
     now = deps.clock.now()
     loaded = deps.sessions.load(request.cookies.get(COOKIE), now)
@@ -256,7 +269,7 @@ def _serve(
     try:
         if refusal is not None:  # the body could not be read
             raise refusal
-        response = _answer(visit, handler, allowed, roles)
+        response = _answer(visit, handler, allowed, roles, csrf)
     except PageError as error:
         response = visit.error_page(error)
     except NotFoundError:
@@ -278,7 +291,11 @@ def _serve(
 
 
 def _answer(
-    visit: Visit, handler: Handler, allowed: frozenset[str], roles: frozenset[Role] | None
+    visit: Visit,
+    handler: Handler,
+    allowed: frozenset[str],
+    roles: frozenset[Role] | None,
+    csrf: CsrfCheck | None = None,
 ) -> Response:
     request, deps, session = visit.request, visit.deps, visit.session
     if request.method not in allowed:
@@ -301,14 +318,17 @@ def _answer(
             visit.company = uow.companies.get(user.company_id)
         if user.role not in roles:
             raise PageError(403, "Not for your role", "This page is not open to your role.")
-    if request.method == "POST" and not deps.sessions.csrf_valid(session, visit.field(CSRF_FIELD)):
-        raise forbidden_form()
+    if request.method == "POST":
+        valid = csrf(visit) if csrf else deps.sessions.csrf_valid(session, visit.field(CSRF_FIELD))
+        if not valid:
+            raise forbidden_form()
     return handler(visit)
 
 
 def _finish(visit: Visit, response: Response, now: Any) -> Response:
     for name, value in SECURITY_HEADERS.items():
-        response.headers.setdefault(name, value)
+        if not (visit.frameable and name == "x-frame-options"):
+            response.headers.setdefault(name, value)
     if visit.cookie_changed:
         remaining = visit.session.issued_at + LIFETIME - now
         response.set_cookie(

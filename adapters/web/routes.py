@@ -16,11 +16,15 @@ from starlette.routing import BaseRoute, Route
 from adapters.web import (
     admin,
     admin_booking,
+    book,
     calendar,
     crew,
+    customer,
     keys,
+    quote_page,
     setup_pages,
     signin,
+    track,
     webhook_pages,
 )
 from adapters.web.deps import WebDeps
@@ -35,6 +39,10 @@ PAGE_MODULES: tuple[Callable[[WebDeps], list[BaseRoute]], ...] = (
     admin_booking.routes,
     keys.routes,
     webhook_pages.routes,
+    track.routes,
+    quote_page.routes,
+    book.routes,
+    customer.routes,
 )
 STYLESHEET = (STATIC / "app.css").read_bytes()
 

@@ -20,6 +20,7 @@ from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, page
 from adapters.web.setup_forms import FieldErrors, percent, plain_hundredths, sort_errors, whole
+from booking_core.companies import BRAND_COLOR_PATTERN, normalize_brand_color
 from booking_core.errors import ValidationFailed
 from booking_core.services.setup import UpdateCompanySettings, update_company_settings
 
@@ -33,11 +34,26 @@ SETTINGS_FIELDS = {
     "min_notice_minutes": "min_notice_minutes",
     "code_prefix": "code_prefix",
     "tax_rate_bps": "tax_rate",
+    "brand_color": "brand_color",
 }
+DEFAULT_PICK = "#4338ca"
+"""What the colour picker shows for a company with no brand colour (the pages' own)."""
+
+
+def chosen_brand_color(visit: Visit) -> str:
+    """The brand colour a settings form asks for ("" for the default colours): the
+    picker's when it was moved and the text was left as shown (the form carries what
+    each was shown with), else the text's (a picker cannot be blank)."""
+    typed, picked = visit.field("brand_color"), visit.field("brand_color_pick")
+    typed_unchanged = typed == visit.field("brand_color_shown")
+    if picked and typed_unchanged and picked != visit.field("brand_color_pick_shown"):
+        return picked
+    return typed
 
 
 def settings(visit: Visit) -> Response:
-    """``/admin/settings``: the company's name, timezone, booking rules and tax rate."""
+    """``/admin/settings``: the company's name, timezone, booking rules, tax rate and the
+    brand colour of its customer pages."""
     company = visit.signed_in_company
     errors = FieldErrors()
     others: list[str] = []
@@ -48,9 +64,11 @@ def settings(visit: Visit) -> Response:
         "min_notice_minutes": str(company.min_notice_minutes),
         "code_prefix": company.code_prefix,
         "tax_rate": plain_hundredths(company.tax_rate_bps),
+        "brand_color": company.brand_color or "",
     }
     if visit.request.method == "POST":
         values = {name: visit.field(name) for name in values}
+        values["brand_color"] = chosen_brand_color(visit)
         cutoff = whole(errors, "cutoff_hours", values["cutoff_hours"])
         notice = whole(errors, "min_notice_minutes", values["min_notice_minutes"])
         tax = percent(errors, "tax_rate", values["tax_rate"])
@@ -67,6 +85,7 @@ def settings(visit: Visit) -> Response:
                         min_notice_minutes=notice,
                         code_prefix=values["code_prefix"].strip(),
                         tax_rate_bps=tax,
+                        brand_color=values["brand_color"],
                     ),
                     uow=visit.deps.uow(),
                 )
@@ -81,7 +100,16 @@ def settings(visit: Visit) -> Response:
         errors=errors,
         others=others,
         timezones=TIMEZONES,
+        brand_pick=brand_pick(values["brand_color"], company.brand_color),
     )
+
+
+def brand_pick(typed: str, stored: str | None) -> str:
+    """The picker's value: the typed colour when it is one, else the stored or default."""
+    candidate = normalize_brand_color(typed)
+    if candidate is not None and BRAND_COLOR_PATTERN.match(candidate):
+        return candidate
+    return stored or DEFAULT_PICK
 
 
 def routes(deps: WebDeps) -> list[BaseRoute]:

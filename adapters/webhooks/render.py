@@ -13,6 +13,7 @@ parse a delivery with the models it already has for the API:
 | lead | ``lead_with_timeline_view`` (``GET /leads/{id}``) |
 | quote | ``quote_with_follow_ups_view``, as of the event (``GET /quotes/{id}``) |
 | payment | ``payment_view`` (``GET /payments``) |
+| waitlist | ``waitlist_entry_view`` (``GET /waitlist/{id}``) |
 | none | ``{}`` (``webhook.test`` has none, but is never dispatched: the test route
 writes its delivery itself) |
 
@@ -30,6 +31,7 @@ from adapters.http.views.customers import customer_view
 from adapters.http.views.leads import lead_with_timeline_view
 from adapters.http.views.payments import payment_view
 from adapters.http.views.quotes import quote_with_follow_ups_view
+from adapters.http.views.waitlist import waitlist_entry_view
 from booking_core.bookings import Booking
 from booking_core.customers import Customer
 from booking_core.events import Event
@@ -38,6 +40,7 @@ from booking_core.ledger import PaymentEntry
 from booking_core.ports import UnitOfWork
 from booking_core.quotes import Quote
 from booking_core.services.customers import customer_standing
+from booking_core.waitlist import WaitlistEntry
 from booking_core.webhooks import envelope
 
 
@@ -76,4 +79,6 @@ def data(event: Event, ctx: RenderContext, uow: UnitOfWork) -> dict[str, object]
         return to_json(quote_with_follow_ups_view(subject, event.created_at, ctx))
     if isinstance(subject, PaymentEntry):
         return to_json(payment_view(subject, ctx))
+    if isinstance(subject, WaitlistEntry):
+        return to_json(waitlist_entry_view(subject, ctx))
     return {}

@@ -18,6 +18,7 @@ from attrs import frozen
 
 from booking_core import plans
 from booking_core.availability import Block, Slot, SlotQuery, available_slots, check_slot
+from booking_core.booking_forms import answers_errors_without_form, check_answers
 from booking_core.booking_orders import (
     BookingOrder,
     PriceVisit,
@@ -111,6 +112,10 @@ class AvailabilityRequest:
     extras: tuple[SelectedItem, ...] = ()
     crew_ids: tuple[str, ...] | None = None
     days: int = 1
+    ignore_booking_ids: frozenset[str] = frozenset()
+    """Jobs that do not block (a booking offered new times blocks none of them itself)."""
+    duration_minutes: int | None = None
+    """An existing visit's own length; by default the selection's first-visit length."""
 
 
 def list_availability(
@@ -159,6 +164,7 @@ class _AvailabilityReads:
             min_notice_minutes=self.company.min_notice_minutes,
             crew_ids=request.crew_ids,
             days=request.days,
+            ignore_booking_ids=request.ignore_booking_ids,
         )
         return available_slots(query, crew=self.crew, busy=self.busy, drive=self.drive)
 
@@ -182,7 +188,7 @@ def _availability_reads(
             parameters=request.parameters,
             extras=request.extras,
         )
-        duration = _duration(catalog, selection, at)
+        duration = request.duration_minutes or _duration(catalog, selection, at)
         crew = active_crew(uow, request.company_id)
         lo, hi = _busy_window(request.local_date, count + request.days - 1, company)
         # Only these members' jobs can matter; naming them lets the store seek each one's
@@ -218,6 +224,21 @@ class CreateBooking:
     crew_ids: tuple[str, ...] | None = None
     days: int = 1
     additional_starts: tuple[datetime, ...] = ()
+    form_id: str | None = None
+    answers: tuple[tuple[str, str], ...] = ()
+    """Intake answers as ``(question id, answer)``, to the questions of ``form_id``."""
+
+
+def _through_form(uow: UnitOfWork, cmd: CreateBooking, selection: Selection) -> dict[str, object]:
+    """The order fields of a booking made through a booking form (none without one):
+    the form read in the caller's unit, the booking checked against it."""
+    if cmd.form_id is None:
+        return {}
+    try:
+        form = uow.booking_forms.get(cmd.company_id, cmd.form_id)
+    except NotFoundError:
+        raise ValidationFailed({"form_id": "No booking form with this id."}) from None
+    return {"form_id": form.id, "answers": check_answers(form, selection, cmd.answers)}
 
 
 def _customer_for(
@@ -446,12 +467,13 @@ def create_booking(
         errors["days"] = f"A whole number of days from 1 to {MAX_DAYS}."
     if cmd.crew_ids is not None:
         errors.update(crew_errors(cmd.crew_ids))
+    if cmd.form_id is None:
+        errors.update(answers_errors_without_form(cmd.answers))
     if errors:
         raise ValidationFailed(errors)
     with uow:
         company = uow.companies.get(cmd.company_id)
         catalog = uow.catalogs.get(cmd.company_id)
-        customer, new = _customer_for(uow, cmd.company_id, cmd.customer, cmd.address, phones, at)
         selection = Selection(
             service_id=cmd.service_id,
             frequency_slug=cmd.frequency_slug,
@@ -459,11 +481,13 @@ def create_booking(
             extras=cmd.extras,
             coupon_code=cmd.coupon_code,
         )
+        through_form = _through_form(uow, cmd, selection)
+        customer, new = _customer_for(uow, cmd.company_id, cmd.customer, cmd.address, phones, at)
         made = book_in_unit(
             uow,
             company,
             catalog,
-            {"address": cmd.address, "days": cmd.days, "notes": cmd.notes},
+            {"address": cmd.address, "days": cmd.days, "notes": cmd.notes, **through_form},
             selection,
             cmd.start,
             crew_ids=cmd.crew_ids,
@@ -513,13 +537,28 @@ def cancel_booking(
     at = clock.now()
     with uow:
         target = find_booking(uow, company_id, id_or_code)
-        changed = plans.cancel_visits(
-            _visits(uow, target), target.id, scope, at=at, reason=reason, after=after
-        )
-        uow.bookings.save_all(changed)
-        cancelled = [b for b in changed if b.status is BookingStatus.CANCELLED]
-        uow.outbox.add_all(events_for(EventType.BOOKING_CANCELLED, cancelled, at=at))
+        changed = cancel_in_unit(uow, target, scope, at=at, reason=reason, after=after)
         uow.commit()
+    return changed
+
+
+def cancel_in_unit(
+    uow: UnitOfWork,
+    target: Booking,
+    scope: plans.CancelScope,
+    *,
+    at: datetime,
+    reason: str | None = None,
+    after: date | None = None,
+) -> list[Booking]:
+    """``cancel_booking``'s work inside the caller's open unit (which commits): cancel,
+    save, and record one ``booking.cancelled`` per booking cancelled."""
+    changed = plans.cancel_visits(
+        _visits(uow, target), target.id, scope, at=at, reason=reason, after=after
+    )
+    uow.bookings.save_all(changed)
+    cancelled = [b for b in changed if b.status is BookingStatus.CANCELLED]
+    uow.outbox.add_all(events_for(EventType.BOOKING_CANCELLED, cancelled, at=at))
     return changed
 
 
@@ -541,44 +580,61 @@ def reschedule_booking(
     at = clock.now()
     with uow:
         company = uow.companies.get(company_id)
-        catalog = uow.catalogs.get(company_id)
         target = find_booking(uow, company_id, id_or_code)
-        visits = _visits(uow, target)
-        together = scope is plans.RescheduleScope.THIS_AND_FUTURE
-        moving = frozenset(v.id for v in visits) if together else frozenset({target.id})
-        crew = active_crew(uow, company_id)
-        slot = slot_for(
-            uow,
-            company,
-            catalog,
-            target.selection,
-            new_start,
-            zip_code=target.address.zip,
-            crew_ids=crew_ids or target.crew_ids,
-            days=target.days,
-            at=at,
-            drive=drive,
-            ignore=moving,
-            duration_minutes=target.duration_minutes,
-            crew=crew,
+        changed = reschedule_in_unit(
+            uow, company, target, new_start, scope, crew_ids=crew_ids, at=at, drive=drive
         )
-        changed = plans.reschedule(
-            visits,
-            target.id,
-            new_start,
-            scope,
-            at=at,
-            cutoff_hours=company.self_service_cutoff_hours,
-            crew_ids=slot.crew_ids,
-        )
-        for visit in changed:  # the later visits moved along must be open too
-            if visit.id != target.id:
-                check_visit(
-                    uow, company, catalog, visit, drive=drive, at=at, ignore=moving, crew=crew
-                )
-        uow.bookings.save_all(changed)
-        uow.outbox.add_all(events_for(EventType.BOOKING_RESCHEDULED, changed, at=at))
         uow.commit()
+    return changed
+
+
+def reschedule_in_unit(
+    uow: UnitOfWork,
+    company: Company,
+    target: Booking,
+    new_start: datetime,
+    scope: plans.RescheduleScope,
+    *,
+    crew_ids: tuple[str, ...] | None = None,
+    at: datetime,
+    drive: DriveTime,
+) -> list[Booking]:
+    """``reschedule_booking``'s work inside the caller's open unit (which commits): check
+    availability, move, save, and record one ``booking.rescheduled`` per booking moved."""
+    catalog = uow.catalogs.get(company.id)
+    visits = _visits(uow, target)
+    together = scope is plans.RescheduleScope.THIS_AND_FUTURE
+    moving = frozenset(v.id for v in visits) if together else frozenset({target.id})
+    crew = active_crew(uow, company.id)
+    slot = slot_for(
+        uow,
+        company,
+        catalog,
+        target.selection,
+        new_start,
+        zip_code=target.address.zip,
+        crew_ids=crew_ids or target.crew_ids,
+        days=target.days,
+        at=at,
+        drive=drive,
+        ignore=moving,
+        duration_minutes=target.duration_minutes,
+        crew=crew,
+    )
+    changed = plans.reschedule(
+        visits,
+        target.id,
+        new_start,
+        scope,
+        at=at,
+        cutoff_hours=company.self_service_cutoff_hours,
+        crew_ids=slot.crew_ids,
+    )
+    for visit in changed:  # the later visits moved along must be open too
+        if visit.id != target.id:
+            check_visit(uow, company, catalog, visit, drive=drive, at=at, ignore=moving, crew=crew)
+    uow.bookings.save_all(changed)
+    uow.outbox.add_all(events_for(EventType.BOOKING_RESCHEDULED, changed, at=at))
     return changed
 
 

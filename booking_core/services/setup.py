@@ -18,7 +18,7 @@ from booking_core.bookings import OPEN_STATUSES, Booking
 from booking_core.catalog import Catalog
 from booking_core.catalog_drafts import CatalogDraft, draft_of
 from booking_core.catalog_rules import build_catalog, removal_problems
-from booking_core.companies import Company, validate_company
+from booking_core.companies import Company, normalize_brand_color, validate_company
 from booking_core.crew import CrewMember, Team
 from booking_core.crew_drafts import CrewChanges, CrewDraft, crew_draft, merge_crew, name_key
 from booking_core.errors import NotFoundError, UnknownZip, ValidationFailed
@@ -236,8 +236,9 @@ def list_teams(company_id: str, *, uow: UnitOfWork) -> list[Team]:
 
 @frozen(kw_only=True)
 class UpdateCompanySettings:
-    """Change some of a company's settings; None leaves a setting as it is, and an empty
-    ``custom_domain`` disconnects the domain."""
+    """Change some of a company's settings; None leaves a setting as it is, an empty
+    ``custom_domain`` disconnects the domain, and an empty ``brand_color`` goes back to
+    the default colours."""
 
     company_id: str
     name: str | None = None
@@ -247,6 +248,7 @@ class UpdateCompanySettings:
     min_notice_minutes: int | None = None
     code_prefix: str | None = None
     custom_domain: str | None = None
+    brand_color: str | None = None
 
 
 def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> Company:
@@ -269,6 +271,8 @@ def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> C
         changes["name"] = cmd.name.strip()
     if cmd.custom_domain is not None:
         changes["custom_domain"] = cmd.custom_domain.strip().lower() or None
+    if cmd.brand_color is not None:
+        changes["brand_color"] = normalize_brand_color(cmd.brand_color)
     with uow:
         company = uow.companies.get(cmd.company_id)
         changed = validate_company(attrs.evolve(company, **changes))

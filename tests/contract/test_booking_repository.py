@@ -9,6 +9,7 @@ import attrs
 import pytest
 
 from booking_core.availability import Block
+from booking_core.booking_forms import Answer
 from booking_core.bookings import (
     ActivityKind,
     Booking,
@@ -74,6 +75,24 @@ def test_every_shape_of_booking_round_trips_exactly(uow_factory):
             assert uow.bookings.get(CO, booking.id) == booking
         loaded = uow.bookings.get(CO, noted.id)
     assert [type(v) for _, v in loaded.activity[-1].data] == [str, bool, int]
+
+
+def test_a_booking_made_through_a_form_keeps_its_answers(uow_factory):
+    answers = (
+        Answer("gate-code", "Gate code?", "#4521, côté rue 🚪"),
+        Answer("q_pets", "Pets at home?", "Dog"),
+    )
+    through_form = attrs.evolve(job(local(2026, 3, 3, 9)), form_id="bf_spring", answers=answers)
+    plain = job(local(2026, 3, 4, 9))
+    store(uow_factory, through_form, plain)
+    with uow_factory() as uow:
+        assert uow.bookings.get(CO, through_form.id) == through_form
+        assert uow.bookings.get(CO, plain.id).answers == ()
+        moved = attrs.evolve(through_form, notes="moved", version=2)
+        uow.bookings.save_all([moved])
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.bookings.get(CO, through_form.id) == moved
 
 
 def test_a_cancelled_and_a_completed_booking_round_trip(uow_factory):

@@ -117,3 +117,20 @@ def test_status_filter_as_of_an_instant_treats_a_lapsed_sent_quote_as_expired(uo
         assert ids(QuoteStatus.SENT, after) == {open_ended.id}
         assert ids(QuoteStatus.EXPIRED, after) == {lapsing.id}
         assert ids(QuoteStatus.SENT, None) == {lapsing.id, open_ended.id}
+
+
+def test_a_quote_is_found_by_its_public_token_in_any_company(uow_factory):
+    mine, theirs = f.quote("cmp_a"), f.quote("cmp_b")
+    with uow_factory() as uow:
+        uow.quotes.add(mine)
+        uow.quotes.add(theirs)
+        uow.commit()
+    sent = quotes.send(mine, f.at(1))
+    with uow_factory() as uow:
+        uow.quotes.save(sent, expected_version=mine.version)
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.quotes.by_public_token(mine.public_token) == sent  # as stored now
+        assert uow.quotes.by_public_token(theirs.public_token) == theirs
+        assert uow.quotes.by_public_token("no-such-token") is None
+        assert uow.quotes.by_public_token(mine.public_token.upper()) is None

@@ -176,8 +176,7 @@ def test_tracking_and_quote_tokens_in_paths_are_logged_as_stars(stack: Stack, se
     lines = lines_since(server_logs, offset, requests=2)
     assert_nothing_private(lines)
     routes = [json.loads(line)["route"] for line in lines if '"request"' in line]
-    slug = stack.company.slug
-    assert routes == [f"/{slug}/track/***", f"/{slug}/q/***"]
+    assert routes == ["/{slug}/track/***", "/{slug}/q/***"]  # the route, its token starred
 
 
 def test_a_request_line_names_the_route_not_the_body_or_query(stack: Stack, server_logs: Path):

@@ -143,7 +143,12 @@ def test_idempotent_writes_require_the_idempotency_key_header(document: dict[str
             assert headers == []
 
 
-NEWEST_FIRST_ONLY = {f"{API}/webhooks", f"{API}/webhooks/{{id}}/deliveries"}
+NEWEST_FIRST_ONLY = {
+    f"{API}/webhooks",
+    f"{API}/webhooks/{{id}}/deliveries",
+    f"{API}/waitlist",
+    f"{API}/booking-forms",
+}
 """Lists of records with no change stamps: no ``updatedSince`` (docs/api.md, Pagination)."""
 
 
@@ -262,6 +267,7 @@ def test_every_event_type_is_listed_under_webhooks_with_its_envelope(document: d
         "lead": "LeadWithTimeline",
         "quote": "QuoteWithFollowUps",
         "payment": "PaymentEntry",
+        "waitlist": "WaitlistEntry",
     }
     schemas = document["components"]["schemas"]
     for event_type in EventType:

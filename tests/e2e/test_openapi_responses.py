@@ -8,7 +8,7 @@ import copy
 import json
 import secrets
 from collections.abc import Iterator
-from datetime import UTC, datetime, time
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 import httpx
@@ -22,6 +22,7 @@ from booking_core.events import Event, EventType, Subject
 from booking_core.leads import LeadStage
 from booking_core.ledger import Kind
 from booking_core.quotes import QuoteStatus
+from booking_core.waitlist import WaitlistEntry
 from booking_core.webhook_endpoints import Attempt
 from tests.e2e.support import API, Stack, add_booking, idem, unique_email
 
@@ -209,6 +210,40 @@ def check_webhooks(stack: Stack, company_id: str, api: httpx.Client, ok: Conform
         ok.check(gone, "DELETE", "/webhooks/{id}")
 
 
+def check_waitlist(stack: Stack, api: httpx.Client, ok: Conformance) -> None:
+    """Entries join through the public route; the company lists, reads and deletes them."""
+    day = (datetime.now(UTC) + timedelta(days=10)).date().isoformat()
+    ask = {"serviceId": "svc_standard_clean", "zip": "02101", "dateFrom": day, "name": "Flo"}
+    with stack.client() as anon:
+        for _ in range(2):
+            joined = anon.post(
+                f"/api/public/{stack.company.slug}/waitlist",
+                json={**ask, "email": unique_email("wait")},
+            )
+            assert joined.status_code == 201, joined.text
+    entries = walk_pages(api, ok, "/waitlist")
+    ok.check(api.get(f"{API}/waitlist/{entries[0]['id']}"), "GET", "/waitlist/{id}")
+    ok.check(api.delete(f"{API}/waitlist/{entries[0]['id']}"), "DELETE", "/waitlist/{id}")
+
+
+def check_booking_forms(api: httpx.Client, ok: Conformance) -> None:
+    """Forms are created, listed, read, changed and deleted."""
+    form = {
+        "name": "Spring",
+        "serviceIds": ["svc_standard_clean"],
+        "questions": [{"label": "Pets?", "kind": "choice", "choices": ["Cat", "Dog"]}],
+    }
+    made = [
+        ok.check(api.post(f"{API}/booking-forms", json=form), "POST", "/booking-forms")
+        for _ in range(2)
+    ]
+    walk_pages(api, ok, "/booking-forms")
+    path = f"{API}/booking-forms/{made[0]['id']}"
+    ok.check(api.get(path), "GET", "/booking-forms/{id}")
+    ok.check(api.patch(path, json={"active": False}), "PATCH", "/booking-forms/{id}")
+    ok.check(api.delete(path), "DELETE", "/booking-forms/{id}")
+
+
 def walk_pages(api: httpx.Client, ok: Conformance, path: str, **params: Any) -> list[Any]:
     """The first two pages of a list (one item each), each checked; the first has more."""
     first = ok.check(api.get(API + path, params={**params, "limit": 1}), "GET", path)
@@ -257,6 +292,7 @@ def test_every_endpoint_answers_as_its_response_schema_says(
     ok.check(api.get(f"{API}/leads/{lead['id']}"), "GET", "/leads/{id}")
     api.post(f"{API}/leads", json={"name": "Dee", "phone": "+1 617 555 0100"})
     walk_pages(api, ok, "/leads")
+    check_waitlist(stack, api, ok)
 
     body = {"customerId": customer["id"], "send": True, "message": "Thanks!", **SELECTION}
     sent = ok.check(api.post(f"{API}/quotes", json=body, headers=idem()), "POST", "/quotes")
@@ -280,6 +316,7 @@ def test_every_endpoint_answers_as_its_response_schema_says(
         assert {m["name"] for m in members} == {"Rosa", "Ben"}
         check_payments(own, ok, check_scheduling(own, ok))
         check_webhooks(stack, company.id, own, ok)
+        check_booking_forms(own, ok)
 
     assert ok.seen == {(e.method, e.path) for e in all_endpoints()}
 
@@ -371,6 +408,18 @@ def test_every_event_body_matches_its_schema_under_webhooks(stack: Stack, docume
             "lead": uow.leads.get(company.id, lead.json()["id"]),
             "quote": uow.quotes.get(company.id, quote.json()["id"]),
             "payment": uow.payments.get(company.id, payment.json()["id"]),
+            "waitlist": WaitlistEntry(
+                id="wl_1",
+                company_id=company.id,
+                service_id="svc_standard_clean",
+                zip="02101",
+                date_from=now.date(),
+                date_to=now.date(),
+                frequency_slug="one_time",
+                name="Flo",
+                email="flo@example.com",
+                created_at=now,
+            ),
             "webhook": None,
         }
         for event_type in EventType:

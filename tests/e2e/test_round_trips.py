@@ -102,3 +102,38 @@ def test_a_booking_is_one_transaction_of_at_most_eight_round_trips(stack: Stack,
     assert len(events) == 1, trips.statements
     assert trips.begins == 1, trips
     assert trips.round_trips <= MAX_BOOKING_ROUND_TRIPS, "\n".join(trips.statements)
+
+
+def test_a_booking_through_a_form_reads_the_form_once_and_stores_answers_in_its_row(
+    stack: Stack, shop: Shop
+):
+    """The form is read in the booking's unit of work (one more statement); its answers
+    go in with the booking row, so no statement writes them."""
+    engine = stack.container.database.engine
+    day = weekday_ahead(shop.zone, 10)
+    crew = {"crewIds": list(shop.crew_ids)}
+    form = {
+        "name": "Website",
+        "serviceIds": ["svc_standard_clean"],
+        "questions": [{"id": "gate-code", "label": "Gate code?", "required": True}],
+    }
+    with stack.client(shop.key) as client:
+        made = client.post("/api/v1/booking-forms", json=form)
+        assert made.status_code == 201, made.text
+        first = booking_body(at_local(day, "09:00", shop.zone), **crew)
+        warm = client.post("/api/v1/bookings", json=first, headers=idem())
+        assert warm.status_code == 201, warm.text
+        again = {
+            **booking_body(at_local(day, "14:00", shop.zone), **crew),
+            "formId": made.json()["id"],
+            "answers": [{"questionId": "gate-code", "answer": "#4521"}],
+        }
+        again["customer"] = first["customer"]
+        with counted(engine) as trips:
+            response = client.post("/api/v1/bookings", json=again, headers=idem())
+    assert response.status_code == 201, response.text
+    assert response.json()["answers"][0]["answer"] == "#4521"
+    assert trips.commits == 1, trips
+    forms = [s for s in trips.statements if "booking_forms" in s]
+    assert len(forms) == 1, trips.statements
+    assert trips.round_trips <= MAX_BOOKING_ROUND_TRIPS + 1, "\n".join(trips.statements)

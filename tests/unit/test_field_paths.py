@@ -36,6 +36,7 @@ def _company() -> None:
             custom_domain="not a domain",
             self_service_cutoff_hours=-1,
             min_notice_minutes=-1,
+            brand_color="#ffff00",
         )
     )
 
@@ -121,6 +122,7 @@ REFUSALS: dict[str, tuple[Callable[[], None], dict[str, str]]] = {
             "custom_domain": "customDomain",
             "self_service_cutoff_hours": "selfServiceCutoffHours",
             "min_notice_minutes": "minNoticeMinutes",
+            "brand_color": "brandColor",
         },
     ),
     "api key": (_key, {"name": "name", "scopes": "scopes", "rate_limit": "rateLimit"}),

@@ -183,6 +183,67 @@ def top_level_samples() -> list[attrs.AttrsInstance]:
         DeletedWebhookEndpointView(id="whk_1", deleted=True),
         attempt_view(attempt, CONTEXT),
         queued_delivery_view(delivery, CONTEXT),
+        *booking_form_samples(catalog, plan_visits[0]),
+        *waitlist_samples(),
+    ]
+
+
+def waitlist_samples() -> list[attrs.AttrsInstance]:
+    """A waitlist entry as ``/api/v1/waitlist`` and the public ``waitlist`` show it."""
+    from adapters.http.views.waitlist import DeletedWaitlistEntryView, waitlist_entry_view
+    from booking_core.waitlist import WaitlistEntry
+
+    entry = WaitlistEntry(
+        id="wl_1",
+        company_id="cmp_acme",
+        service_id="svc_standard_clean",
+        zip="10001",
+        date_from=AT.date(),
+        date_to=AT.date(),
+        frequency_slug="one_time",
+        name="Ada Lovelace",
+        email="ada@example.com",
+        created_at=AT,
+        phone="+12125550123",
+        note="Any morning",
+    )
+    return [
+        waitlist_entry_view(entry, CONTEXT),
+        DeletedWaitlistEntryView(id="wl_1", deleted=True),
+    ]
+
+
+def booking_form_samples(catalog: Any, visit: Any) -> list[attrs.AttrsInstance]:
+    """A booking form as ``/api/v1`` and the public API show it, and a booking made
+    through it with its answers."""
+    from adapters.http.views.booking_forms import (
+        DeletedBookingFormView,
+        booking_form_view,
+        public_booking_form_view,
+    )
+    from booking_core.booking_forms import Answer, BookingForm, Question, QuestionKind
+
+    form = BookingForm(
+        id="bf_1",
+        company_id="cmp_acme",
+        name="Spring clean",
+        service_ids=("svc_standard_clean",),
+        extra_ids=("ext_oven",),
+        questions=(
+            Question(id="gate-code", label="Gate code?", required=True),
+            Question(id="pets", label="Pets?", kind=QuestionKind.CHOICE, choices=("Cat", "Dog")),
+        ),
+        created_at=AT,
+        updated_at=AT,
+    )
+    answered = attrs.evolve(
+        visit, form_id=form.id, answers=(Answer("gate-code", "Gate code?", "#4521"),)
+    )
+    return [
+        booking_form_view(form, CONTEXT),
+        public_booking_form_view(form, catalog),
+        DeletedBookingFormView(id="bf_1", deleted=True),
+        created_booking_view([answered], CONTEXT),
     ]
 
 

@@ -8,6 +8,7 @@ from datetime import date, datetime
 from attrs import field, frozen
 
 from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.jsonschema import schema
 from adapters.http.queries import PageQuery
 from adapters.http.routes.catalog import Item, selected
 from adapters.http.routes.customers import AddressBody
@@ -16,6 +17,7 @@ from adapters.http.structuring import (
     Days,
     Email,
     Id,
+    IntakeAnswer,
     ItemSpec,
     Name,
     Note,
@@ -37,6 +39,7 @@ from adapters.http.views.bookings import (
     created_booking_view,
     rescheduled_bookings_view,
 )
+from booking_core.booking_forms import MAX_ANSWERS
 from booking_core.bookings import BookingStatus
 from booking_core.errors import RuleViolation, ValidationFailed
 from booking_core.paging import PageRequest
@@ -52,6 +55,15 @@ class CustomerBody:
     name: Name
     email: Email
     phone: Phone | None = None
+
+
+@frozen(kw_only=True)
+class AnswerBody:
+    """One intake answer: the question's id on the booking form, and the answer (a
+    choice question's answer is one of its choices)."""
+
+    question_id: Id
+    answer: IntakeAnswer
 
 
 @frozen(kw_only=True)
@@ -74,6 +86,17 @@ class BookingBody:
     )
     days: Days = 1
     additional_start_isos: tuple[datetime, ...] = ()
+    form_id: Id | None = field(
+        default=None,
+        metadata={"description": "the booking form booked through (its offer is checked)"},
+    )
+    answers: tuple[AnswerBody, ...] = field(
+        default=(),
+        metadata={
+            "description": "answers to the form's questions (every required one answered)",
+            **schema(maxItems=MAX_ANSWERS),
+        },
+    )
 
 
 @frozen(kw_only=True)
@@ -169,6 +192,8 @@ def post_booking(ctx: Context) -> Reply:
             crew_ids=body.crew_ids,
             days=body.days,
             additional_starts=body.additional_start_isos,
+            form_id=body.form_id,
+            answers=tuple((a.question_id, a.answer) for a in body.answers),
         ),
         uow=ctx.uow(),
         clock=ctx.deps.clock,

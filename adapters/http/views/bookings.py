@@ -10,6 +10,7 @@ from attrs import field, frozen
 
 from adapters.http.jsonschema import schema
 from adapters.http.views.base import Count, Minutes, Positive, RenderContext, Url, copied, extend
+from adapters.http.views.booking_forms import AnswerView, answer_views
 from adapters.http.views.customers import AddressView, address_view
 from adapters.http.views.prices import PriceBreakdownView, price_breakdown_view
 from booking_core.availability import Slot
@@ -68,6 +69,12 @@ class BookingView:
     completed_at: datetime | None
     cancelled_at: datetime | None
     cancel_reason: str | None
+    form_id: str | None = field(
+        metadata=schema(description="The booking form it was made through; null: none.")
+    )
+    answers: tuple[AnswerView, ...] = field(
+        metadata=schema(description="Intake answers given on the booking form; [] for none.")
+    )
 
 
 @frozen
@@ -136,6 +143,7 @@ def booking_view(b: Booking, ctx: RenderContext) -> BookingView:
         updated_at=ctx.time(b.updated_at),
         completed_at=ctx.time(b.completed_at),
         cancelled_at=ctx.time(b.cancelled_at),
+        answers=answer_views(b.answers),
     )
 
 

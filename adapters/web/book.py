@@ -1,0 +1,668 @@
+"""The customer booking page ``/{slug}/book``: choose, pick a time, say who, confirm.
+
+Four steps, each a plain form, so the page books with no JavaScript at all; the state
+travels in the forms (a query string while nothing personal is in it, hidden fields once
+there is):
+
+1. *Your job* (``GET``): service, frequency, parameters (within their min and max),
+   extras and zip code, with the price; "Update price" asks again.
+2. *Date and time* (``GET ?step=date``): which of the next ``DAYS_SHOWN`` days have any
+   open start, then the open starts of the chosen day, in the company's timezone.
+3. *Your details* (``GET ?step=details`` shows the form, ``POST step=review`` checks it):
+   name, email, phone, street, city, state, access notes, each refusal beside its field.
+4. *Confirm* (``POST step=confirm``): the booking is made, then the confirmation page
+   with its code, time and tracking link. A time taken meanwhile shows the open times
+   again with a sentence saying so.
+
+The page is a client of the public API in process (``adapters.http.public.call_public``):
+the catalog, the price, the open days and starts and the booking are the answers of
+``/api/public/{slug}/catalog|quote|days|slots|book`` themselves, through the same
+pipeline (structuring, SPEC.md ceilings, idempotency, the use cases), so the page can
+never show a price or a time the API would not.
+
+A double submit books once: the details form carries a random flow token, sent as the
+booking's ``Idempotency-Key``; the same token again replays the booking made. The CSRF
+token of the POSTs is bound to that flow token (an HMAC under the session secret), not
+to the session cookie: framed on another site (``?embed=1``), the browser sends no
+SameSite=Lax cookie, and the flow still posts.
+
+``?embed=1`` renders without the page's header and may be framed by any site
+(``frame-ancestors *``, no ``X-Frame-Options``); every other page keeps the strict
+headers of ``adapters.web.pages``. This page alone allows a script, from the site
+itself: ``/assets/book.js`` updates the price live through ``POST
+/api/public/{slug}/quote`` and, framed, tells the embedding page its height. The
+embedding snippet ``<script src="{base}/{slug}/embed.js" async></script>`` inserts the
+iframe.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from typing import Any
+from urllib.parse import urlencode
+from zoneinfo import ZoneInfo
+
+import attrs
+from attrs import frozen
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from adapters.http.public import PublicBookingBody, call_public
+from adapters.http.structuring import structure
+from adapters.web.admin_booking import long_date, money
+from adapters.web.crew import clock_time
+from adapters.web.customer import company_of, customer_page
+from adapters.web.deps import WebDeps
+from adapters.web.pages import CSRF_FIELD, STATIC, PageError, Visit, asset_version
+from adapters.web.sessions import Session
+from booking_core.companies import SLUG_PATTERN, Company
+from booking_core.errors import ValidationFailed
+
+DAYS_SHOWN = 21
+"""How many days from today the date step lists (three weeks)."""
+CUSTOMER_FIELDS = ("name", "email", "phone", "line1", "line2", "city", "state", "access_notes")
+REQUIRED = {
+    "name": "Enter your name.",
+    "email": "Enter your email address, e.g. you@example.com.",
+    "line1": "Enter the street address.",
+    "city": "Enter the city.",
+    "state": "Enter the state, e.g. NY.",
+}
+WIRE_FIELDS = {
+    "customer.name": "name",
+    "customer.email": "email",
+    "customer.phone": "phone",
+    "address.line1": "line1",
+    "address.line2": "line2",
+    "address.city": "city",
+    "address.state": "state",
+    "address.zip": "zip",
+    "address.accessNotes": "access_notes",
+    "notes": "access_notes",
+    "zip": "zip",
+}
+"""Where a refusal of the API's body is shown on the page."""
+SLOT_TAKEN = "Sorry, that time was just taken. Here are the open times now: pick another."
+SLOT_GONE = "That time is no longer open. Here are the open times now: pick another."
+ZIP_TEXT = "Enter the 5-digit zip code of the place to be served, e.g. 10001."
+BOOK_JS = (STATIC / "book.js").read_bytes()
+BOOK_JS_VERSION = asset_version("book.js")
+EMBED_JS = (STATIC / "embed.js").read_bytes()
+
+
+def page_policy(embed: bool) -> str:
+    """The booking page's CSP: the site's own script and fetches; framed by any site
+    when embedded, by none otherwise."""
+    ancestors = "*" if embed else "'none'"
+    return (
+        "default-src 'none'; style-src 'self'; img-src 'self' data:; script-src 'self';"
+        f" connect-src 'self'; form-action 'self'; frame-ancestors {ancestors};"
+        " base-uri 'none'"
+    )
+
+
+def flow_csrf(visit: Visit, flow: str) -> str:
+    """The CSRF token of a booking flow: bound to its flow token, not to the session."""
+    return visit.deps.sessions.csrf_token(Session(f"book:{flow}", visit.deps.clock.now()))
+
+
+def csrf_of_flow(visit: Visit) -> bool:
+    """A POST of this page is good when its token is its flow token's."""
+    flow = visit.field("flow")
+    if not 16 <= len(flow) <= 64:
+        return False
+    session = Session(f"book:{flow}", visit.deps.clock.now())
+    return visit.deps.sessions.csrf_valid(session, visit.field(CSRF_FIELD))
+
+
+@frozen
+class Choice:
+    """What the customer chose at step 1, read from the request (query or form)."""
+
+    service: dict[str, Any]
+    frequency: str
+    parameters: tuple[tuple[dict[str, Any], int], ...]
+    extras: tuple[tuple[dict[str, Any], int], ...]
+    zip: str
+    errors: dict[str, str]
+
+    def items(self) -> dict[str, list[dict[str, Any]]]:
+        """Parameters and extras as the API's body takes them."""
+        return {
+            "parameters": [{"id": p["id"], "quantity": q} for p, q in self.parameters],
+            "extras": [{"id": e["id"], "quantity": q} for e, q in self.extras if q > 0],
+        }
+
+    def specs(self) -> list[tuple[str, str]]:
+        """Parameters and extras as the API's query string takes them."""
+        items = self.items()
+        return [
+            (name, ",".join(f"{i['id']}:{i['quantity']}" for i in items[name]))
+            for name in ("parameters", "extras")
+            if items[name]
+        ]
+
+    def state(self) -> list[tuple[str, str]]:
+        """The choice as form fields, to carry to the next step."""
+        pairs = [("service", self.service["id"]), ("frequency", self.frequency)]
+        pairs += [(f"param.{p['id']}", str(q)) for p, q in self.parameters]
+        pairs += [(f"extra.{e['id']}", str(q)) for e, q in self.extras if q > 0]
+        pairs.append(("zip", self.zip))
+        return pairs
+
+
+def _services(catalog: Mapping[str, Any]) -> list[dict[str, Any]]:
+    return [s for industry in catalog["industries"] for s in industry["services"]]
+
+
+def _quantity(text: str, low: int, high: int, default: int) -> tuple[int, str | None]:
+    text = text.strip()
+    if not text:
+        return default, None
+    if not text.isdigit() or not low <= int(text) <= high:
+        return default, f"Choose {low} to {high}."
+    return int(text), None
+
+
+def read_choice(catalog: Mapping[str, Any], values: Mapping[str, str]) -> Choice:
+    """The step-1 choice in ``values``: the first service, one time, the parameters'
+    minimums and no extras until chosen; a quantity out of range is a field error."""
+    services = _services(catalog)
+    if not services:
+        raise PageError(404, "Not open for booking", "This company takes no bookings online yet.")
+    service = next((s for s in services if s["id"] == values.get("service")), services[0])
+    slugs = [f["slug"] for f in catalog["frequencies"]]
+    frequency = values.get("frequency", "")
+    if frequency not in slugs:
+        frequency = "one_time" if "one_time" in slugs else slugs[0]
+    errors: dict[str, str] = {}
+    parameters = []
+    for p in service["parameters"]:
+        low, high = p["minQuantity"], p["maxQuantity"]
+        quantity, problem = _quantity(values.get(f"param.{p['id']}", ""), low, high, low)
+        if problem:
+            errors[f"param.{p['id']}"] = problem
+        parameters.append((p, quantity))
+    extras = []
+    for e in service["extras"]:
+        if not _goes_with(e, frequency):
+            continue
+        quantity, problem = _quantity(values.get(f"extra.{e['id']}", ""), 0, e["maxQuantity"], 0)
+        if problem:
+            errors[f"extra.{e['id']}"] = problem
+        extras.append((e, quantity))
+    zip_code = values.get("zip", "").strip()
+    return Choice(service, frequency, tuple(parameters), tuple(extras), zip_code, errors)
+
+
+class Booker:
+    """One visit of the booking page: the company, what was sent, the public API."""
+
+    def __init__(self, visit: Visit) -> None:
+        self.visit = visit
+        self.company: Company = company_of(visit) if visit.company is None else visit.company
+        request = visit.request
+        self.values: dict[str, str] = {**dict(request.query_params), **visit.form}
+        self.embed = self.values.get("embed") == "1"
+        self.zone = ZoneInfo(self.company.timezone)
+        visit.frameable = self.embed
+        self._catalog: dict[str, Any] | None = None
+
+    @property
+    def path(self) -> str:
+        return f"/{self.company.slug}/book"
+
+    def api(self, name: str, **kwargs: Any) -> tuple[int, Any]:
+        """The public endpoint ``name``'s answer for this company."""
+        deps = self.visit.deps.api
+        if deps is None:
+            raise RuntimeError("the booking page needs the API's dependencies (WebDeps.api)")
+        request_id = getattr(self.visit.request.state, "request_id", "")
+        return call_public(
+            deps, self.company.id, self.company.slug, name, request_id=request_id, **kwargs
+        )
+
+    def catalog(self) -> dict[str, Any]:
+        """The API's catalog of the company (asked once a request)."""
+        if self._catalog is None:
+            status, catalog = self.api("catalog")
+            if status != 200:
+                raise PageError(503, "Booking is unavailable", "Please try again in a minute.")
+            self._catalog = catalog
+        return self._catalog
+
+    def quote(self, choice: Choice, start: str | None = None) -> tuple[dict[str, Any] | None, str]:
+        """The API's price of ``choice`` (and the start, for date fees), or why not."""
+        body: dict[str, Any] = {
+            "serviceId": choice.service["id"],
+            "frequencySlug": choice.frequency,
+            **choice.items(),
+        }
+        if len(choice.zip) == 5 and choice.zip.isdigit():
+            body["zip"] = choice.zip
+        if start:
+            body["startIso"] = start
+        status, answer = self.api("quote", body=body)
+        if status != 200:
+            return None, str(answer["error"]["message"])
+        return answer, ""
+
+    def href(self, pairs: Sequence[tuple[str, str]]) -> str:
+        """This page's address with ``pairs`` (and ``embed=1`` when framed)."""
+        pairs = [*pairs, ("embed", "1")] if self.embed else list(pairs)
+        return f"{self.path}?{urlencode(pairs)}"
+
+    def local(self, iso: str) -> datetime:
+        return datetime.fromisoformat(iso).astimezone(self.zone)
+
+    def when(self, iso: str) -> str:
+        """``Tuesday, March 10, 2026 at 9:00 AM`` in the company's timezone."""
+        local = self.local(iso)
+        return f"{long_date(local.date())} at {clock_time(local)}"
+
+    def render(self, template: str, status: int = 200, **context: Any) -> Response:
+        flow = context.pop("flow", "")
+        response = self.visit.render(
+            template,
+            status=status,
+            embed=self.embed,
+            book_path=self.path,
+            script_version=BOOK_JS_VERSION,
+            flow=flow,
+            csrf_token=flow_csrf(self.visit, flow) if flow else "",
+            money=money,
+            **context,
+        )
+        response.headers["content-security-policy"] = page_policy(self.embed)
+        return response
+
+
+def price_lines(price: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """(label, amount, kind) of a priced visit, line by line, to the total."""
+    rows = []
+    for line in price["lines"]:
+        label = line["name"]
+        if line["kind"] == "parameter":
+            label = f"{line['name']}: {line['quantity']}"
+        elif line["quantity"] != 1:
+            label = f"{line['name']} \u00d7 {line['quantity']}"
+        rows.append((label, money(line["amountCents"]), line["kind"]))
+    rows.extend((d["name"], money(-d["amountCents"]), "discount") for d in price["discounts"])
+    rows.extend((f["name"], money(f["amountCents"]), "fee") for f in price["fees"])
+    if price["taxCents"]:
+        rows.append((f"Tax ({price['taxRateBps'] / 100:g}%)", money(price["taxCents"]), "tax"))
+    return rows
+
+
+def _duration(minutes: int) -> str:
+    hours, rest = divmod(minutes, 60)
+    if not hours:
+        return f"{rest} min"
+    return f"{hours} h {rest} min" if rest else f"{hours} h"
+
+
+OptionSet = tuple[
+    dict[str, Any], bool, list[tuple[dict[str, Any], int]], list[tuple[dict[str, Any], int, bool]]
+]
+
+
+def option_sets(services: list[dict[str, Any]], choice: Choice) -> list[OptionSet]:
+    """Each service with its parameters and extras (quantity, and whether the extra goes
+    with the chosen frequency): the chosen service's as chosen, the others' at their
+    defaults. The page shows the chosen one; the others are disabled fieldsets, which
+    the script shows when their service is picked."""
+    sets: list[OptionSet] = []
+    for service in services:
+        chosen = service["id"] == choice.service["id"]
+        counts = {p["id"]: q for p, q in choice.parameters} if chosen else {}
+        extras = {e["id"]: q for e, q in choice.extras} if chosen else {}
+        sets.append(
+            (
+                service,
+                chosen,
+                [(p, counts.get(p["id"], p["minQuantity"])) for p in service["parameters"]],
+                [
+                    (e, extras.get(e["id"], 0), _goes_with(e, choice.frequency))
+                    for e in service["extras"]
+                ],
+            )
+        )
+    return sets
+
+
+def _goes_with(extra: Mapping[str, Any], frequency: str) -> bool:
+    return not extra["frequencySlugs"] or frequency in extra["frequencySlugs"]
+
+
+def step_job(book: Booker, choice: Choice, status: int = 200, alert: str = "") -> Response:
+    """Step 1: the choice and its price."""
+    catalog = book.catalog()
+    quote, problem = book.quote(choice)
+    return book.render(
+        "book.html",
+        status=status,
+        step=1,
+        services=_services(catalog),
+        option_sets=option_sets(_services(catalog), choice),
+        frequencies=catalog["frequencies"],
+        choice=choice,
+        quote=quote,
+        lines=price_lines(quote["firstVisit"]) if quote else [],
+        duration=_duration(quote["firstVisit"]["durationMinutes"]) if quote else "",
+        problem=problem,
+        errors=choice.errors,
+        alert=alert,
+        quote_url=f"/api/public/{book.company.slug}/quote",
+    )
+
+
+def _zip_error(book: Booker, choice: Choice) -> str | None:
+    if not (len(choice.zip) == 5 and choice.zip.isdigit()):
+        return ZIP_TEXT
+    return None
+
+
+def _api_field_errors(answer: Mapping[str, Any]) -> dict[str, str]:
+    problems: dict[str, str] = answer.get("error", {}).get("fieldErrors") or {}
+    return {WIRE_FIELDS.get(name, name): text for name, text in problems.items()}
+
+
+def step_date(book: Booker, choice: Choice, status: int = 200, alert: str = "") -> Response:
+    """Step 2: the days with an opening, then the open starts of the chosen day."""
+    problem = _zip_error(book, choice)
+    if problem or choice.errors:
+        errors = {**choice.errors, **({"zip": problem} if problem else {})}
+        return step_job(book, attrs.evolve(choice, errors=errors), status=422)
+    today = book.visit.deps.clock.now().astimezone(book.zone).date()
+    base = [("serviceId", choice.service["id"]), ("zip", choice.zip)]
+    base += [("frequencySlug", choice.frequency), *choice.specs()]
+    days_status, days = book.api(
+        "days", query=[*base, ("from", today.isoformat()), ("count", str(DAYS_SHOWN))]
+    )
+    if days_status != 200:
+        errors = _api_field_errors(days)
+        if "zip" not in errors:
+            errors = {"zip": str(days["error"]["message"])}
+        return step_job(book, attrs.evolve(choice, errors=errors), status=422)
+    open_days = [date.fromisoformat(d["date"]) for d in days if d["available"]]
+    chosen = _read_date(book.values.get("date", ""))
+    if chosen is None and open_days:
+        chosen = open_days[0]
+    starts: list[tuple[str, str]] = []
+    if chosen is not None:
+        slots_status, slots = book.api("slots", query=[*base, ("date", chosen.isoformat())])
+        if slots_status == 200:
+            seen = sorted({s["startIso"] for s in slots["data"]}, key=book.local)
+            starts = [(iso, clock_time(book.local(iso))) for iso in seen]
+    state = choice.state()
+    weeks = _calendar(today, [(date.fromisoformat(d["date"]), d["available"]) for d in days])
+    return book.render(
+        "book.html",
+        status=status,
+        step=2,
+        choice=choice,
+        state=state,
+        weeks=weeks,
+        chosen=chosen,
+        chosen_label=long_date(chosen) if chosen else "",
+        starts=starts,
+        day_href=lambda day: (
+            book.href([*state, ("step", "date"), ("date", day.isoformat())]) + "#times"
+        ),
+        start_href=lambda iso: book.href(
+            [
+                *state,
+                ("step", "details"),
+                ("date", chosen.isoformat() if chosen else ""),
+                ("start", iso),
+            ]
+        ),
+        back_href=book.href(state),
+        alert=alert,
+        any_open=bool(open_days),
+        timezone=book.company.timezone,
+    )
+
+
+def _calendar(today: date, days: list[tuple[date, bool]]) -> list[list[tuple[date, bool] | None]]:
+    """The days in weeks from Monday, blanks before the first and after the last."""
+    if not days:
+        return []
+    cells: list[tuple[date, bool] | None] = [None] * days[0][0].weekday()
+    cells += days
+    cells += [None] * (-len(cells) % 7)
+    return [cells[i : i + 7] for i in range(0, len(cells), 7)]
+
+
+def _read_date(text: str) -> date | None:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+def _read_start(book: Booker) -> str | None:
+    text = book.values.get("start", "")
+    try:
+        instant = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return text if instant.tzinfo is not None else None
+
+
+def step_details(
+    book: Booker,
+    choice: Choice,
+    start: str,
+    *,
+    values: Mapping[str, str] | None = None,
+    errors: Mapping[str, str] | None = None,
+    status: int = 200,
+    alert: str = "",
+    flow: str = "",
+) -> Response:
+    """Step 3: who and where."""
+    state = [*choice.state(), ("date", book.local(start).date().isoformat()), ("start", start)]
+    return book.render(
+        "book_details.html",
+        status=status,
+        step=3,
+        choice=choice,
+        state=state,
+        when=book.when(start),
+        values=values or {},
+        errors=errors or {},
+        alert=alert,
+        flow=flow or secrets.token_urlsafe(24),
+        change_href=book.href([*choice.state(), ("step", "date"), ("date", state[-2][1])]),
+        job_href=book.href(choice.state()),
+    )
+
+
+def _customer_body(choice: Choice, start: str, values: Mapping[str, str]) -> dict[str, Any]:
+    customer: dict[str, Any] = {"name": values["name"], "email": values["email"]}
+    if values["phone"]:
+        customer["phone"] = values["phone"]
+    return {
+        "serviceId": choice.service["id"],
+        "frequencySlug": choice.frequency,
+        "startIso": start,
+        "customer": customer,
+        "address": {
+            "line1": values["line1"],
+            "line2": values["line2"],
+            "city": values["city"],
+            "state": values["state"],
+            "zip": choice.zip,
+            "accessNotes": values["access_notes"],
+        },
+        **choice.items(),
+    }
+
+
+def _check_details(body: Mapping[str, Any], values: Mapping[str, str]) -> dict[str, str]:
+    """The field errors of the details: required fields, then the API's own structuring
+    (its SPEC.md ceilings and email rule) of the booking body."""
+    errors = {name: text for name, text in REQUIRED.items() if not values[name]}
+    try:
+        structure(dict(body), PublicBookingBody)
+    except ValidationFailed as failed:
+        for name, text in failed.field_errors.items():
+            errors.setdefault(WIRE_FIELDS.get(name.removeprefix("body."), name), text)
+    return errors
+
+
+def review(book: Booker, choice: Choice, start: str) -> Response:
+    """``POST step=review``: the details checked, then the whole booking to confirm."""
+    values = {name: book.values.get(name, "").strip() for name in CUSTOMER_FIELDS}
+    flow = book.values["flow"]
+    body = _customer_body(choice, start, values)
+    errors = _check_details(body, values)
+    if errors:
+        return step_details(
+            book, choice, start, values=values, errors=errors, status=422, flow=flow
+        )
+    quote, problem = book.quote(choice, start)
+    return book.render(
+        "book_review.html",
+        step=4,
+        choice=choice,
+        state=[*choice.state(), ("start", start)],
+        values=values,
+        when=book.when(start),
+        quote=quote,
+        lines=price_lines(quote["firstVisit"]) if quote else [],
+        later=quote["laterVisits"] if quote else None,
+        problem=problem,
+        frequency_name=_frequency_name(book, choice),
+        flow=flow,
+    )
+
+
+def _frequency_name(book: Booker, choice: Choice) -> str:
+    for frequency in book.catalog()["frequencies"]:
+        if frequency["slug"] == choice.frequency:
+            return str(frequency["name"])
+    return choice.frequency
+
+
+def confirm(book: Booker, choice: Choice, start: str) -> Response:
+    """``POST step=confirm``: book through the public book endpoint, once per flow."""
+    values = {name: book.values.get(name, "").strip() for name in CUSTOMER_FIELDS}
+    flow = book.values["flow"]
+    body = _customer_body(choice, start, values)
+    status, answer = book.api("book", body=body, idempotency_key=f"book-page:{flow}")
+    if status == 201:
+        return book.render(
+            "book_done.html",
+            step=5,
+            booking=answer,
+            when=book.when(answer["startIso"]),
+            ends=clock_time(book.local(answer["endIso"])),
+            visits=len(answer["bookings"]),
+            total=money(answer["price"]["totalCents"]),
+            email=values["email"],
+            again_href=book.href([]),
+        )
+    error = answer["error"]
+    code, message = error["code"], str(error["message"])
+    day = [("date", book.local(start).date().isoformat())]
+    if code == "conflict":
+        return step_date(_with(book, day), choice, status=409, alert=SLOT_TAKEN)
+    if status == 422 and "is not an open slot" in message:
+        return step_date(_with(book, day), choice, status=409, alert=SLOT_GONE)
+    if code == "idempotency_key_reused":
+        alert = "This booking was already sent with other details. Check them and send again."
+        return step_details(book, choice, start, values=values, status=409, alert=alert)
+    if code == "idempotency_key_in_use":
+        alert = "Your booking is being made. Wait a moment, then send again."
+        return step_details(book, choice, start, values=values, status=409, alert=alert, flow=flow)
+    errors = _api_field_errors(answer)
+    return step_details(
+        book, choice, start, values=values, errors=errors, status=422, alert=message, flow=flow
+    )
+
+
+def _with(book: Booker, pairs: list[tuple[str, str]]) -> Booker:
+    book.values.update(pairs)
+    return book
+
+
+def booking_page(visit: Visit) -> Response:
+    """``GET|POST /{slug}/book``: the step the request names."""
+    book = Booker(visit)
+    catalog = book.catalog()
+    choice = read_choice(catalog, book.values)
+    step = book.values.get("step", "")
+    if visit.request.method == "POST":
+        start = _read_start(book)
+        if start is None or step not in {"review", "confirm", "edit"}:
+            raise PageError(400, "That form could not be read", "Start again from the first step.")
+        if step == "edit":
+            values = {name: book.values.get(name, "").strip() for name in CUSTOMER_FIELDS}
+            return step_details(book, choice, start, values=values, flow=book.values["flow"])
+        if step == "review":
+            return review(book, choice, start)
+        return confirm(book, choice, start)
+    if step == "date":
+        return step_date(book, choice)
+    if step == "details":
+        start = _read_start(book)
+        if start is None:
+            return step_date(book, choice)
+        return step_details(book, choice, start)
+    return step_job(book, choice, status=422 if choice.errors else 200)
+
+
+async def book_script(request: Request) -> Response:
+    """``/assets/book.js``: the booking page's live price and, framed, its height."""
+    cache = "public, max-age=31536000, immutable"
+    if request.query_params.get("v") != BOOK_JS_VERSION:
+        cache = "public, max-age=300"
+    return Response(
+        BOOK_JS,
+        media_type="text/javascript",
+        headers={"cache-control": cache, "x-content-type-options": "nosniff"},
+    )
+
+
+def embed_script(deps: WebDeps) -> Route:
+    """``/{slug}/embed.js``: the snippet's script, which puts the company's booking page
+    in an iframe where the script tag stands; 404 for an unknown company. No cookie."""
+
+    def known(slug: str) -> bool:
+        if not 1 <= len(slug) <= 63 or not SLUG_PATTERN.match(slug):
+            return False
+        with deps.reader() as uow:
+            return uow.companies.by_slug(slug) is not None
+
+    async def answer(request: Request) -> Response:
+        slug = str(request.path_params["slug"])
+        if not await run_in_threadpool(known, slug):
+            return Response("// No such company.\n", 404, media_type="text/javascript")
+        return Response(
+            EMBED_JS.replace(b"__SLUG__", slug.encode()),
+            media_type="text/javascript",
+            headers={
+                "cache-control": "public, max-age=300",
+                "x-content-type-options": "nosniff",
+                "cross-origin-resource-policy": "cross-origin",
+            },
+        )
+
+    return Route("/{slug}/embed.js", answer, methods=["GET"])
+
+
+def routes(deps: WebDeps) -> list[BaseRoute]:
+    """The booking page, its script and the embed snippet's script."""
+    return [
+        Route("/assets/book.js", book_script, methods=["GET"]),
+        customer_page(
+            "/{slug}/book", deps, booking_page, methods=("GET", "POST"), csrf=csrf_of_flow
+        ),
+        embed_script(deps),
+    ]

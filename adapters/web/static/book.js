@@ -1,0 +1,190 @@
+/* The booking page's progressive enhancement: the page books without it.
+   - Step 1: the price follows the choices live (POST /api/public/{slug}/quote, the
+     same answer the "Update price" button gets); picking another service shows its
+     options at once.
+   - Framed (?embed=1): tells the embedding page its height, for embed.js. */
+(function () {
+  "use strict";
+
+  function money(cents) {
+    var sign = cents < 0 ? "-" : "";
+    var abs = Math.abs(cents);
+    var whole = Math.floor(abs / 100).toLocaleString("en-US");
+    return sign + "$" + whole + "." + String(abs % 100).padStart(2, "0");
+  }
+
+  function duration(minutes) {
+    var hours = Math.floor(minutes / 60);
+    var rest = minutes % 60;
+    if (!hours) {
+      return rest + " min";
+    }
+    return rest ? hours + " h " + rest + " min" : hours + " h";
+  }
+
+  function lineLabel(line) {
+    if (line.kind === "parameter") {
+      return line.name + ": " + line.quantity;
+    }
+    return line.quantity !== 1 ? line.name + " \u00d7 " + line.quantity : line.name;
+  }
+
+  function rows(price) {
+    var out = price.lines.map(function (line) {
+      return [lineLabel(line), money(line.amountCents), line.kind];
+    });
+    price.discounts.forEach(function (d) {
+      out.push([d.name, money(-d.amountCents), "discount"]);
+    });
+    price.fees.forEach(function (f) {
+      out.push([f.name, money(f.amountCents), "fee"]);
+    });
+    if (price.taxCents) {
+      out.push(["Tax (" + price.taxRateBps / 100 + "%)", money(price.taxCents), "tax"]);
+    }
+    return out;
+  }
+
+  function livePrice(form) {
+    var url = form.getAttribute("data-quote-url");
+    var total = form.querySelector("[data-price-total]");
+    var body = form.querySelector("[data-price-lines]");
+    var later = form.querySelector("[data-price-later]");
+    var length = form.querySelector("[data-price-duration]");
+    var problem = form.querySelector("[data-price-problem]");
+    var asked = 0;
+    var timer = null;
+
+    function selection() {
+      var data = new FormData(form);
+      var request = {
+        serviceId: data.get("service"),
+        frequencySlug: data.get("frequency") || "one_time",
+        parameters: [],
+        extras: []
+      };
+      data.forEach(function (value, name) {
+        var quantity = parseInt(value, 10);
+        if (name.indexOf("param.") === 0) {
+          request.parameters.push({ id: name.slice(6), quantity: isNaN(quantity) ? 0 : quantity });
+        } else if (name.indexOf("extra.") === 0 && quantity > 0) {
+          request.extras.push({ id: name.slice(6), quantity: quantity });
+        }
+      });
+      var zip = String(data.get("zip") || "").trim();
+      if (/^[0-9]{5}$/.test(zip)) {
+        request.zip = zip;
+      }
+      return request;
+    }
+
+    function show(answer) {
+      var price = answer.firstVisit;
+      total.textContent = money(price.totalCents);
+      body.replaceChildren();
+      rows(price).forEach(function (row) {
+        var tr = document.createElement("tr");
+        tr.className = "bkp-line-" + row[2];
+        var th = document.createElement("th");
+        th.scope = "row";
+        th.textContent = row[0];
+        var td = document.createElement("td");
+        td.className = "num";
+        td.textContent = row[1];
+        tr.append(th, td);
+        body.append(tr);
+      });
+      if (answer.laterVisits) {
+        later.textContent = "Later visits: " + money(answer.laterVisits.totalCents) + " each.";
+        later.hidden = false;
+      } else {
+        later.hidden = true;
+      }
+      if (length) {
+        length.textContent = duration(price.durationMinutes);
+      }
+      problem.hidden = true;
+    }
+
+    function ask() {
+      asked += 1;
+      var mine = asked;
+      fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(selection())
+      })
+        .then(function (response) {
+          return response.json().then(function (answer) {
+            return { ok: response.ok, answer: answer };
+          });
+        })
+        .then(function (result) {
+          if (mine !== asked) {
+            return;
+          }
+          if (result.ok) {
+            show(result.answer);
+          } else {
+            problem.textContent = result.answer.error || "This choice cannot be priced.";
+            problem.hidden = false;
+          }
+        })
+        .catch(function () {
+          /* offline: the Update price button still works */
+        });
+    }
+
+    function showOptions() {
+      var service = form.querySelector("input[name=service]:checked");
+      var frequency = form.querySelector("input[name=frequency]:checked");
+      form.querySelectorAll("fieldset[data-service]").forEach(function (set) {
+        var on = service && set.getAttribute("data-service") === service.value;
+        set.hidden = !on;
+        set.disabled = !on;
+      });
+      form.querySelectorAll("[data-frequencies]").forEach(function (extra) {
+        var slugs = extra.getAttribute("data-frequencies").split(" ").filter(Boolean);
+        var on = !slugs.length || (frequency && slugs.indexOf(frequency.value) >= 0);
+        extra.hidden = !on;
+        extra.querySelectorAll("input").forEach(function (input) {
+          input.disabled = !on;
+        });
+      });
+    }
+
+    function changed(event) {
+      if (event.target.name === "service" || event.target.name === "frequency") {
+        showOptions();
+      }
+      clearTimeout(timer);
+      timer = setTimeout(ask, 200);
+    }
+
+    form.addEventListener("change", changed);
+    form.addEventListener("input", changed);
+    var update = form.querySelector("[data-update-price]");
+    if (update) {
+      update.hidden = true;
+    }
+  }
+
+  function reportHeight() {
+    if (window.parent === window) {
+      return;
+    }
+    function send() {
+      window.parent.postMessage({ bookingHeight: document.documentElement.scrollHeight }, "*");
+    }
+    send();
+    if (window.ResizeObserver) {
+      new ResizeObserver(send).observe(document.body);
+    }
+  }
+
+  var form = document.querySelector("form[data-quote-url]");
+  if (form) {
+    livePrice(form);
+  }
+  reportHeight();
+})();

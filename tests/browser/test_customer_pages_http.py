@@ -1,0 +1,355 @@
+"""The customer's tracking and quote pages over HTTP without a browser: who may see which
+page, the self-service cutoff, the expired link, and answering a quote (its status and
+its event), at instants set by a fixed clock."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from datetime import datetime, timedelta
+
+import httpx
+
+from booking_core.bookings import Booking, BookingStatus
+from booking_core.clock import FixedClock
+from booking_core.customers import Address
+from booking_core.events import EventType
+from booking_core.plans import CancelScope
+from booking_core.pricing import Selection
+from booking_core.quotes import ManualLine, Quote, QuoteStatus
+from booking_core.services import scheduling
+from booking_core.services.customers import CreateCustomer, create_customer
+from booking_core.services.quotes import CreateQuote, create_quote
+from tests.browser.support import Job, Site
+from tests.browser.test_pages_http import CSRF, app_with, client, run_async
+
+CLOSED = (
+    "Changes online close 24 hours before the visit. "
+    "Call or email Brightside Cleaning to change it."
+)
+
+
+def fetch(
+    site: Site, at: datetime, *steps: tuple[str, str, dict[str, str]]
+) -> list[httpx.Response]:
+    """Each (method, path, form) in one browser session, at instant ``at``; a POST carries
+    the CSRF token of the page fetched before it."""
+    app = app_with(site, clock=FixedClock(at))
+
+    async def scenario() -> list[httpx.Response]:
+        answers: list[httpx.Response] = []
+        async with client(app) as browser:
+            token = ""
+            for method, path, form in steps:
+                if method == "POST":
+                    answer = await browser.post(path, data={"csrf_token": token, **form})
+                else:
+                    answer = await browser.get(path)
+                found = CSRF.search(answer.text)
+                token = found.group(1) if found else token
+                answers.append(answer)
+        return answers
+
+    return run_async(scenario)
+
+
+def get(site: Site, at: datetime, path: str) -> httpx.Response:
+    return fetch(site, at, ("GET", path, {}))[0]
+
+
+def track(job: Job, booking: Booking | None = None) -> str:
+    return f"/{job.company.slug}/track/{(booking or job.booking).tracking_token}"
+
+
+def events_of(site: Site, company_id: str, kind: EventType) -> list[str]:
+    """Ids of the subjects of the company's recorded (undispatched) events of ``kind``."""
+    with site.container.uow() as uow:
+        events = uow.outbox.claim_undispatched(100_000)
+    return [e.subject.id for e in events if e.company_id == company_id and e.type is kind]
+
+
+def test_the_tracking_page_shows_the_visit_and_only_the_crew_s_first_names(site: Site):
+    job = site.crew_job(name="Rosa Diaz")
+    booking = job.booking
+    page = get(site, booking.start - timedelta(days=3), track(job))
+    assert page.status_code == 200
+    text = page.text
+    assert "Scheduled" in text
+    assert booking.code in text
+    assert "Rosa" in text
+    assert "Diaz" not in text
+    assert "9 Compiler Ct, Apt 4B" in text
+    assert "New York, NY 10001" in text
+    local = booking.local_start
+    assert f"{local:%A}, {local:%B} {local.day}, {local.year}" in text
+    assert f"{local:%Z}" in text  # EST or EDT
+    assert "New York time" in text
+    assert "Grace" not in text  # the customer's name is not on a page anyone with the link sees
+    assert 'href="' + track(job) + '/reschedule"' in text
+    assert 'href="' + track(job) + '/cancel"' in text
+    assert "script-src" not in page.headers["content-security-policy"]
+
+
+def test_another_company_s_token_and_an_unknown_one_are_the_404_page(site: Site):
+    job, other = site.crew_job(), site.crew_job()
+    at = job.booking.start - timedelta(days=3)
+    borrowed = get(site, at, f"/{other.company.slug}/track/{job.booking.tracking_token}")
+    assert borrowed.status_code == 404
+    unknown = get(site, at, f"/{job.company.slug}/track/{secrets.token_urlsafe(32)}")
+    assert unknown.status_code == 404
+    assert "There is nothing here" in borrowed.text
+    assert "There is nothing here" in unknown.text
+    for answer, company in ((borrowed, other.company), (unknown, job.company)):
+        assert "Go to sign-in" not in answer.text
+        assert f'href="/{company.slug}/book"' in answer.text  # its booking page instead
+    no_company = get(site, at, f"/no-such-company-{secrets.token_hex(3)}/track/abc")
+    assert no_company.status_code == 404
+    assert "Go to sign-in" not in no_company.text
+
+
+def test_inside_the_cutoff_the_buttons_give_way_to_a_sentence_and_posts_change_nothing(
+    site: Site,
+):
+    job = site.crew_job()
+    booking = job.booking
+    inside = booking.start - timedelta(hours=23)
+    page = get(site, inside, track(job))
+    assert page.status_code == 200
+    assert CLOSED in page.text
+    assert "/reschedule" not in page.text
+    assert "/cancel" not in page.text
+    later = booking.start + timedelta(days=2)
+    _, cancel, reschedule = fetch(
+        site,
+        inside,
+        ("GET", "/sign-in", {}),  # a form opened earlier: the session's CSRF token
+        ("POST", track(job) + "/cancel", {}),
+        ("POST", track(job) + "/reschedule", {"start": later.isoformat()}),
+    )
+    for refused in (cancel, reschedule):
+        assert refused.status_code == 409
+        assert CLOSED in refused.text
+    assert site.booking(job) == booking  # not even its version moved
+    assert booking.id not in events_of(site, job.company.id, EventType.BOOKING_CANCELLED)
+    # The forms themselves send the visitor back to the page with the sentence.
+    form = get(site, inside, track(job) + "/cancel")
+    assert form.status_code == 303
+    assert form.headers["location"] == track(job)
+
+
+def test_a_customer_cancels_from_the_link_and_the_event_is_recorded(site: Site):
+    job = site.crew_job()
+    at = job.booking.start - timedelta(days=2)
+    confirm, done, after = fetch(
+        site,
+        at,
+        ("GET", track(job) + "/cancel", {}),
+        ("POST", track(job) + "/cancel", {}),
+        ("GET", track(job), {}),
+    )
+    assert confirm.status_code == 200
+    assert "Cancel this visit?" in confirm.text
+    assert done.status_code == 303
+    assert done.headers["location"] == track(job)
+    assert "Your visit is cancelled." in after.text
+    assert "Cancelled" in after.text
+    assert "/cancel" not in after.text
+    stored = site.booking(job)
+    assert stored.status is BookingStatus.CANCELLED
+    assert job.booking.id in events_of(site, job.company.id, EventType.BOOKING_CANCELLED)
+
+
+def test_a_forged_cancel_without_the_page_s_token_is_refused(site: Site):
+    job = site.crew_job()
+    (refused,) = fetch(
+        site, job.booking.start - timedelta(days=2), ("POST", track(job) + "/cancel", {})
+    )
+    assert refused.status_code == 403
+    assert site.booking(job).status is BookingStatus.SCHEDULED
+
+
+def test_a_customer_moves_the_visit_to_a_listed_time(site: Site):
+    job = site.crew_job()
+    booking = job.booking
+    at = booking.start - timedelta(days=2)
+    day = booking.local_start.date() + timedelta(days=1)
+    listed = get(site, at, f"{track(job)}/reschedule?date={day.isoformat()}")
+    assert listed.status_code == 200
+    starts = re.findall(r'name="start" value="([^"]+)"', listed.text)
+    assert starts, listed.text
+    chosen = starts[-1]
+    _, moved, after = fetch(
+        site,
+        at,
+        ("GET", f"{track(job)}/reschedule?date={day.isoformat()}", {}),
+        ("POST", f"{track(job)}/reschedule", {"start": chosen, "date": day.isoformat()}),
+        ("GET", track(job), {}),
+    )
+    assert moved.status_code == 303
+    stored = site.booking(job)
+    assert stored.start == datetime.fromisoformat(chosen)
+    assert "Your visit is moved to" in after.text
+    assert booking.id in events_of(site, job.company.id, EventType.BOOKING_RESCHEDULED)
+    bad = fetch(
+        site,
+        at,
+        ("GET", f"{track(job)}/reschedule?date={day.isoformat()}", {}),
+        ("POST", f"{track(job)}/reschedule", {"start": "tomorrow-ish"}),
+    )[1]
+    assert bad.status_code == 422
+    assert "Choose one of the times listed." in bad.text
+
+
+def test_an_ended_tracking_link_answers_410_with_what_to_do(site: Site):
+    job = site.crew_job()
+    scheduling.cancel_booking(
+        job.company.id,
+        job.booking.id,
+        CancelScope.THIS,
+        uow=site.container.uow(),
+        clock=site.container.clock,
+    )
+    cancelled_at = site.booking(job).cancelled_at
+    assert cancelled_at is not None
+    still = get(site, cancelled_at + timedelta(days=89), track(job))
+    assert still.status_code == 200
+    assert "Cancelled" in still.text
+    gone = get(site, cancelled_at + timedelta(days=90), track(job))
+    assert gone.status_code == 410
+    assert "This tracking link has expired" in gone.text
+    assert f"/{job.company.slug}/book" in gone.text
+    assert job.booking.code not in gone.text
+    assert "Compiler" not in gone.text
+
+
+# --- Quotes -----------------------------------------------------------------------------
+
+
+def quote_for(
+    site: Site, job: Job, *, send: bool = True, expires_in: timedelta | None = timedelta(days=14)
+) -> Quote:
+    container = site.container
+    customer, _ = create_customer(
+        CreateCustomer(
+            company_id=job.company.id,
+            name="Quinn Quoted",
+            email=f"quinn-{secrets.token_hex(3)}@example.com",
+            address=Address("5 Elm St", "New York", "NY", "10001"),
+        ),
+        uow=container.uow(),
+        clock=container.clock,
+        phones=container.phones,
+    )
+    return create_quote(
+        CreateQuote(
+            company_id=job.company.id,
+            customer_id=customer.id,
+            selection=Selection(service_id="svc_standard_clean", parameters=()),
+            send_now=send,
+            expires_at=None if expires_in is None else container.clock.now() + expires_in,
+            message="Thanks for asking! Here is your price.",
+        ),
+        uow=container.uow(),
+        clock=container.clock,
+    )
+
+
+def quote_path(job: Job, quote: Quote) -> str:
+    return f"/{job.company.slug}/q/{quote.public_token}"
+
+
+def dollars(cents: int) -> str:
+    return f"${cents // 100:,}.{cents % 100:02d}"
+
+
+def test_the_quote_page_shows_the_priced_lines_tax_and_total_and_accepts(site: Site):
+    job = site.crew_job()
+    quote = quote_for(site, job)
+    assert quote.breakdown is not None
+    now = site.container.clock.now()
+    page = get(site, now, quote_path(job, quote))
+    assert page.status_code == 200
+    for line in quote.breakdown.lines:
+        assert line.name in page.text
+        assert dollars(line.amount_cents) in page.text
+    assert dollars(quote.breakdown.tax_cents) in page.text
+    assert dollars(quote.total_cents) in page.text
+    assert "Thanks for asking!" in page.text
+    assert 'value="accept"' in page.text
+    assert 'value="decline"' in page.text
+    _, accepted, after = fetch(
+        site,
+        now,
+        ("GET", quote_path(job, quote), {}),
+        ("POST", quote_path(job, quote), {"action": "accept"}),
+        ("GET", quote_path(job, quote), {}),
+    )
+    assert accepted.status_code == 303
+    with site.container.uow() as uow:
+        assert uow.quotes.get(job.company.id, quote.id).status is QuoteStatus.ACCEPTED
+    assert quote.id in events_of(site, job.company.id, EventType.QUOTE_ACCEPTED)
+    assert "You accepted this quote" in after.text
+    assert 'value="accept"' not in after.text
+    assert 'value="decline"' not in after.text
+    again = fetch(
+        site,
+        now,
+        ("GET", "/sign-in", {}),  # the answered page has no form: a token from another
+        ("POST", quote_path(job, quote), {"action": "decline"}),
+    )[1]
+    assert again.status_code == 409
+    assert "already been answered" in again.text
+
+
+def test_a_hand_priced_quote_declined_and_an_expired_one_show_no_buttons(site: Site):
+    job = site.crew_job()
+    container = site.container
+    hand = create_quote(
+        CreateQuote(
+            company_id=job.company.id,
+            customer_id=quote_for(site, job, send=False).customer_id,
+            manual_lines=(ManualLine("Move-out deep clean", 45_000), ManualLine("Fridge", 3_550)),
+            send_now=True,
+        ),
+        uow=container.uow(),
+        clock=container.clock,
+    )
+    now = container.clock.now()
+    page = get(site, now, quote_path(job, hand))
+    assert "Move-out deep clean" in page.text
+    assert "$450.00" in page.text
+    assert "$485.50" in page.text
+    declined = fetch(
+        site,
+        now,
+        ("GET", quote_path(job, hand), {}),
+        ("POST", quote_path(job, hand), {"action": "decline"}),
+        ("GET", quote_path(job, hand), {}),
+    )[2]
+    assert "You declined this quote" in declined.text
+    assert 'value="accept"' not in declined.text
+    assert hand.id in events_of(site, job.company.id, EventType.QUOTE_DECLINED)
+    dated = quote_for(site, job, expires_in=timedelta(days=1))
+    expired = get(site, now + timedelta(days=2), quote_path(job, dated))
+    assert expired.status_code == 200
+    assert "This quote expired on" in expired.text
+    assert 'value="accept"' not in expired.text
+
+
+def test_a_draft_another_company_s_and_an_unknown_quote_are_the_404_page(site: Site):
+    job, other = site.crew_job(), site.crew_job()
+    now = site.container.clock.now()
+    draft = quote_for(site, job, send=False)
+    sent = quote_for(site, job)
+    assert get(site, now, quote_path(job, draft)).status_code == 404
+    assert get(site, now, f"/{other.company.slug}/q/{sent.public_token}").status_code == 404
+    assert get(site, now, f"/{job.company.slug}/q/{secrets.token_urlsafe(32)}").status_code == 404
+    posted = fetch(
+        site,
+        now,
+        ("GET", quote_path(job, sent), {}),
+        ("POST", f"/{other.company.slug}/q/{sent.public_token}", {"action": "accept"}),
+    )[1]
+    assert posted.status_code == 404
+    with site.container.uow() as uow:
+        assert uow.quotes.get(job.company.id, sent.id).status is QuoteStatus.SENT

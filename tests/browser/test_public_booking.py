@@ -1,0 +1,438 @@
+"""The customer booking page ``/{slug}/book`` in Chromium: a job booked end to end with
+JavaScript (live price) and without it (plain forms), field errors, a slot taken
+meanwhile, the embed snippet on a page of another site, and the public API's CORS as a
+page of another origin meets it."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import threading
+from collections.abc import Iterator
+from datetime import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import expect
+
+from booking_core.companies import Company
+from booking_core.crew import WorkingHours, new_crew_member
+from booking_core.ids import new_id
+from tests.browser.support import Site
+
+PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}
+
+
+def open_company(site: Site) -> tuple[Company, str]:
+    """A fresh company (demo catalog) with one crew member serving 10001 every day from
+    8 to 18, and a full-access key."""
+    company, key = site.new_company()
+    container = site.container
+    member = new_crew_member(
+        member_id=new_id("crew"),
+        company_id=company.id,
+        name="Rosa Diaz",
+        home_zip="10001",
+        at=container.clock.now(),
+        service_areas=("10001",),
+        working_hours=tuple(WorkingHours(day, time(8), time(18)) for day in range(1, 8)),
+    )
+    with container.uow() as uow:
+        uow.crew.add(member)
+        uow.commit()
+    return company, key
+
+
+def api_quote(site: Site, key: str, body: dict[str, Any]) -> dict[str, Any]:
+    with site.api(key) as api:
+        answer = api.post("/api/v1/quote", json=body)
+    assert answer.status_code == 200, answer.text
+    quoted: dict[str, Any] = answer.json()
+    return quoted
+
+
+def money(cents: int) -> str:
+    return f"${cents // 100:,}.{cents % 100:02d}"
+
+
+def fetched_booking(site: Site, key: str, code: str) -> dict[str, Any]:
+    with site.api(key) as api:
+        answer = api.get(f"/api/v1/bookings/{code}")
+    assert answer.status_code == 200, answer.text
+    booking: dict[str, Any] = answer.json()
+    return booking
+
+
+def shown(where: Any, label: str) -> Any:
+    """The visible field labelled ``label`` (step 1 holds every service's fields, the
+    other services' hidden)."""
+    return where.get_by_label(label).filter(visible=True)
+
+
+def fill_details(where: Any, email: str, *, notes: str = "Door code 4711. Friendly cat.") -> None:
+    where.get_by_label("Full name").fill("Ada Lovelace")
+    where.get_by_label("Email").fill(email)
+    where.get_by_label("Phone (optional)").fill("(212) 555-0142")
+    where.get_by_label("Street address").fill("12 Analytical Way")
+    where.get_by_label("Apartment, suite, floor (optional)").fill("Apt 3")
+    where.get_by_label("City").fill("New York")
+    where.get_by_label("State").fill("NY")
+    where.get_by_label("Access notes (optional)").fill(notes)
+
+
+def test_a_customer_books_a_job_with_the_live_price(site: Site, browser: Any, screenshots):
+    company, key = open_company(site)
+    context = browser.new_context(base_url=site.base_url, viewport=DESKTOP)
+    context.set_default_timeout(10_000)
+    try:
+        page = context.new_page()
+        page.goto(f"/{company.slug}/book")
+        expect(page.get_by_role("heading", name="Book online")).to_be_visible()
+        expect(page.get_by_role("button", name="Update price")).to_be_hidden()  # live
+        price = page.locator("[data-price-total]")
+        plain = api_quote(site, key, {"serviceId": "svc_standard_clean"})
+        expect(price).to_have_text(money(plain["firstVisit"]["totalCents"]))
+
+        page.get_by_role("radio", name=re.compile("^Weekly")).check()
+        shown(page, "Bedrooms").fill("3")
+        shown(page, "Inside the oven").check()
+        shown(page, "Interior windows").fill("4")
+        selection = {
+            "serviceId": "svc_standard_clean",
+            "frequencySlug": "weekly",
+            "parameters": [
+                {"id": "par_bedrooms", "quantity": 3},
+                {"id": "par_bathrooms", "quantity": 1},
+            ],
+            "extras": [{"id": "ext_oven", "quantity": 1}, {"id": "ext_windows", "quantity": 4}],
+        }
+        chosen = api_quote(site, key, selection)
+        assert chosen["firstVisit"]["totalCents"] != plain["firstVisit"]["totalCents"]
+        expect(price).to_have_text(money(chosen["firstVisit"]["totalCents"]))
+        expect(page.locator("[data-price-later]")).to_have_text(
+            f"Later visits: {money(chosen['laterVisits']['totalCents'])} each."
+        )
+        # The move-out extra is for one-time jobs only: hidden while weekly is chosen.
+        expect(page.get_by_label("Move-out detail").first).to_be_hidden()
+        page.get_by_label("Zip code of the place").fill("10001")
+        page.screenshot(path=str(screenshots / "book-1-job-desktop.png"), full_page=True)
+
+        page.get_by_role("button", name="Choose a date and time").click()
+        expect(page.get_by_role("heading", name="Choose a date and time")).to_be_visible()
+        page.screenshot(path=str(screenshots / "book-2-date-desktop.png"), full_page=True)
+        first_time = page.locator(".bkp-time").first
+        time_label = first_time.inner_text()
+        first_time.click()
+
+        expect(page.get_by_role("heading", name="Your details")).to_be_visible()
+        expect(page.locator(".bkp-lead")).to_contain_text(time_label)
+        email = f"ada-{secrets.token_hex(4)}@example.com"
+        fill_details(page, email)
+        page.screenshot(path=str(screenshots / "book-3-details-desktop.png"), full_page=True)
+        page.get_by_role("button", name="Review booking").click()
+
+        expect(page.get_by_role("heading", name="Confirm your booking")).to_be_visible()
+        expect(page.get_by_text("Door code 4711. Friendly cat.")).to_be_visible()
+        page.screenshot(path=str(screenshots / "book-4-confirm-desktop.png"), full_page=True)
+        page.get_by_role("button", name="Confirm booking").click()
+
+        expect(page.get_by_role("heading", name="You're booked")).to_be_visible()
+        code = page.locator("[data-booking-code]").inner_text()
+        tracking = page.get_by_role("link", name="Track, change or cancel your booking")
+        expect(tracking).to_have_attribute(
+            "href", re.compile(rf"^{re.escape(site.base_url)}/{company.slug}/track/\S+$")
+        )
+        page.screenshot(path=str(screenshots / "book-5-done-desktop.png"), full_page=True)
+    finally:
+        context.close()
+
+    booking = fetched_booking(site, key, code)
+    assert booking["frequencySlug"] == "weekly"
+    assert booking["address"]["accessNotes"] == "Door code 4711. Friendly cat."
+    priced = api_quote(site, key, {**selection, "zip": "10001", "startIso": booking["startIso"]})
+    assert booking["price"]["totalCents"] == priced["firstVisit"]["totalCents"]
+    with site.api(key) as api:
+        listed = api.get("/api/v1/bookings", params={"limit": 100}).json()["data"]
+    assert code in {b["code"] for b in listed}
+
+
+def test_without_javascript_on_a_phone_with_errors_and_a_slot_taken(
+    site: Site, browser: Any, screenshots
+):
+    company, key = open_company(site)
+    context = browser.new_context(
+        base_url=site.base_url, viewport=PHONE, java_script_enabled=False, is_mobile=True
+    )
+    context.set_default_timeout(10_000)
+    try:
+        page = context.new_page()
+        page.goto(f"/{company.slug}/book")
+        price = page.locator("[data-price-total]")
+        plain = api_quote(site, key, {"serviceId": "svc_standard_clean"})
+        expect(price).to_have_text(money(plain["firstVisit"]["totalCents"]))
+        page.screenshot(path=str(screenshots / "book-1-job-phone.png"), full_page=True)
+
+        page.get_by_role("radio", name=re.compile("^Deep clean")).check()
+        page.get_by_role("button", name="Update price").click()
+        deep = api_quote(site, key, {"serviceId": "svc_deep_clean"})
+        expect(price).to_have_text(money(deep["firstVisit"]["totalCents"]))
+        expect(shown(page, "Baseboards")).to_be_visible()  # the deep clean's extras
+
+        shown(page, "Bedrooms").fill("12")  # over its max of 8
+        page.get_by_role("button", name="Choose a date and time").click()
+        expect(page.get_by_text("Choose 1 to 8.")).to_be_visible()
+        expect(page.get_by_text("Enter the 5-digit zip code")).to_be_visible()
+        shown(page, "Bedrooms").fill("2")
+        page.get_by_label("Zip code of the place").fill("10001")
+        page.get_by_role("button", name="Choose a date and time").click()
+
+        expect(page.get_by_role("heading", name="Choose a date and time")).to_be_visible()
+        page.screenshot(path=str(screenshots / "book-2-date-phone.png"), full_page=True)
+        page.locator(".bkp-time").first.click()
+
+        expect(page.get_by_role("heading", name="Your details")).to_be_visible()
+        fill_details(page, "not an email", notes="x" * 2_001)
+        page.get_by_label("Full name").fill("")
+        page.get_by_role("button", name="Review booking").click()
+        expect(page.get_by_text("Enter your name.")).to_be_visible()
+        expect(page.locator("#email-error")).to_be_visible()
+        expect(page.locator("#access_notes-error")).to_have_text("At most 2000 characters.")
+        page.screenshot(path=str(screenshots / "book-3-details-errors-phone.png"), full_page=True)
+
+        email = f"ada-{secrets.token_hex(4)}@example.com"
+        fill_details(page, email)
+        page.get_by_role("button", name="Review booking").click()
+        expect(page.get_by_role("heading", name="Confirm your booking")).to_be_visible()
+        page.screenshot(path=str(screenshots / "book-4-confirm-phone.png"), full_page=True)
+        start = page.locator("input[name=start]").first.get_attribute("value")
+
+        # Someone else takes the only crew member's time meanwhile.
+        with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
+            taken = client.post(
+                f"/api/public/{company.slug}/book",
+                json={
+                    "serviceId": "svc_deep_clean",
+                    "frequencySlug": "one_time",
+                    "startIso": start,
+                    "customer": {"name": "Grace Hopper", "email": "grace@example.com"},
+                    "address": {"line1": "1 Navy Yard", "city": "New York", "state": "NY",
+                                "zip": "10001"},
+                    "parameters": [{"id": "par_bedrooms", "quantity": 2},
+                                   {"id": "par_bathrooms", "quantity": 1}],
+                },
+            )  # fmt: skip
+        assert taken.status_code == 201, taken.text
+        page.get_by_role("button", name="Confirm booking").click()
+        expect(page.get_by_role("alert")).to_have_text(
+            "Sorry, that time was just taken. Here are the open times now: pick another."
+        )
+        expect(page.get_by_role("heading", name="Choose a date and time")).to_be_visible()
+
+        page.locator(".bkp-time").first.click()
+        fill_details(page, email)
+        page.get_by_role("button", name="Review booking").click()
+        page.get_by_role("button", name="Confirm booking").click()
+        expect(page.get_by_role("heading", name="You're booked")).to_be_visible()
+        page.screenshot(path=str(screenshots / "book-5-done-phone.png"), full_page=True)
+        code = page.locator("[data-booking-code]").inner_text()
+    finally:
+        context.close()
+
+    booking = fetched_booking(site, key, code)
+    assert booking["serviceId"] == "svc_deep_clean"
+    assert booking["startIso"] != start
+
+
+class _OtherSite(BaseHTTPRequestHandler):
+    page = b""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("content-type", "text/html; charset=utf-8")
+        self.send_header("content-length", str(len(self.page)))
+        self.end_headers()
+        self.wfile.write(self.page)
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+@pytest.fixture
+def other_site() -> Iterator[Any]:
+    """A page of another site (``localhost`` on its own port, where the application is
+    ``127.0.0.1``): set its HTML, then visit its address."""
+    handler = type("Handler", (_OtherSite,), {"page": b""})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+
+    class Other:
+        url = f"http://localhost:{server.server_address[1]}/"
+
+        @staticmethod
+        def serve(html: str) -> None:
+            handler.page = html.encode()
+
+    try:
+        yield Other
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_embed_snippet_books_inside_an_iframe_of_another_site(
+    site: Site, context: Any, other_site: Any, screenshots
+):
+    company, key = open_company(site)
+    assert "127.0.0.1" in site.base_url
+    other_site.serve(
+        "<!doctype html><title>Our cleaners</title><h1>Book with us</h1>"
+        f'<script src="{site.base_url}/{company.slug}/embed.js" async></script>'
+    )
+    page = context.new_page()
+    page.goto(other_site.url)
+    frame = page.frame_locator("iframe[title='Book online']")
+    expect(frame.get_by_role("heading", name="Book online")).to_be_visible()
+    # The page tells the snippet its height; the iframe grows to fit it.
+    inner = next(f for f in page.frames if f.url.startswith(site.base_url))
+    tall = inner.evaluate("document.documentElement.scrollHeight")
+    assert tall > 900
+    page.wait_for_function(f"parseInt(document.querySelector('iframe').style.height) >= {tall}")
+    expect(frame.locator(".customer-head")).to_have_count(0)  # no page chrome
+    # The viewport only: a full-page shot clips a frame of another site.
+    page.screenshot(path=str(screenshots / "book-embed.png"))
+
+    frame.get_by_label("Zip code of the place").fill("10001")
+    frame.get_by_role("button", name="Choose a date and time").click()
+    frame.locator(".bkp-time").first.click()
+    email = f"ada-{secrets.token_hex(4)}@example.com"
+    fill_details(frame, email)
+    frame.get_by_role("button", name="Review booking").click()
+    frame.get_by_role("button", name="Confirm booking").click()
+    expect(frame.get_by_role("heading", name="You're booked")).to_be_visible()
+    code = frame.locator("[data-booking-code]").inner_text()
+    assert page.url == other_site.url  # the customer never left the other site
+    assert fetched_booking(site, key, code)["status"] == "scheduled"
+
+
+CORS_SCRIPT = """async (base) => {
+  const out = {};
+  const catalog = await fetch(base + "/catalog");
+  out.catalog = (await catalog.json()).industries[0].services[0].id;
+  const quote = await fetch(base + "/quote", {
+    method: "POST",
+    headers: {"content-type": "application/json"},
+    body: JSON.stringify({serviceId: "svc_standard_clean"}),
+  });
+  out.quoteStatus = quote.status;
+  out.total = (await quote.json()).firstVisit.totalCents;
+  try {
+    await fetch(base + "/catalog", {credentials: "include"});
+    out.credentialed = "answered";
+  } catch (error) {
+    out.credentialed = "refused";
+  }
+  return out;
+}"""
+
+
+def test_a_page_of_another_origin_reads_the_public_api_without_credentials(
+    site: Site, context: Any, other_site: Any
+):
+    company, key = open_company(site)
+    other_site.serve("<!doctype html><title>Another site</title><p>Hello</p>")
+    page = context.new_page()
+    page.goto(other_site.url)
+    result = page.evaluate(CORS_SCRIPT, f"{site.base_url}/api/public/{company.slug}")
+    plain = api_quote(site, key, {"serviceId": "svc_standard_clean"})
+    assert result == {
+        "catalog": "svc_standard_clean",
+        "quoteStatus": 200,
+        "total": plain["firstVisit"]["totalCents"],
+        "credentialed": "refused",
+    }
+    with httpx.Client(trust_env=False) as client:  # the preflight, as the browser sent it
+        answer = client.options(
+            f"{site.base_url}/api/public/{company.slug}/quote",
+            headers={
+                "origin": other_site.url.rstrip("/"),
+                "access-control-request-method": "POST",
+                "access-control-request-headers": "content-type",
+            },
+        )
+    assert answer.status_code == 204
+    assert "content-type" in answer.headers["access-control-allow-headers"]
+
+
+def hidden_fields(html: str) -> dict[str, str]:
+    import html as entities
+
+    pairs = re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', html)
+    return {name: entities.unescape(value) for name, value in pairs}
+
+
+def test_a_double_submit_books_once_and_a_foreign_form_is_refused(site: Site):
+    company, key = open_company(site)
+    book = f"/{company.slug}/book"
+    with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
+        dates = client.get(book, params={"service": "svc_standard_clean", "zip": "10001",
+                                         "step": "date"})  # fmt: skip
+        assert dates.status_code == 200
+        details_href = re.search(r'href="([^"]*step=details[^"]*)"', dates.text)
+        assert details_href is not None
+        details = client.get(details_href.group(1).replace("&amp;", "&"))
+        form = hidden_fields(details.text)
+        email = f"ada-{secrets.token_hex(4)}@example.com"
+        form.update(
+            name="Ada Lovelace", email=email, phone="", line1="12 Analytical Way", line2="",
+            city="New York", state="NY", access_notes="", step="confirm",
+        )  # fmt: skip
+
+        forged = {**form, "csrf_token": "x" * 43}
+        refused = client.post(book, data=forged)
+        assert refused.status_code == 403
+        other_flow = {**form, "flow": secrets.token_urlsafe(24)}  # a token of another flow
+        assert client.post(book, data=other_flow).status_code == 403
+
+        client.cookies.clear()  # the flow needs no cookie (a framed page gets none)
+        first = client.post(book, data=form)
+        again = client.post(book, data=form)
+    codes = [re.search(r"data-booking-code>([^<]+)<", r.text) for r in (first, again)]
+    assert first.status_code == again.status_code == 200
+    assert codes[0] is not None
+    assert codes[1] is not None
+    assert codes[0].group(1) == codes[1].group(1)
+    with site.api(key) as api:
+        found = api.get("/api/v1/customers", params={"search": email}).json()["data"]
+        (customer,) = found
+        mine = api.get("/api/v1/bookings", params={"customerId": customer["id"]}).json()
+    assert [b["code"] for b in mine["data"]] == [codes[0].group(1)]
+
+
+def test_only_the_booking_page_allows_its_script_and_only_its_embed_is_framed(site: Site):
+    company, _ = open_company(site)
+    with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
+        page = client.get(f"/{company.slug}/book")
+        embedded = client.get(f"/{company.slug}/book", params={"embed": "1"})
+        other = client.get("/sign-in")
+        script = client.get(f"/{company.slug}/embed.js")
+        unknown = client.get("/no-such-company/embed.js")
+        asset = client.get("/assets/book.js")
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self'" in policy
+    assert "frame-ancestors 'none'" in policy
+    assert page.headers["x-frame-options"] == "DENY"
+    assert "frame-ancestors *" in embedded.headers["content-security-policy"]
+    assert "x-frame-options" not in embedded.headers
+    assert 'class="customer-head"' not in embedded.text
+    assert "script-src" not in other.headers["content-security-policy"]
+    assert other.headers["x-frame-options"] == "DENY"
+    assert script.status_code == 200
+    assert script.headers["content-type"].startswith("text/javascript")
+    assert f'"/{company.slug}/book?embed=1"' in script.text
+    assert unknown.status_code == 404
+    assert asset.status_code == 200
+    assert "quote" in asset.text
