@@ -41,7 +41,7 @@ from __future__ import annotations
 import json
 import re
 import typing
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
 from typing import Annotated, Any
 
@@ -350,14 +350,19 @@ def call_public(
     body: object = None,
     idempotency_key: str | None = None,
     request_id: str = "",
+    path_params: Mapping[str, str] | None = None,
 ) -> tuple[int, Any]:
     """A public endpoint's answer, asked in process (the booking page): ``name`` is the
-    last part of its path (``catalog``, ``quote``, ``slots``, ``days``, ``book``); the
-    answer is its status and decoded JSON in the ``/api/v1`` shape (a refusal is
+    rest of its path after the slug (``catalog``, ``quote``, ``slots``, ``days``,
+    ``book``, ``booking-forms/{id}`` with ``path_params={"id": ...}``); the answer is
+    its status and decoded JSON in the ``/api/v1`` shape (a refusal is
     ``{"error": {"code", "message", "fieldErrors"}}``). The same pipeline as over HTTP:
     structuring, the ceilings, idempotency, the handler; no rate limit (the page is
     not a client of its own)."""
     endpoint = next(e for e in PUBLIC_ENDPOINTS if e.path == f"/{{slug}}/{name}")
+    params = dict(path_params or {})
+    for key, value in params.items():
+        name = name.replace(f"{{{key}}}", value)
     headers = {"content-type": "application/json"}
     if idempotency_key is not None:
         headers[idempotency.HEADER] = idempotency_key
@@ -372,7 +377,7 @@ def call_public(
         method=endpoint.method,
         path=f"{PUBLIC_PREFIX}/{slug}/{name}",
         headers=headers,
-        path_params={"slug": slug},
+        path_params={"slug": slug, **params},
         query=tuple(query),
         raw_body=b"" if body is None else json.dumps(body).encode(),
         admitted=(_public_key(company_id, endpoint.scope), verdict),

@@ -5,11 +5,13 @@ travels in the forms (a query string while nothing personal is in it, hidden fie
 there is):
 
 1. *Your job* (``GET``): service, frequency, parameters (within their min and max),
-   extras and zip code, with the price; "Update price" asks again.
+   extras, zip code and coupon code, with the price; "Update price" asks again. A
+   coupon the API refuses is the coupon field's error, the price shown without it.
 2. *Date and time* (``GET ?step=date``): which of the next ``DAYS_SHOWN`` days have any
    open start, then the open starts of the chosen day, in the company's timezone.
 3. *Your details* (``GET ?step=details`` shows the form, ``POST step=review`` checks it):
-   name, email, phone, street, city, state, access notes, each refusal beside its field.
+   name, email, phone, street, city, state, access notes, and a booking form's
+   questions, each refusal beside its field.
 4. *Confirm* (``POST step=confirm``): the booking is made, then the confirmation page
    with its code, time and tracking link. A time taken meanwhile shows the open times
    again with a sentence saying so.
@@ -19,6 +21,12 @@ the catalog, the price, the open days and starts and the booking are the answers
 ``/api/public/{slug}/catalog|quote|days|slots|book`` themselves, through the same
 pipeline (structuring, SPEC.md ceilings, idempotency, the use cases), so the page can
 never show a price or a time the API would not.
+
+``?form=bf_...`` is a booking form's page: ``booking-forms/{id}`` stands for the
+catalog (its services, extras and frequencies alone), its name is the heading, its
+questions (``q.<question id>`` fields) are asked on the details step, ``form`` travels
+with the rest of the state and the booking is sent with ``formId`` and ``answers``; an
+unknown or inactive form is the 404 page.
 
 A double submit books once: the details form carries a random flow token, sent as the
 booking's ``Idempotency-Key``; the same token again replays the booking made. The CSRF
@@ -32,7 +40,7 @@ headers of ``adapters.web.pages``. This page alone allows a script, from the sit
 itself: ``/assets/book.js`` updates the price live through ``POST
 /api/public/{slug}/quote`` and, framed, tells the embedding page its height. The
 embedding snippet ``<script src="{base}/{slug}/embed.js" async></script>`` inserts the
-iframe.
+iframe (``data-form="bf_..."`` on the tag adds ``&form=``).
 """
 
 from __future__ import annotations
@@ -54,8 +62,9 @@ from starlette.routing import BaseRoute, Route
 from adapters.http.public import PublicBookingBody, call_public
 from adapters.http.structuring import structure
 from adapters.web.admin_booking import long_date, money
+from adapters.web.calendar import read_instant
 from adapters.web.crew import clock_time
-from adapters.web.customer import company_of, customer_page
+from adapters.web.customer import NOT_FOUND, company_of, customer_page
 from adapters.web.deps import WebDeps
 from adapters.web.pages import CSRF_FIELD, STATIC, PageError, Visit, asset_version
 from adapters.web.sessions import Session
@@ -84,11 +93,19 @@ WIRE_FIELDS = {
     "address.accessNotes": "access_notes",
     "notes": "access_notes",
     "zip": "zip",
+    "couponCode": "coupon",
 }
 """Where a refusal of the API's body is shown on the page."""
 SLOT_TAKEN = "Sorry, that time was just taken. Here are the open times now: pick another."
 SLOT_GONE = "That time is no longer open. Here are the open times now: pick another."
 ZIP_TEXT = "Enter the 5-digit zip code of the place to be served, e.g. 10001."
+MAX_COUPON_LENGTH = 100
+"""The API's ceiling of ``couponCode`` (``adapters.http.structuring.Code``)."""
+MAX_ANSWER_LENGTH = 500
+"""The API's ceiling of one intake answer (SPEC.md section 8)."""
+ANSWER_TEXT = "Enter your answer."
+CHOOSE_TEXT = "Choose an answer."
+CHOICES_TEXT = "Choose one of the answers listed."
 BOOK_JS = (STATIC / "book.js").read_bytes()
 BOOK_JS_VERSION = asset_version("book.js")
 EMBED_JS = (STATIC / "embed.js").read_bytes()
@@ -129,6 +146,9 @@ class Choice:
     extras: tuple[tuple[dict[str, Any], int], ...]
     zip: str
     errors: dict[str, str]
+    coupon: str = ""
+    form: str = ""
+    """The booking form's id (``bf_...``) the page is for; empty: the whole catalog."""
 
     def items(self) -> dict[str, list[dict[str, Any]]]:
         """Parameters and extras as the API's body takes them."""
@@ -152,6 +172,10 @@ class Choice:
         pairs += [(f"param.{p['id']}", str(q)) for p, q in self.parameters]
         pairs += [(f"extra.{e['id']}", str(q)) for e, q in self.extras if q > 0]
         pairs.append(("zip", self.zip))
+        if self.coupon:
+            pairs.append(("coupon", self.coupon))
+        if self.form:
+            pairs.append(("form", self.form))
         return pairs
 
 
@@ -163,14 +187,18 @@ def _quantity(text: str, low: int, high: int, default: int) -> tuple[int, str | 
     text = text.strip()
     if not text:
         return default, None
-    if not text.isdigit() or not low <= int(text) <= high:
+    # ASCII digits only ("²" is a digit to isdigit(), not to int()), and few enough
+    # that int() reads them (it refuses over 4,300).
+    if not (text.isascii() and text.isdigit()) or len(text) > 9 or not low <= int(text) <= high:
         return default, f"Choose {low} to {high}."
     return int(text), None
 
 
-def read_choice(catalog: Mapping[str, Any], values: Mapping[str, str]) -> Choice:
+def read_choice(catalog: Mapping[str, Any], values: Mapping[str, str], form: str = "") -> Choice:
     """The step-1 choice in ``values``: the first service, one time, the parameters'
-    minimums and no extras until chosen; a quantity out of range is a field error."""
+    minimums and no extras until chosen; a quantity out of range or a coupon code over
+    its ceiling is a field error. ``catalog`` is a booking form's when ``form`` names one
+    (its services, extras and frequencies only)."""
     services = _services(catalog)
     if not services:
         raise PageError(404, "Not open for booking", "This company takes no bookings online yet.")
@@ -196,7 +224,12 @@ def read_choice(catalog: Mapping[str, Any], values: Mapping[str, str]) -> Choice
             errors[f"extra.{e['id']}"] = problem
         extras.append((e, quantity))
     zip_code = values.get("zip", "").strip()
-    return Choice(service, frequency, tuple(parameters), tuple(extras), zip_code, errors)
+    coupon = values.get("coupon", "").strip()
+    if len(coupon) > MAX_COUPON_LENGTH:
+        errors["coupon"] = f"At most {MAX_COUPON_LENGTH} characters."
+    return Choice(
+        service, frequency, tuple(parameters), tuple(extras), zip_code, errors, coupon, form
+    )
 
 
 class Booker:
@@ -211,6 +244,9 @@ class Booker:
         self.zone = ZoneInfo(self.company.timezone)
         visit.frameable = self.embed
         self._catalog: dict[str, Any] | None = None
+        self.form_id = self.values.get("form", "").strip()
+        self.form: dict[str, Any] | None = None
+        """The booking form the page is for (the public API's answer), once read."""
 
     @property
     def path(self) -> str:
@@ -227,13 +263,30 @@ class Booker:
         )
 
     def catalog(self) -> dict[str, Any]:
-        """The API's catalog of the company (asked once a request)."""
+        """The API's catalog of the company (asked once a request); with ``?form=``, the
+        booking form's services, extras and frequencies in the catalog's shape (an
+        unknown or inactive form is the 404 page)."""
+        if self._catalog is None and self.form_id:
+            form_status, form = self.api("booking-forms/{id}", path_params={"id": self.form_id})
+            if 400 <= form_status < 500:
+                raise NOT_FOUND
+            if form_status != 200:
+                raise PageError(503, "Booking is unavailable", "Please try again in a minute.")
+            self.form = form
+            self._catalog = {
+                "industries": [{"services": form["services"]}],
+                "frequencies": form["frequencies"],
+            }
         if self._catalog is None:
             status, catalog = self.api("catalog")
             if status != 200:
                 raise PageError(503, "Booking is unavailable", "Please try again in a minute.")
             self._catalog = catalog
         return self._catalog
+
+    def questions(self) -> list[dict[str, Any]]:
+        """The booking form's questions (none without a form)."""
+        return list(self.form["questions"]) if self.form else []
 
     def quote(self, choice: Choice, start: str | None = None) -> tuple[dict[str, Any] | None, str]:
         """The API's price of ``choice`` (and the start, for date fees), or why not."""
@@ -246,10 +299,25 @@ class Booker:
             body["zip"] = choice.zip
         if start:
             body["startIso"] = start
+        if choice.coupon and "coupon" not in choice.errors:
+            body["couponCode"] = choice.coupon
         status, answer = self.api("quote", body=body)
         if status != 200:
             return None, str(answer["error"]["message"])
         return answer, ""
+
+    def coupon_check(
+        self, choice: Choice, start: str | None = None
+    ) -> tuple[Choice, dict[str, Any] | None, str]:
+        """``quote`` of ``choice``; when only its coupon is refused, the price without
+        it and the choice with the API's refusal as the coupon field's error."""
+        quote, problem = self.quote(choice, start)
+        if quote is None and choice.coupon and "coupon" not in choice.errors:
+            without, _ = self.quote(attrs.evolve(choice, coupon=""), start)
+            if without is not None:
+                errors = {**choice.errors, "coupon": problem}
+                return attrs.evolve(choice, errors=errors), without, ""
+        return choice, quote, problem
 
     def href(self, pairs: Sequence[tuple[str, str]]) -> str:
         """This page's address with ``pairs`` (and ``embed=1`` when framed)."""
@@ -341,11 +409,14 @@ def _goes_with(extra: Mapping[str, Any], frequency: str) -> bool:
 def step_job(book: Booker, choice: Choice, status: int = 200, alert: str = "") -> Response:
     """Step 1: the choice and its price."""
     catalog = book.catalog()
-    quote, problem = book.quote(choice)
+    choice, quote, problem = book.coupon_check(choice)
+    if "coupon" in choice.errors and status == 200:
+        status = 422
     return book.render(
         "book.html",
         status=status,
         step=1,
+        heading=book.form["name"] if book.form else "Book online",
         services=_services(catalog),
         option_sets=option_sets(_services(catalog), choice),
         frequencies=catalog["frequencies"],
@@ -374,6 +445,8 @@ def _api_field_errors(answer: Mapping[str, Any]) -> dict[str, str]:
 def step_date(book: Booker, choice: Choice, status: int = 200, alert: str = "") -> Response:
     """Step 2: the days with an opening, then the open starts of the chosen day."""
     problem = _zip_error(book, choice)
+    if choice.coupon and not choice.errors:
+        choice, _, _ = book.coupon_check(choice)
     if problem or choice.errors:
         errors = {**choice.errors, **({"zip": problem} if problem else {})}
         return step_job(book, attrs.evolve(choice, errors=errors), status=422)
@@ -447,11 +520,7 @@ def _read_date(text: str) -> date | None:
 
 def _read_start(book: Booker) -> str | None:
     text = book.values.get("start", "")
-    try:
-        instant = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return text if instant.tzinfo is not None else None
+    return text if read_instant(text) is not None else None
 
 
 def step_details(
@@ -480,13 +549,44 @@ def step_details(
         flow=flow or secrets.token_urlsafe(24),
         change_href=book.href([*choice.state(), ("step", "date"), ("date", state[-2][1])]),
         job_href=book.href(choice.state()),
+        questions=book.questions(),
+        form_name=book.form["name"] if book.form else "",
+        max_answer=MAX_ANSWER_LENGTH,
     )
 
 
-def _customer_body(choice: Choice, start: str, values: Mapping[str, str]) -> dict[str, Any]:
+def question_field(question: Mapping[str, Any]) -> str:
+    """The form field of a booking form's question."""
+    return f"q.{question['id']}"
+
+
+def read_details(book: Booker) -> dict[str, str]:
+    """The details sent: the customer's fields, then the answers to the form's questions."""
+    names = [*CUSTOMER_FIELDS, *(question_field(q) for q in book.questions())]
+    return {name: book.values.get(name, "").strip() for name in names}
+
+
+def _answers(book: Booker, values: Mapping[str, str]) -> list[tuple[str, dict[str, str]]]:
+    """(field, wire answer) of each question answered."""
+    return [
+        (question_field(q), {"questionId": q["id"], "answer": values[question_field(q)]})
+        for q in book.questions()
+        if values.get(question_field(q))
+    ]
+
+
+def _customer_body(
+    book: Booker, choice: Choice, start: str, values: Mapping[str, str]
+) -> dict[str, Any]:
     customer: dict[str, Any] = {"name": values["name"], "email": values["email"]}
     if values["phone"]:
         customer["phone"] = values["phone"]
+    extra: dict[str, Any] = {}
+    if choice.coupon:
+        extra["couponCode"] = choice.coupon
+    if book.form is not None:
+        extra["formId"] = book.form["id"]
+        extra["answers"] = [answer for _, answer in _answers(book, values)]
     return {
         "serviceId": choice.service["id"],
         "frequencySlug": choice.frequency,
@@ -501,27 +601,47 @@ def _customer_body(choice: Choice, start: str, values: Mapping[str, str]) -> dic
             "accessNotes": values["access_notes"],
         },
         **choice.items(),
+        **extra,
     }
 
 
-def _check_details(body: Mapping[str, Any], values: Mapping[str, str]) -> dict[str, str]:
-    """The field errors of the details: required fields, then the API's own structuring
-    (its SPEC.md ceilings and email rule) of the booking body."""
+def _question_errors(book: Booker, values: Mapping[str, str]) -> dict[str, str]:
+    """The form's questions as the API checks them: required ones answered, a choice
+    one of its choices (the ceiling is the API's structuring, below)."""
+    errors: dict[str, str] = {}
+    for question in book.questions():
+        name, choice = question_field(question), question["kind"] == "choice"
+        answer = values[name]
+        if not answer and question["required"]:
+            errors[name] = CHOOSE_TEXT if choice else ANSWER_TEXT
+        elif answer and choice and answer not in question["choices"]:
+            errors[name] = CHOICES_TEXT
+    return errors
+
+
+def _check_details(
+    book: Booker, body: Mapping[str, Any], values: Mapping[str, str]
+) -> dict[str, str]:
+    """The field errors of the details: required fields and questions, then the API's
+    own structuring (its SPEC.md ceilings and email rule) of the booking body."""
     errors = {name: text for name, text in REQUIRED.items() if not values[name]}
+    errors.update(_question_errors(book, values))
+    fields = {f"answers.{i}.answer": name for i, (name, _) in enumerate(_answers(book, values))}
     try:
         structure(dict(body), PublicBookingBody)
     except ValidationFailed as failed:
         for name, text in failed.field_errors.items():
-            errors.setdefault(WIRE_FIELDS.get(name.removeprefix("body."), name), text)
+            wire = name.removeprefix("body.")
+            errors.setdefault(fields.get(wire) or WIRE_FIELDS.get(wire, wire), text)
     return errors
 
 
 def review(book: Booker, choice: Choice, start: str) -> Response:
     """``POST step=review``: the details checked, then the whole booking to confirm."""
-    values = {name: book.values.get(name, "").strip() for name in CUSTOMER_FIELDS}
+    values = read_details(book)
     flow = book.values["flow"]
-    body = _customer_body(choice, start, values)
-    errors = _check_details(body, values)
+    body = _customer_body(book, choice, start, values)
+    errors = _check_details(book, body, values)
     if errors:
         return step_details(
             book, choice, start, values=values, errors=errors, status=422, flow=flow
@@ -540,6 +660,11 @@ def review(book: Booker, choice: Choice, start: str) -> Response:
         problem=problem,
         frequency_name=_frequency_name(book, choice),
         flow=flow,
+        answers=[
+            (q["label"], values[question_field(q)])
+            for q in book.questions()
+            if values[question_field(q)]
+        ],
     )
 
 
@@ -552,9 +677,9 @@ def _frequency_name(book: Booker, choice: Choice) -> str:
 
 def confirm(book: Booker, choice: Choice, start: str) -> Response:
     """``POST step=confirm``: book through the public book endpoint, once per flow."""
-    values = {name: book.values.get(name, "").strip() for name in CUSTOMER_FIELDS}
+    values = read_details(book)
     flow = book.values["flow"]
-    body = _customer_body(choice, start, values)
+    body = _customer_body(book, choice, start, values)
     status, answer = book.api("book", body=body, idempotency_key=f"book-page:{flow}")
     if status == 201:
         return book.render(
@@ -566,7 +691,7 @@ def confirm(book: Booker, choice: Choice, start: str) -> Response:
             visits=len(answer["bookings"]),
             total=money(answer["price"]["totalCents"]),
             email=values["email"],
-            again_href=book.href([]),
+            again_href=book.href([("form", choice.form)] if choice.form else []),
         )
     error = answer["error"]
     code, message = error["code"], str(error["message"])
@@ -596,14 +721,14 @@ def booking_page(visit: Visit) -> Response:
     """``GET|POST /{slug}/book``: the step the request names."""
     book = Booker(visit)
     catalog = book.catalog()
-    choice = read_choice(catalog, book.values)
+    choice = read_choice(catalog, book.values, form=book.form_id)
     step = book.values.get("step", "")
     if visit.request.method == "POST":
         start = _read_start(book)
         if start is None or step not in {"review", "confirm", "edit"}:
             raise PageError(400, "That form could not be read", "Start again from the first step.")
         if step == "edit":
-            values = {name: book.values.get(name, "").strip() for name in CUSTOMER_FIELDS}
+            values = read_details(book)
             return step_details(book, choice, start, values=values, flow=book.values["flow"])
         if step == "review":
             return review(book, choice, start)

@@ -1,7 +1,8 @@
 /* The booking page's progressive enhancement: the page books without it.
    - Step 1: the price follows the choices live (POST /api/public/{slug}/quote, the
      same answer the "Update price" button gets); picking another service shows its
-     options at once.
+     options at once. A coupon code the API refuses is shown beside its field, with
+     the price without it.
    - Framed (?embed=1): tells the embedding page its height, for embed.js. */
 (function () {
   "use strict";
@@ -52,6 +53,8 @@
     var later = form.querySelector("[data-price-later]");
     var length = form.querySelector("[data-price-duration]");
     var problem = form.querySelector("[data-price-problem]");
+    var coupon = form.querySelector("[data-coupon]");
+    var couponError = form.querySelector("[data-coupon-error]");
     var asked = 0;
     var timer = null;
 
@@ -74,6 +77,10 @@
       var zip = String(data.get("zip") || "").trim();
       if (/^[0-9]{5}$/.test(zip)) {
         request.zip = zip;
+      }
+      var code = String(data.get("coupon") || "").trim();
+      if (code) {
+        request.couponCode = code;
       }
       return request;
     }
@@ -106,23 +113,57 @@
       problem.hidden = true;
     }
 
+    function quote(request) {
+      return fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(request)
+      }).then(function (response) {
+        return response.json().then(function (answer) {
+          return { ok: response.ok, answer: answer };
+        });
+      });
+    }
+
+    function couponProblem(text) {
+      if (!coupon) {
+        return;
+      }
+      coupon.classList.toggle("has-error", Boolean(text));
+      couponError.textContent = text;
+      couponError.hidden = !text;
+      var input = coupon.querySelector("input");
+      if (text) {
+        input.setAttribute("aria-invalid", "true");
+      } else {
+        input.removeAttribute("aria-invalid");
+      }
+    }
+
     function ask() {
       asked += 1;
       var mine = asked;
-      fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify(selection())
-      })
-        .then(function (response) {
-          return response.json().then(function (answer) {
-            return { ok: response.ok, answer: answer };
+      var request = selection();
+      quote(request)
+        .then(function (result) {
+          if (result.ok || !request.couponCode) {
+            return { result: result, refused: "" };
+          }
+          /* Priced without the coupon: then the coupon alone was refused. */
+          var plain = Object.assign({}, request);
+          delete plain.couponCode;
+          return quote(plain).then(function (without) {
+            return without.ok
+              ? { result: without, refused: result.answer.error || "" }
+              : { result: result, refused: "" };
           });
         })
-        .then(function (result) {
+        .then(function (outcome) {
           if (mine !== asked) {
             return;
           }
+          var result = outcome.result;
+          couponProblem(outcome.refused);
           if (result.ok) {
             show(result.answer);
           } else {
