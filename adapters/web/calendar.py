@@ -11,7 +11,7 @@ completed, cancelled or rescheduled.
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
@@ -91,6 +91,18 @@ def read_date(text: str) -> date | None:
     except ValueError:
         return None
     return day if FIRST_DATE <= day <= LAST_DATE else None
+
+
+def read_instant(text: str) -> datetime | None:
+    """An ISO 8601 instant with its UTC offset, on a date ``read_date`` takes; None for
+    anything else (year 1 or 9999 would overflow when moved to another timezone)."""
+    try:
+        instant = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if instant.utcoffset() is None or not FIRST_DATE <= instant.date() <= LAST_DATE:
+        return None
+    return instant
 
 
 def service_name(booking: Booking) -> str:

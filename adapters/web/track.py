@@ -16,7 +16,7 @@ confirmation page, then POST). Past the cutoff the buttons give way to the sente
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Any
 
 from attrs import frozen
@@ -24,7 +24,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from adapters.web.admin_booking import long_date
-from adapters.web.calendar import read_date, service_name
+from adapters.web.calendar import read_date, read_instant, service_name
 from adapters.web.crew import STATUS_LABELS, clock_time
 from adapters.web.customer import NOT_FOUND, customer_page
 from adapters.web.deps import WebDeps
@@ -139,6 +139,12 @@ def _facts(visit: Visit, company: Company, booking: Booking) -> dict[str, Any]:
         "place": f"{address.city}, {address.state} {address.zip}",
         "home": _href(company, _token(visit)),
         "book_href": f"/{company.slug}/book",
+        # Signed in to the portal as this visit's customer: the way back to it.
+        "portal_href": (
+            f"/{company.slug}/portal"
+            if visit.session.customer_of(company.id) == booking.customer_id
+            else ""
+        ),
     }
 
 
@@ -260,14 +266,6 @@ def reschedule_page(visit: Visit) -> Response:
     return _reschedule_page(visit, booking, chosen, errors=errors, status=422 if errors else 200)
 
 
-def _read_start(text: str) -> datetime | None:
-    try:
-        start = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return start if start.utcoffset() is not None else None
-
-
 def reschedule(visit: Visit) -> Response:
     """``POST /{slug}/track/{token}/reschedule``: ``start`` (one of the listed starts)."""
     company = _company(visit)
@@ -275,7 +273,7 @@ def reschedule(visit: Visit) -> Response:
     deps = visit.deps
     text = visit.field("start").strip()
     chosen = read_date(visit.field("date"))
-    new_start = _read_start(text)
+    new_start = read_instant(text)
     if new_start is None:
         booking = _changeable(visit)
         if isinstance(booking, Response):

@@ -9,6 +9,7 @@ import secrets
 from datetime import datetime, timedelta
 
 import httpx
+import pytest
 
 from booking_core.bookings import Booking, BookingStatus
 from booking_core.clock import FixedClock
@@ -353,3 +354,91 @@ def test_a_draft_another_company_s_and_an_unknown_quote_are_the_404_page(site: S
     assert posted.status_code == 404
     with site.container.uow() as uow:
         assert uow.quotes.get(job.company.id, sent.id).status is QuoteStatus.SENT
+
+
+# --- Odd input: a page that says what is wrong, never a 500 -------------------------------
+
+OUT_OF_RANGE_STARTS = [
+    "tomorrow-ish",
+    "2030-05-01T09:00:00",  # no offset
+    "0001-01-01T00:00:00+14:00",  # before year 1 in UTC
+    "0001-01-01T00:00:00+00:00",
+    "9999-12-31T23:59:59-12:00",  # after year 9999 in UTC
+    "9999-12-31T23:59:59+00:00",
+    "a\x00",
+]
+
+
+@pytest.mark.parametrize("start", OUT_OF_RANGE_STARTS)
+def test_a_reschedule_to_a_start_no_calendar_holds_is_422_and_moves_nothing(site: Site, start: str):
+    job = site.crew_job()
+    day = job.booking.local_start.date() + timedelta(days=1)
+    listed = f"{track(job)}/reschedule?date={day.isoformat()}"
+    _, refused = fetch(
+        site,
+        job.booking.start - timedelta(days=2),
+        ("GET", listed, {}),
+        ("POST", f"{track(job)}/reschedule", {"start": start, "date": day.isoformat()}),
+    )
+    assert refused.status_code == 422, refused.text
+    assert "Choose one of the times listed." in refused.text
+    assert site.booking(job).start == job.booking.start
+
+
+BOOK_QUERIES = [
+    # (query string of /{slug}/book, status, text the page shows)
+    ("param.par_bedrooms=%C2%B2", 422, "Choose 1 to 8."),  # "²": a digit to isdigit()
+    ("param.par_bedrooms=99999999999999999999", 422, "Choose 1 to 8."),
+    ("param.par_bedrooms=" + "9" * 5000, 422, "Choose 1 to 8."),  # past int()'s 4,300 digits
+    ("extra.ext_windows=%D9%A3", 422, "Choose 0 to 20."),  # Arabic-Indic 3
+    ("step=date&zip=10001&param.par_bedrooms=%C2%B2", 422, "Choose 1 to 8."),
+    ("step=date&zip=10001&date=9999-12-31", 200, "Choose a date"),
+    ("step=date&zip=10001&date=0001-01-01", 200, "Choose a date"),
+    ("step=details&zip=10001&start=0001-01-01T00:00:00%2B14:00", 200, "Choose a date"),
+    ("step=details&zip=10001&start=9999-12-31T23:59:59-12:00", 200, "Choose a date"),
+]
+
+
+@pytest.mark.parametrize(("query", "status", "text"), BOOK_QUERIES)
+def test_the_booking_page_answers_an_odd_query_string_with_a_page(
+    site: Site, query: str, status: int, text: str
+):
+    job = site.crew_job()
+    answer = get(site, job.booking.start - timedelta(days=2), f"/{job.company.slug}/book?{query}")
+    assert answer.status_code == status, answer.text
+    assert answer.headers["content-type"].startswith("text/html")
+    assert text in answer.text
+
+
+@pytest.mark.parametrize("start", OUT_OF_RANGE_STARTS[2:])
+def test_a_booking_form_posted_with_a_start_no_calendar_holds_is_the_400_page(
+    site: Site, start: str
+):
+    job = site.crew_job()
+    slug = job.company.slug
+    app = app_with(site, clock=FixedClock(job.booking.start - timedelta(days=2)))
+    good = job.booking.start + timedelta(days=1)
+
+    async def scenario() -> httpx.Response:
+        async with client(app) as browser:
+            details = await browser.get(
+                f"/{slug}/book",
+                params={"step": "details", "zip": "10001", "start": good.isoformat()},
+            )
+            assert details.status_code == 200, details.text
+            hidden = dict(re.findall(r'type="hidden" name="([^"]+)" value="([^"]*)"', details.text))
+            form = {
+                **hidden,
+                "step": "review",
+                "start": start,
+                "name": "Ada Lovelace",
+                "email": "ada@example.com",
+                "line1": "1 Main St",
+                "city": "New York",
+                "state": "NY",
+            }
+            return await browser.post(f"/{slug}/book", data=form)
+
+    refused = run_async(scenario)
+    assert refused.status_code == 400, refused.text
+    assert "That form could not be read" in refused.text

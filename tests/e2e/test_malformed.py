@@ -246,6 +246,76 @@ CASES = [
         frozenset({"name"}),
         raw=b'{"name": "A", "name": "B", "email": "dup@example.com"}',
     ),
+    # Booking forms, and a booking's form and answers.
+    Case(
+        "form questions object",
+        "POST",
+        "/booking-forms",
+        frozenset({"questions"}),
+        {"name": "F", "serviceIds": [STANDARD], "questions": {"label": "Gate code"}},
+    ),
+    Case(
+        "form service ids string",
+        "POST",
+        "/booking-forms",
+        frozenset({"serviceIds"}),
+        {"name": "F", "serviceIds": STANDARD},
+    ),
+    Case(
+        "form choice a number",
+        "POST",
+        "/booking-forms",
+        frozenset({"questions.0.choices.0"}),
+        {
+            "name": "F",
+            "serviceIds": [STANDARD],
+            "questions": [{"label": "Pets", "kind": "choice", "choices": [1]}],
+        },
+    ),
+    Case(
+        "NUL in a form name, lone surrogate in a label",
+        "POST",
+        "/booking-forms",
+        frozenset({"name", "questions.0.label"}),
+        raw=b'{"name": "F\\u0000", "serviceIds": ["svc_standard_clean"],'
+        b' "questions": [{"label": "\\ud800"}]}',
+    ),
+    Case(
+        "form name twice",
+        "POST",
+        "/booking-forms",
+        frozenset({"name"}),
+        raw=b'{"name": "F", "serviceIds": ["svc_standard_clean"], "name": "G"}',
+    ),
+    Case(
+        "form patch with a bad question id and a string for a bool",
+        "PATCH",
+        "/booking-forms/bf_x",
+        frozenset({"questions.0.id", "active"}),
+        {"questions": [{"id": "Bad id!", "label": "x"}], "active": "yes"},
+    ),
+    Case(
+        "answers object",
+        "POST",
+        "/bookings",
+        frozenset({"answers"}),
+        _booking(formId="bf_x", answers={"questionId": "gate-code", "answer": "1"}),
+    ),
+    Case(
+        "form id number and answer a number",
+        "POST",
+        "/bookings",
+        frozenset({"formId", "answers.0.answer"}),
+        _booking(formId=7, answers=[{"questionId": "gate-code", "answer": 1234}]),
+    ),
+    Case("waitlist limit twice", "GET", "/waitlist?limit=1&limit=2", frozenset({"limit"})),
+    Case(
+        "booking forms cursor with NUL",
+        "GET",
+        "/booking-forms",
+        frozenset({"cursor"}),
+        params={"cursor": "a\x00"},
+    ),
     # Every field problem in one answer.
     Case(
         "too-long name and bad email together",
@@ -286,13 +356,21 @@ def test_a_malformed_request_is_invalid_request_naming_the_field(api: httpx.Clie
     assert set(error["fieldErrors"]) == case.fields, error
 
 
+def _stored(api: httpx.Client) -> dict[str, list[str]]:
+    """The ids of what a malformed write could leave behind."""
+    pages = {
+        path: api.get(f"{API}{path}", params={"limit": "200"}).json()["data"]
+        for path in ("/customers", "/bookings", "/booking-forms")
+    }
+    return {path: [item["id"] for item in items] for path, items in pages.items()}
+
+
 def test_malformed_writes_leave_nothing_behind(api: httpx.Client):
-    before = api.get(f"{API}/customers", params={"limit": "200"}).json()["data"]
+    before = _stored(api)
     for case in CASES:
-        if case.method == "POST":
+        if case.method in ("POST", "PATCH"):
             assert _send(api, case).status_code == 400, case.name
-    after = api.get(f"{API}/customers", params={"limit": "200"}).json()["data"]
-    assert [c["id"] for c in after] == [c["id"] for c in before]
+    assert _stored(api) == before
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])

@@ -215,7 +215,7 @@ def test_refusals_carry_cors_and_the_public_shape(shop: Shop, public: httpx.Clie
     assert "serviceId" in refusal(public.post(f"{base}/quote", json=unknown), 400)
 
 
-@pytest.mark.parametrize("path", ["quote", "book"])
+@pytest.mark.parametrize("path", ["quote", "book", "waitlist"])
 @pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
 def test_a_body_over_64_kb_is_413_before_parsing(
     shop: Shop, public: httpx.Client, chunked: bool, path: str
