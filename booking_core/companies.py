@@ -17,6 +17,8 @@ DOMAIN_PATTERN = re.compile(
     r"^(?=.{1,253}\Z)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}\Z"
 )
 BRAND_COLOR_PATTERN = re.compile(r"^#[0-9a-f]{6}\Z")
+EMAIL_PATTERN = re.compile(r"^[^@\s<>,;\"]{1,64}@[^@\s<>,;\"]{1,253}\.[^@\s<>,;\"]{2,63}\Z")
+"""One plain address, no display name, no line break (it goes into a header)."""
 MIN_CONTRAST = 4.5
 """WCAG 2 AA for normal text: the least contrast white text on the brand colour needs."""
 TOO_LIGHT = "Too light for white text; pick a darker colour."
@@ -38,6 +40,11 @@ class Company:
     min_notice_minutes: int = 120
     brand_color: str | None = None
     """The customer pages' main colour, ``#rrggbb`` lower-case; None: the default."""
+    notify_email: str | None = None
+    """The company's own address: the reply-to of its emails to customers, and where
+    staff notices go; None: emails carry no reply-to."""
+    reminder_hours: int = 24
+    """How many hours before each visit its customer is reminded; 0: no reminders."""
 
 
 def validate_company(company: Company) -> Company:
@@ -61,6 +68,10 @@ def validate_company(company: Company) -> Company:
         errors["self_service_cutoff_hours"] = "Between 0 and 336 hours."
     if not 0 <= company.min_notice_minutes <= 60 * 24 * 14:
         errors["min_notice_minutes"] = "Between 0 and 20160 minutes."
+    if company.notify_email is not None and not EMAIL_PATTERN.match(company.notify_email):
+        errors["notify_email"] = "An email address such as office@example.com."
+    if not 0 <= company.reminder_hours <= 24 * 14:
+        errors["reminder_hours"] = "Between 0 and 336 hours."
     if company.brand_color is not None:
         problem = brand_color_problem(company.brand_color)
         if problem:

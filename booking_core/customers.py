@@ -160,6 +160,50 @@ def add_address(
     )
 
 
+def with_contact(customer: Customer, *, name: str, phone: str | None, at: datetime) -> Customer:
+    """The customer with a new name and phone (``None``: no phone), after checking them as
+    ``new_customer`` does. The email stays: it is the record's identity in the company."""
+    errors: dict[str, str] = {}
+    if not name.strip() or len(name) > NAME_MAX:
+        errors["name"] = f"Required, at most {NAME_MAX} characters."
+    if phone is not None and len(phone) > PHONE_MAX:
+        errors["phone"] = f"At most {PHONE_MAX} characters."
+    if errors:
+        raise ValidationFailed(errors)
+    return attrs.evolve(customer, name=name.strip(), phone=phone, updated_at=at)
+
+
+def replace_address(
+    customer: Customer, saved: SavedAddress, *, at: datetime, default: bool
+) -> Customer:
+    """The customer with the saved address of ``saved.id`` replaced by ``saved`` (made the
+    default when ``default``); ``ValidationFailed`` for a bad address, ``RuleViolation``
+    for an id the customer has no address of."""
+    if all(kept.id != saved.id for kept in customer.addresses):
+        raise RuleViolation(f"Customer {customer.id} has no saved address {saved.id}.")
+    errors = saved.address.errors()
+    if errors:
+        raise ValidationFailed(errors)
+    return attrs.evolve(
+        customer,
+        addresses=tuple(saved if kept.id == saved.id else kept for kept in customer.addresses),
+        default_address_id=saved.id if default else customer.default_address_id,
+        updated_at=at,
+    )
+
+
+def remove_address(customer: Customer, address_id: str, *, at: datetime) -> Customer:
+    """The customer without the saved address ``address_id``; when it was the default, the
+    first address left becomes the default. ``RuleViolation`` for an unknown id."""
+    kept = tuple(saved for saved in customer.addresses if saved.id != address_id)
+    if len(kept) == len(customer.addresses):
+        raise RuleViolation(f"Customer {customer.id} has no saved address {address_id}.")
+    default = customer.default_address_id
+    if default == address_id:
+        default = kept[0].id if kept else None
+    return attrs.evolve(customer, addresses=kept, default_address_id=default, updated_at=at)
+
+
 def merge(survivor: Customer, merged: Customer, *, at: datetime) -> tuple[Customer, Customer]:
     """Merge ``merged`` into ``survivor``: the survivor gains the other's addresses (its
     default stays) and a phone it lacked; the merged record points at the survivor."""

@@ -8,8 +8,8 @@ that never existed. One contract test module per port runs against every adapter
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from datetime import datetime
+from collections.abc import Collection, Mapping, Sequence
+from datetime import date, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Protocol, Self, runtime_checkable
 
@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from booking_core.idempotency import IdempotencyRecord
     from booking_core.leads import Lead, LeadStage
     from booking_core.ledger import PaymentEntry
+    from booking_core.notifications import Message, MessageKind
     from booking_core.paging import Page, PageRequest
+    from booking_core.portal import PortalLink
     from booking_core.processor_accounts import ProcessorAccount
     from booking_core.quotes import Quote, QuoteStatus
     from booking_core.users import SignInLink, User
@@ -170,6 +172,19 @@ class CustomerRepository(Protocol):
         """A page of unmerged customers; ``search`` matches name or email, case-insensitive."""
         ...
 
+    def add_portal_link(self, link: PortalLink) -> None:
+        """Store a new portal sign-in link (by its token's hash)."""
+        ...
+
+    def claim_portal_link(
+        self, company_id: str, token_hash: str, at: datetime
+    ) -> PortalLink | None:
+        """Mark the company's unused portal link with this token hash used at ``at`` and
+        return it as claimed; None when there is none in this company or it was used (a
+        link of another company is not claimed). Of two units claiming one link at once,
+        one gets it and the other None. Whether it expired is the caller's check."""
+        ...
+
 
 class LeadRepository(Protocol):
     """Leads with their timelines."""
@@ -205,8 +220,9 @@ class LeadRepository(Protocol):
         *,
         stage: LeadStage | None = None,
         owner: str | None = None,
+        follow_up_on: date | None = None,
     ) -> Page[Lead]:
-        """A page of leads, optionally of one stage or owner."""
+        """A page of leads, optionally of one stage, owner or follow-up date."""
         ...
 
 
@@ -554,6 +570,71 @@ class OutboxRepository(Protocol):
         """Note that these events were handed on; they are not claimed again."""
         ...
 
+    def claim_unmailed(self, limit: int) -> Sequence[Event]:
+        """Up to ``limit`` events not yet turned into messages, oldest first, locked as
+        ``claim_undispatched`` locks them. A second consumer with its own marker: webhooks
+        and messages never wait for each other."""
+        ...
+
+    def mark_mailed(self, event_ids: Collection[str], at: datetime) -> None:
+        """Note that these events were turned into messages; they are not claimed again."""
+        ...
+
+
+class MessageRepository(Protocol):
+    """Emails queued for the worker to send (``booking_core.notifications``)."""
+
+    def add(self, message: Message) -> bool:
+        """Store a new message; False, storing nothing, when the company already has one
+        with its ``dedupe_key`` (never raises for a duplicate; the unit of work stays
+        usable)."""
+        ...
+
+    def get(self, company_id: str, message_id: str) -> Message:
+        """The message; ``NotFoundError`` for an unknown id or another company's."""
+        ...
+
+    def claim_due(self, now: datetime, lease_until: datetime, limit: int) -> Sequence[Message]:
+        """Up to ``limit`` pending messages whose ``next_attempt_at`` has come, oldest
+        first, leased until ``lease_until`` (their ``next_attempt_at`` moves there, so a
+        worker that dies mid-send leaves them to be sent again then). Rows another unit
+        has locked are skipped (``FOR UPDATE SKIP LOCKED`` on PostgreSQL)."""
+        ...
+
+    def save(self, message: Message) -> None:
+        """Store a message's new state; ``NotFoundError`` if it is not stored."""
+        ...
+
+    def list(
+        self, company_id: str, page: PageRequest, *, subject_id: str | None = None
+    ) -> Page[Message]:
+        """A page of the company's messages, newest first, optionally only those about
+        one booking, quote, lead or customer (``ValueError`` for a page by change)."""
+        ...
+
+    def for_subject(self, company_id: str, subject_id: str) -> Sequence[Message]:
+        """Every message about one booking, quote, lead or customer, oldest first."""
+        ...
+
+
+class Composer(Protocol):
+    """Renders a message from its kind's templates (``JinjaComposer``)."""
+
+    def compose(
+        self, kind: MessageKind, company: Company, context: Mapping[str, object]
+    ) -> tuple[str, str, str]:
+        """``(subject, text, html)``: the subject a single line, the HTML escaped."""
+        ...
+
+
+class Mailer(Protocol):
+    """Hands a message to a mail server (``SmtpMailer``) or the log (``LogMailer``)."""
+
+    def send(self, message: Message, sender: str) -> None:
+        """Send ``message`` from ``sender``, stamped ``Message-ID: <{message.id}@host>``;
+        ``MailRejected`` when it was not accepted."""
+        ...
+
 
 class WebhookRepository(Protocol):
     """A company's webhook endpoints, their pending deliveries and delivery log."""
@@ -768,6 +849,9 @@ class UnitOfWork(Protocol):
 
     @property
     def waitlist(self) -> WaitlistRepository: ...
+
+    @property
+    def messages(self) -> MessageRepository: ...
 
     def __enter__(self) -> Self: ...
 

@@ -54,6 +54,9 @@ class FollowUpStatus(enum.StrEnum):
 
     SCHEDULED = "scheduled"
     SENT = "sent"
+    SKIPPED = "skipped"
+    """It fell due while the quote's follow-ups were paused (or beside a later one due at
+    the same sweep); it is never sent later."""
     CANCELLED = "cancelled"
 
 
@@ -218,8 +221,38 @@ def pause(quote: Quote, at: datetime) -> Quote:
 
 
 def resume(quote: Quote, at: datetime) -> Quote:
-    """Let the follow-ups of a sent quote run again; resuming a running one changes nothing."""
+    """Let the follow-ups of a sent quote run again; resuming a running one changes nothing.
+    A follow-up that fell due while paused is skipped, never sent late."""
     return _set_paused(quote, at, "resume", paused=False)
+
+
+def settle_due_follow_ups(quote: Quote, at: datetime) -> tuple[Quote, int | None]:
+    """``quote`` with its scheduled follow-ups due by ``at`` settled, and the index of the
+    one to send now (None: none to send). Unchanged (the same quote, None) when no
+    scheduled follow-up is due or the quote is not sent and in date (answering,
+    converting and expiring cancel what is still scheduled).
+
+    While the follow-ups are paused, every due one is skipped. Of several due at once (a
+    worker that was down), only the latest is sent and the earlier ones are skipped.
+    """
+    require_aware(at, "at")
+    if effective_status(quote, at) is not QuoteStatus.SENT:
+        return quote, None
+    due = [
+        index
+        for index, f in enumerate(quote.follow_ups)
+        if f.status is FollowUpStatus.SCHEDULED and f.due_at <= at
+    ]
+    if not due:
+        return quote, None
+    send_now = None if quote.follow_ups_paused else due[-1]
+    settled = tuple(
+        attrs.evolve(f, status=FollowUpStatus.SENT if index == send_now else FollowUpStatus.SKIPPED)
+        if index in due
+        else f
+        for index, f in enumerate(quote.follow_ups)
+    )
+    return evolved(quote, at, follow_ups=settled), send_now
 
 
 def expire(quote: Quote, at: datetime) -> Quote:
@@ -277,4 +310,12 @@ def _set_paused(quote: Quote, at: datetime, action: str, *, paused: bool) -> Quo
         raise refusal(quote, at, action, "follow-ups run only while a quote is sent and in date")
     if quote.follow_ups_paused is paused:
         return quote
-    return evolved(quote, at, follow_ups_paused=paused)
+    follow_ups = quote.follow_ups
+    if not paused:  # what fell due while paused is skipped, not sent late on resuming
+        follow_ups = tuple(
+            attrs.evolve(f, status=FollowUpStatus.SKIPPED)
+            if f.status is FollowUpStatus.SCHEDULED and f.due_at <= at
+            else f
+            for f in follow_ups
+        )
+    return evolved(quote, at, follow_ups_paused=paused, follow_ups=follow_ups)

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from attrs import define, field
 
 from adapters.drivetime import OsrmDriveTime, ZipCentroidDriveTime
+from adapters.notifications import JinjaComposer, LogMailer, SmtpMailer, parse_smtp_url
 from adapters.passwords import Argon2Hasher
 from adapters.phone import PhonenumbersNormalizer
 from adapters.sql import Database
@@ -12,7 +15,9 @@ from adapters.system import SystemClock
 from adapters.webhooks.resolver import SystemResolver
 from booking_core.ports import (
     Clock,
+    Composer,
     DriveTime,
+    Mailer,
     PasswordHasher,
     PhoneNormalizer,
     Resolver,
@@ -34,6 +39,10 @@ class Container:
     """What webhook URLs resolve to (the URL policy, on register, update and delivery)."""
     hasher: PasswordHasher = field(factory=Argon2Hasher)
     """Makes and checks users' password hashes (argon2id)."""
+    composer: Composer = field(factory=JinjaComposer)
+    """Renders emails from their templates (``BOOKING_MAIL_TEMPLATES`` overrides)."""
+    mailer: Mailer = field(factory=LogMailer)
+    """Sends emails: SMTP with ``BOOKING_SMTP_URL``, else the log."""
 
     @property
     def webhook_allow_hosts(self) -> frozenset[str]:
@@ -60,6 +69,19 @@ def drive_time(settings: Settings) -> DriveTime:
     return ZipCentroidDriveTime()
 
 
+def mailer(settings: Settings) -> Mailer:
+    """SMTP when ``BOOKING_SMTP_URL`` is set, else the log mailer (development)."""
+    if settings.smtp_url:
+        return SmtpMailer(parse_smtp_url(settings.smtp_url))
+    return LogMailer()
+
+
+def composer(settings: Settings) -> Composer:
+    """The default templates, under the companies' own ones when a folder is set."""
+    folder = settings.mail_templates
+    return JinjaComposer(Path(folder) if folder else None)
+
+
 def bootstrap(settings: Settings | None = None, *, resolver: Resolver | None = None) -> Container:
     """Build the container from ``settings`` (default: the environment); ``resolver``
     (default: the system's) decides what webhook URLs resolve to."""
@@ -71,4 +93,6 @@ def bootstrap(settings: Settings | None = None, *, resolver: Resolver | None = N
         phones=PhonenumbersNormalizer(),
         drive=drive_time(settings),
         resolver=resolver or SystemResolver(),
+        composer=composer(settings),
+        mailer=mailer(settings),
     )

@@ -211,10 +211,12 @@ class Cli:
         self._setup_parsers(commands)
         self._forms_parsers(commands)
         worker = commands.add_parser(
-            "worker", help="deliver webhooks: fan events out and send what is due, until stopped"
+            "worker",
+            help="deliver webhooks and send email: fan events out and send what is due,"
+            " until stopped",
         )
         worker.add_argument(
-            "--once", action="store_true", help="deliver everything due now, then exit"
+            "--once", action="store_true", help="deliver and send everything due now, then exit"
         )
         worker.add_argument("--json", action="store_true", help="with --once: the totals as JSON")
         worker.set_defaults(handler=self.worker)
@@ -353,7 +355,9 @@ class Cli:
                         f" queued; {done.attempts} attempts: {done.delivered} delivered,"
                         f" {done.failed} failed; {done.dropped} given up unsent,"
                         f" {done.disabled} endpoints disabled; {done.expired_quotes} quotes"
-                        " expired",
+                        f" expired; {done.messages} emails queued, {done.mails_sent} sent,"
+                        f" {done.mail_attempts - done.mails_sent} failed"
+                        f" ({done.mails_failed} given up)",
                         file=self.out,
                     )
                 return
@@ -364,7 +368,8 @@ class Cli:
             }
             try:
                 print(
-                    f"booking: worker delivering webhooks (every {POLL_INTERVAL:g} s when idle;"
+                    f"booking: worker delivering webhooks and email (every {POLL_INTERVAL:g} s"
+                    " when idle;"
                     " SIGTERM or Ctrl-C stops it)",
                     file=self.err,
                     flush=True,
@@ -400,6 +405,8 @@ class Cli:
                             "slug": d.company.slug,
                             "name": d.company.name,
                             "apiKey": d.api_key,
+                            "bookingPage": f"{base}/{d.company.slug}/book",
+                            "portal": f"{base}/{d.company.slug}/portal",
                             "users": [
                                 {
                                     "email": person.user.email,
@@ -421,6 +428,11 @@ class Cli:
                 link = sign_in_link_url(base, person.link_token)
                 who = f"{person.user.role.value:<5} {person.user.email}"
                 print(f"  sign in as {who}: {link}", file=self.out)
+            print(f"  customers book at {base}/{d.company.slug}/book", file=self.out)
+            print(
+                f"  customer portal   {base}/{d.company.slug}/portal",
+                file=self.out,
+            )
         print(f"\nAPI:      {base}/api/v1   (OpenAPI: {base}/api/openapi.json)", file=self.out)
         print(f"Docs:     {base}/docs   (the API reference, in the browser)", file=self.out)
         print(
@@ -683,6 +695,17 @@ class Cli:
             metavar="HEX",
             help="customer pages' colour, #rrggbb dark enough for white text; '' for the default",
         )
+        settings.add_argument(
+            "--notify-email",
+            metavar="ADDRESS",
+            help="the company's address: reply-to of its emails, staff notices; '' for none",
+        )
+        settings.add_argument(
+            "--reminder-hours",
+            type=int,
+            metavar="HOURS",
+            help="remind customers this many hours before each visit, 0..336; 0: never",
+        )
         settings.add_argument("--json", action="store_true")
         settings.set_defaults(handler=self.company_settings)
 
@@ -904,6 +927,8 @@ class Cli:
                 code_prefix=args.code_prefix,
                 custom_domain=args.custom_domain,
                 brand_color=args.brand_color,
+                notify_email=args.notify_email,
+                reminder_hours=args.reminder_hours,
             ),
             uow=container.uow(),
         )
@@ -923,6 +948,13 @@ class Cli:
             file=self.out,
         )
         print(f"  brand colour: {company.brand_color or 'default'}", file=self.out)
+        print(
+            f"  notify email: {company.notify_email or 'none'}"
+            f"  reminders: {company.reminder_hours} h before each visit"
+            if company.reminder_hours
+            else f"  notify email: {company.notify_email or 'none'}  reminders: off",
+            file=self.out,
+        )
 
     def key_edit(self, container: Container, args: argparse.Namespace) -> None:
         """``booking key edit``: SPEC.md section 5 items 6, 7 and 9."""
@@ -982,6 +1014,8 @@ def _company_json(company: Company) -> dict[str, Any]:
         "minNoticeMinutes": company.min_notice_minutes,
         "customDomain": company.custom_domain,
         "brandColor": company.brand_color,
+        "notifyEmail": company.notify_email,
+        "reminderHours": company.reminder_hours,
     }
 
 

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from attrs import field, frozen
 
+from adapters.notifications.smtp import SmtpUrlError, parse_smtp_url
 from booking_core.webhooks import allowed_hosts
 
 DEFAULT_DATABASE_FILE = "booking.sqlite3"
 
+
+DEFAULT_MAIL_FROM = "bookings@localhost"
+MAIL_FROM_PATTERN = re.compile(r"^[^@\s<>,;\"]{1,64}@[^@\s<>,;\"]{1,253}\Z")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -61,6 +66,12 @@ class Settings:
     session_secret: str | None = field(default=None, repr=False)  # a secret: never shown
     """Signs the pages' session cookies (``BOOKING_SESSION_SECRET``); None: the process
     makes one (``entrypoints.web.session_secret``)."""
+    smtp_url: str | None = field(default=None, repr=False)  # may hold a password
+    """Where email goes (``BOOKING_SMTP_URL``, docs/notifications.md); None: the log."""
+    mail_from: str = DEFAULT_MAIL_FROM
+    """The address emails are sent from (``BOOKING_MAIL_FROM``), under each company's name."""
+    mail_templates: str | None = None
+    """A folder of companies' own email templates (``BOOKING_MAIL_TEMPLATES``)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -73,7 +84,10 @@ class Settings:
         ``BOOKING_WEBHOOK_ALLOW_HOSTS`` (comma-separated host names or addresses exempt
         from the webhook URL policy's https and public-address rules; empty by default,
         never set in production), and ``BOOKING_SESSION_SECRET`` (signs the session
-        cookies of the pages; without it each run of ``booking serve`` makes one)."""
+        cookies of the pages; without it each run of ``booking serve`` makes one),
+        ``BOOKING_SMTP_URL`` (where email goes; without it, the log),
+        ``BOOKING_MAIL_FROM`` (the sender address; ``bookings@localhost`` by default) and
+        ``BOOKING_MAIL_TEMPLATES`` (a folder of companies' own email templates)."""
         env = os.environ if env is None else env
         default_db = f"sqlite:///{Path.cwd() / DEFAULT_DATABASE_FILE}"
         host = env.get("BOOKING_HOST") or DEFAULT_HOST
@@ -89,4 +103,28 @@ class Settings:
             stripe_webhook_secret=env.get("BOOKING_STRIPE_WEBHOOK_SECRET") or None,
             webhook_allow_hosts=allowed_hosts(env.get("BOOKING_WEBHOOK_ALLOW_HOSTS") or ""),
             session_secret=env.get("BOOKING_SESSION_SECRET") or None,
+            smtp_url=_smtp_url(env.get("BOOKING_SMTP_URL")),
+            mail_from=_mail_from(env.get("BOOKING_MAIL_FROM")),
+            mail_templates=env.get("BOOKING_MAIL_TEMPLATES") or None,
         )
+
+
+def _smtp_url(text: str | None) -> str | None:
+    if text is None or not text.strip():
+        return None
+    try:
+        parse_smtp_url(text)
+    except SmtpUrlError as error:
+        raise ConfigError(str(error)) from None
+    return text.strip()
+
+
+def _mail_from(text: str | None) -> str:
+    if text is None or not text.strip():
+        return DEFAULT_MAIL_FROM
+    if not MAIL_FROM_PATTERN.match(text.strip()):
+        raise ConfigError(
+            f"BOOKING_MAIL_FROM must be one plain address such as bookings@example.com,"
+            f" not {text!r}"
+        )
+    return text.strip()

@@ -21,6 +21,7 @@ from adapters.http.ratelimit import RateLimiter
 from adapters.http.routes import all_endpoints
 from adapters.processor.stripe import StripeWebhook
 from adapters.web import SessionCodec, SignInThrottle, WebDeps, web_routes
+from adapters.web.deps import new_portal_throttle
 from booking_core.services.companies import authenticate
 from entrypoints.bootstrap import Container, bootstrap
 from entrypoints.logs import configure_logging
@@ -76,6 +77,9 @@ def web_deps(container: Container, throttle: SignInThrottle | None = None) -> We
         drive=container.drive,
         resolver=container.resolver,
         webhook_allow_hosts=container.webhook_allow_hosts,
+        portal_throttle=new_portal_throttle(settings.redis_url or "memory://"),
+        phones=container.phones,
+        composer=container.composer,
     )
 
 

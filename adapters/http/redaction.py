@@ -2,10 +2,11 @@
 
 Logs never carry request bodies, customer data, SQL parameters or secret tokens. So:
 
-* a path is logged with every segment after ``track``, ``q`` or ``sign-in/link``
-  replaced by ``***``: the public pages ``/{slug}/track/{token}`` and ``/{slug}/q/{token}``
-  carry the token that opens a customer's booking or quote, and
-  ``/sign-in/link/{token}`` a one-time sign-in;
+* a path is logged with every segment after ``track``, ``q``, ``sign-in/link`` or
+  ``portal/link`` replaced by ``***``: the public pages ``/{slug}/track/{token}`` and
+  ``/{slug}/q/{token}`` carry the token that opens a customer's booking or quote,
+  ``/sign-in/link/{token}`` a one-time sign-in and ``/{slug}/portal/link/{token}`` a
+  customer's one-time portal sign-in;
 * an exception is logged by its class, the classes it came from, a database's SQLSTATE
   and where it was raised (file, line, function), never by its text: a driver's message
   may quote the row it refused (``Key (email_key)=(ada@example.com) already exists``),
@@ -21,7 +22,7 @@ from typing import Any
 MASK = "***"
 SECRET_AFTER = frozenset({"track", "q"})
 """Path segments after which everything is a secret token."""
-SECRET_AFTER_PAIRS = frozenset({("sign-in", "link")})
+SECRET_AFTER_PAIRS = frozenset({("sign-in", "link"), ("portal", "link")})
 """Two segments in a row after which everything is a secret token."""
 STACK_FRAMES = 12
 """The innermost frames of our own code kept of an exception's traceback."""
@@ -30,8 +31,8 @@ _ROOT = Path(__file__).resolve().parents[2]
 
 
 def masked_path(path: str | None) -> str | None:
-    """``path`` with every segment after ``/track/``, ``/q/`` or ``/sign-in/link/``
-    written as ``***``."""
+    """``path`` with every segment after ``/track/``, ``/q/``, ``/sign-in/link/`` or
+    ``/portal/link/`` written as ``***``."""
     if not path:
         return path
     segments = path.split("/")

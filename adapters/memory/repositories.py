@@ -8,7 +8,7 @@ SQLite.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Generic, TypeVar
 
 import attrs
@@ -24,6 +24,7 @@ from booking_core.idempotency import IdempotencyRecord, RecordState
 from booking_core.leads import Lead, LeadStage
 from booking_core.ledger import Kind, PaymentEntry
 from booking_core.paging import Page, PageRequest, Position, page_of
+from booking_core.portal import PortalLink
 from booking_core.processor_accounts import ProcessorAccount
 from booking_core.quotes import Quote, QuoteStatus, effective_status
 
@@ -162,8 +163,9 @@ class MemoryApiKeyRepository:
 class MemoryCustomerRepository:
     """Customers, unique by normalised email within a company."""
 
-    def __init__(self, table: Table[Customer]) -> None:
+    def __init__(self, table: Table[Customer], portal_links: Table[PortalLink]) -> None:
         self._t = table
+        self._links = portal_links
 
     def get(self, company_id: str, customer_id: str) -> Customer:
         return _get(self._t, "customer", company_id, customer_id)
@@ -200,6 +202,20 @@ class MemoryCustomerRepository:
             return needle is None or needle in c.name.casefold() or needle in c.email_key
 
         return self._t.page(company_id, page, keep, lambda c: c.id)
+
+    def add_portal_link(self, link: PortalLink) -> None:
+        self._links.insert(link.company_id, link.token_hash, link, link.created_at)
+
+    def claim_portal_link(
+        self, company_id: str, token_hash: str, at: datetime
+    ) -> PortalLink | None:
+        # Units of work on the memory store run one at a time: nothing can race this.
+        link = self._links.find(company_id, token_hash)
+        if link is None or link.used_at is not None:
+            return None
+        claimed = attrs.evolve(link, used_at=at)
+        self._links.replace(company_id, token_hash, claimed)
+        return claimed
 
 
 class MemoryLeadRepository:
@@ -238,9 +254,14 @@ class MemoryLeadRepository:
         *,
         stage: LeadStage | None = None,
         owner: str | None = None,
+        follow_up_on: date | None = None,
     ) -> Page[Lead]:
         def keep(lead: Lead) -> bool:
-            return stage in (None, lead.stage) and owner in (None, lead.owner)
+            return (
+                stage in (None, lead.stage)
+                and owner in (None, lead.owner)
+                and follow_up_on in (None, lead.follow_up_on)
+            )
 
         return self._t.page(company_id, page, keep, lambda lead: lead.id)
 

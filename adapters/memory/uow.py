@@ -16,6 +16,7 @@ import attrs
 
 from adapters.memory.booking_forms import MemoryBookingFormRepository
 from adapters.memory.bookings import MemoryBookingRepository
+from adapters.memory.messages import MemoryMessageRepository
 from adapters.memory.repositories import (
     MemoryApiKeyRepository,
     MemoryCatalogRepository,
@@ -58,7 +59,9 @@ TABLES = (
     "processor_events",
     "users",
     "sign_in_links",
+    "portal_links",
     "waitlist",
+    "messages",
 )
 
 
@@ -110,7 +113,7 @@ class MemoryUnitOfWork:
         self.api_keys = MemoryApiKeyRepository(table("api_keys"))
         self.catalogs = MemoryCatalogRepository(table("catalogs"))
         self.coupon_redemptions = MemoryCouponRedemptionRepository(table("coupon_redemptions"))
-        self.customers = MemoryCustomerRepository(table("customers"))
+        self.customers = MemoryCustomerRepository(table("customers"), table("portal_links"))
         self.leads = MemoryLeadRepository(table("leads"))
         self.quotes = MemoryQuoteRepository(table("quotes"))
         self.payments = MemoryPaymentRepository(table("payments"))
@@ -128,6 +131,7 @@ class MemoryUnitOfWork:
         )
         self.users = MemoryUserRepository(table("users"), table("sign_in_links"))
         self.waitlist = MemoryWaitlistRepository(table("waitlist"))
+        self.messages = MemoryMessageRepository(table("messages"))
         self._snapshot: dict[str, dict[tuple[str, str], Row[Any]]] | None = None
         self.commits = 0
 

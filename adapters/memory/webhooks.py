@@ -17,10 +17,12 @@ from booking_core.webhook_endpoints import Attempt, Delivery, DeliveryState, Web
 
 @attrs.frozen
 class OutboxRow:
-    """An event and when it was handed to webhooks (None until then)."""
+    """An event, when it was handed to webhooks and when it was turned into messages
+    (None until then)."""
 
     event: Event
     dispatched_at: datetime | None = None
+    mailed_at: datetime | None = None
 
 
 def _by_date_only(page: PageRequest, what: str) -> None:
@@ -60,6 +62,21 @@ class MemoryOutboxRepository:
         for (company_id, row_id), row in list(self._t.rows.items()):
             if row_id in wanted:
                 self._t.replace(company_id, row_id, attrs.evolve(row.value, dispatched_at=at))
+
+    def claim_unmailed(self, limit: int) -> Sequence[Event]:
+        waiting = [
+            (row.created_at, row.value.event.id, row.value.event)
+            for row in self._t.rows.values()
+            if row.value.mailed_at is None
+        ]
+        waiting.sort(key=lambda found: (found[0], found[1]))
+        return [event for _, _, event in waiting[:limit]]
+
+    def mark_mailed(self, event_ids: Collection[str], at: datetime) -> None:
+        wanted = set(event_ids)
+        for (company_id, row_id), row in list(self._t.rows.items()):
+            if row_id in wanted:
+                self._t.replace(company_id, row_id, attrs.evolve(row.value, mailed_at=at))
 
 
 class MemoryWebhookRepository:

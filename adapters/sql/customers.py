@@ -1,17 +1,22 @@
-"""Customers: unique by normalised email within a company; saved addresses as JSON."""
+"""Customers: unique by normalised email within a company; saved addresses as JSON; and
+their portal sign-in links, claimed by ``UPDATE ... SET used_at WHERE company_id = :c AND
+token_hash = :hash AND used_at IS NULL RETURNING`` (on PostgreSQL a second transaction
+claiming the same link waits on the row lock, then finds ``used_at`` set)."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, bindparam, or_, select, update
 
 from adapters.sql import codecs
 from adapters.sql.context import AnyRow, UnitContext, without_keys
-from adapters.sql.tables import customers
+from adapters.sql.tables import customers, portal_links
 from booking_core.customers import Customer, SavedAddress, normalize_email
 from booking_core.errors import ConflictError, NotFoundError
 from booking_core.paging import Page, PageRequest
+from booking_core.portal import PortalLink
 
 EMAIL_TAKEN = "A customer with this email already exists."
 Addresses = tuple[SavedAddress, ...]
@@ -134,3 +139,41 @@ class SqlCustomerRepository:
                 )
             )
         return self._cx.keyset_page(customers, company_id, page, where, _customer)
+
+    def add_portal_link(self, link: PortalLink) -> None:
+        values = {
+            "token_hash": link.token_hash,
+            "id": link.id,
+            "company_id": link.company_id,
+            "customer_id": link.customer_id,
+            "created_at": link.created_at,
+            "expires_at": link.expires_at,
+            "used_at": link.used_at,
+        }
+        self._cx.insert_new(portal_links, values, "That portal link exists already.")
+
+    def claim_portal_link(
+        self, company_id: str, token_hash: str, at: datetime
+    ) -> PortalLink | None:
+        statement = (
+            update(portal_links)
+            .where(
+                portal_links.c.token_hash == token_hash,
+                portal_links.c.company_id == company_id,
+                portal_links.c.used_at.is_(None),
+            )
+            .values(used_at=at)
+            .returning(*portal_links.c)
+        )
+        row = self._cx.execute(statement).first()
+        if row is None:
+            return None
+        return PortalLink(
+            id=row.id,
+            company_id=row.company_id,
+            customer_id=row.customer_id,
+            token_hash=row.token_hash,
+            created_at=row.created_at,
+            expires_at=row.expires_at,
+            used_at=row.used_at,
+        )

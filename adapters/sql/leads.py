@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import date
 from typing import Any
 
 from sqlalchemy import ColumnElement, func, or_, select, update
@@ -122,10 +123,13 @@ class SqlLeadRepository:
         *,
         stage: LeadStage | None = None,
         owner: str | None = None,
+        follow_up_on: date | None = None,
     ) -> Page[Lead]:
         where: list[ColumnElement[bool]] = []
         if stage is not None:
             where.append(leads.c.stage == stage.value)
         if owner is not None:
             where.append(leads.c.owner == owner)
+        if follow_up_on is not None:
+            where.append(leads.c.follow_up_on == follow_up_on)
         return self._cx.keyset_page(leads, company_id, page, where, _lead)

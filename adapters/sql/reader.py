@@ -24,6 +24,7 @@ from adapters.sql.crew import SqlCrewRepository
 from adapters.sql.customers import SqlCustomerRepository
 from adapters.sql.idempotency import SqlIdempotencyRepository
 from adapters.sql.leads import SqlLeadRepository
+from adapters.sql.messages import SqlMessageRepository
 from adapters.sql.payments import SqlPaymentRepository
 from adapters.sql.processor import SqlProcessorRepository
 from adapters.sql.quotes import SqlQuoteRepository
@@ -150,6 +151,11 @@ class CachedReader:
     def waitlist(self) -> SqlWaitlistRepository:
         """The waitlist, from storage."""
         return self.storage().waitlist
+
+    @property
+    def messages(self) -> SqlMessageRepository:
+        """Queued emails, from storage."""
+        return self.storage().messages
 
     def __enter__(self) -> Self:
         if self._entered:

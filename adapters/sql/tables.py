@@ -89,6 +89,8 @@ companies = Table(
     Column("self_service_cutoff_hours", Integer, nullable=False),
     Column("min_notice_minutes", Integer, nullable=False),
     _text("brand_color", nullable=True),  # "#rrggbb" (0011); NULL: the default colours
+    _text("notify_email", nullable=True),  # (0012) reply-to and staff notices; NULL: none
+    Column("reminder_hours", Integer, nullable=False, server_default="24"),  # (0012)
     PrimaryKeyConstraint("id"),
     UniqueConstraint("slug"),
 )
@@ -177,6 +179,7 @@ leads = Table(
     Index("ix_leads_phone_e164", "company_id", "phone_e164"),
     Index("ix_leads_stage", "company_id", "stage", "created_at", "id"),
     Index("ix_leads_owner", "company_id", "owner", "created_at", "id"),
+    Index("ix_leads_follow_up_on", "company_id", "follow_up_on"),
     *_keyset_indexes("leads"),
 )
 
@@ -451,6 +454,7 @@ outbox_events = Table(
     _text("subject_kind", nullable=True),  # booking|customer|lead|quote|payment; None: no subject
     Column("document", Text, nullable=True),  # JSON: the subject, None with subject_kind
     Column("dispatched_at", instant_type(), nullable=True),
+    Column("mailed_at", instant_type(), nullable=True),  # (0012) turned into messages
     PrimaryKeyConstraint("id"),
     Index(
         "ix_outbox_events_undispatched",
@@ -459,9 +463,52 @@ outbox_events = Table(
         sqlite_where=text("dispatched_at IS NULL"),
         postgresql_where=text("dispatched_at IS NULL"),
     ),
+    Index(
+        "ix_outbox_events_unmailed",
+        "created_at",
+        "id",
+        sqlite_where=text("mailed_at IS NULL"),
+        postgresql_where=text("mailed_at IS NULL"),
+    ),
 )
 """Domain events written in the transaction of their change; the worker claims the
-undispatched ones oldest first through the partial index."""
+undispatched ones (webhooks) and the unmailed ones (messages) oldest first through the
+partial indexes, each consumer with its own marker."""
+
+messages = Table(
+    "messages",
+    metadata,
+    _id("company_id"),
+    _id("id"),  # msg_...
+    _text("kind"),  # booking.confirmed, quote.sent, ...
+    _text("to_address"),
+    _text("subject"),
+    Column("text_body", Text, nullable=False),
+    Column("html_body", Text, nullable=False),
+    _text("dedupe_key"),  # the cause: the same cause never queues twice
+    _text("reply_to", nullable=True),
+    _id("subject_id", nullable=True),  # the booking, quote, lead or customer
+    _text("status"),  # pending|sent|failed
+    Column("attempts", Integer, nullable=False),
+    Column("next_attempt_at", instant_type(), nullable=False),
+    _text("last_error", nullable=True),
+    Column("sent_at", instant_type(), nullable=True),
+    Column("created_at", instant_type(), nullable=False),
+    PrimaryKeyConstraint("company_id", "id"),
+    UniqueConstraint("company_id", "dedupe_key"),
+    Index(
+        "ix_messages_due",
+        "next_attempt_at",
+        "created_at",
+        "id",
+        sqlite_where=text("status = 'pending'"),
+        postgresql_where=text("status = 'pending'"),
+    ),
+    Index("ix_messages_created", "company_id", "created_at", "id"),
+    Index("ix_messages_subject", "company_id", "subject_id", "created_at", "id"),
+)
+"""Emails queued with their cause (0012); the worker claims pending ones that are due
+through the partial index, across companies."""
 
 webhook_endpoints = Table(
     "webhook_endpoints",
@@ -557,6 +604,21 @@ sign_in_links = Table(
     PrimaryKeyConstraint("token_hash"),
 )
 """One-time sign-in links; claimed by an ``UPDATE ... WHERE used_at IS NULL``."""
+
+portal_links = Table(
+    "portal_links",
+    metadata,
+    _text("token_hash"),  # SHA-256 hex of the 256-bit token, never the token
+    _id("id"),  # pln_...: the sign-in message's dedupe key names it
+    _id("company_id"),
+    _id("customer_id"),
+    Column("created_at", instant_type(), nullable=False),
+    Column("expires_at", instant_type(), nullable=False),
+    Column("used_at", instant_type(), nullable=True),
+    PrimaryKeyConstraint("token_hash"),
+)
+"""Customer portal sign-in links (``booking_core.portal``); claimed, inside their company
+only, by an ``UPDATE ... WHERE company_id = :c AND used_at IS NULL``."""
 
 STAMPED = {t.name: t for t in (customers, leads, quotes, payments, crew_members, bookings)}
 """Tables listed by change: on SQLite their touched rows get ``changed_at`` at commit; on

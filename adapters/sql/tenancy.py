@@ -39,6 +39,8 @@ def _company_values(company: Company) -> dict[str, Any]:
         "self_service_cutoff_hours": company.self_service_cutoff_hours,
         "min_notice_minutes": company.min_notice_minutes,
         "brand_color": company.brand_color,
+        "notify_email": company.notify_email,
+        "reminder_hours": company.reminder_hours,
     }
 
 
@@ -55,6 +57,8 @@ def _company(row: AnyRow) -> Company:
         self_service_cutoff_hours=row.self_service_cutoff_hours,
         min_notice_minutes=row.min_notice_minutes,
         brand_color=row.brand_color,
+        notify_email=row.notify_email,
+        reminder_hours=row.reminder_hours,
     )
 
 

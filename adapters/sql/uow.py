@@ -28,6 +28,7 @@ from adapters.sql.crew import SqlCrewRepository
 from adapters.sql.customers import SqlCustomerRepository
 from adapters.sql.idempotency import SqlIdempotencyRepository
 from adapters.sql.leads import SqlLeadRepository
+from adapters.sql.messages import SqlMessageRepository
 from adapters.sql.payments import SqlPaymentRepository
 from adapters.sql.processor import SqlProcessorRepository
 from adapters.sql.quotes import SqlQuoteRepository
@@ -80,6 +81,7 @@ class SqlUnitOfWork:
         self.processor = SqlProcessorRepository(self._cx)
         self.users = SqlUserRepository(self._cx)
         self.waitlist = SqlWaitlistRepository(self._cx)
+        self.messages = SqlMessageRepository(self._cx)
 
     def __enter__(self) -> Self:
         if self._connection is not None:

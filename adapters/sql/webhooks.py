@@ -107,6 +107,7 @@ def _event_values(event: Event) -> dict[str, Any]:
         "subject_kind": kind,
         "document": None if kind is None else codecs.dumps(event.subject),
         "dispatched_at": None,
+        "mailed_at": None,
     }
 
 
@@ -169,6 +170,26 @@ class SqlOutboxRepository:
                 update(outbox_events)
                 .where(outbox_events.c.id.in_(ids[start : start + UPDATE_CHUNK]))
                 .values(dispatched_at=at)
+            )
+            self._cx.execute(statement)
+
+    def claim_unmailed(self, limit: int) -> Sequence[Event]:
+        statement = (
+            select(outbox_events)
+            .where(outbox_events.c.mailed_at.is_(None))
+            .order_by(outbox_events.c.created_at, outbox_events.c.id)
+            .limit(limit)
+        )
+        rows = self._cx.execute(_claimed(statement, self._cx.dialect))
+        return [_event(row) for row in rows]
+
+    def mark_mailed(self, event_ids: Collection[str], at: datetime) -> None:
+        ids = sorted(event_ids)
+        for start in range(0, len(ids), UPDATE_CHUNK):
+            statement = (
+                update(outbox_events)
+                .where(outbox_events.c.id.in_(ids[start : start + UPDATE_CHUNK]))
+                .values(mailed_at=at)
             )
             self._cx.execute(statement)
 

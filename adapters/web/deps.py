@@ -4,12 +4,36 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from attrs import frozen
+from attrs import Factory, frozen
 
 from adapters.http.deps import HttpDeps
+from adapters.phone import PhonenumbersNormalizer
 from adapters.web.sessions import SessionCodec
-from adapters.web.throttle import SignInThrottle
-from booking_core.ports import Clock, DriveTime, PasswordHasher, Resolver, UnitOfWork
+from adapters.web.throttle import (
+    PORTAL_NAMESPACE,
+    PORTAL_PER_ADDRESS,
+    PORTAL_PER_EMAIL,
+    SignInThrottle,
+)
+from booking_core.ports import (
+    Clock,
+    Composer,
+    DriveTime,
+    PasswordHasher,
+    PhoneNormalizer,
+    Resolver,
+    UnitOfWork,
+)
+
+
+def new_portal_throttle(storage_uri: str = "memory://") -> SignInThrottle:
+    """The throttle of the customer portal's sign-in link requests (every request counts)."""
+    return SignInThrottle(
+        storage_uri,
+        namespace=PORTAL_NAMESPACE,
+        per_email=PORTAL_PER_EMAIL,
+        per_address=PORTAL_PER_ADDRESS,
+    )
 
 
 @frozen(kw_only=True)
@@ -32,6 +56,12 @@ class WebDeps:
     api: HttpDeps | None = None
     """The API's dependencies: the booking page prices, lists and books through the
     public endpoints' own pipeline (``adapters.http.public.call_public``)."""
+    portal_throttle: SignInThrottle = Factory(new_portal_throttle)
+    """Counts the customer portal's sign-in link requests per email and client address."""
+    composer: Composer | None = None
+    """Writes the customer portal's sign-in email (None: the portal mails no links)."""
+    phones: PhoneNormalizer = Factory(PhonenumbersNormalizer)
+    """Reads the phone a customer types in the portal, as the API does."""
 
     @property
     def secure_cookies(self) -> bool:

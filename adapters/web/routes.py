@@ -21,6 +21,7 @@ from adapters.web import (
     crew,
     customer,
     keys,
+    portal,
     quote_page,
     setup_pages,
     signin,
@@ -43,6 +44,7 @@ PAGE_MODULES: tuple[Callable[[WebDeps], list[BaseRoute]], ...] = (
     quote_page.routes,
     book.routes,
     customer.routes,
+    portal.routes,
 )
 STYLESHEET = (STATIC / "app.css").read_bytes()
 

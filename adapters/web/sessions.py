@@ -3,10 +3,12 @@
 The cookie holds ``base64url(JSON) "." base64url(HMAC-SHA256(secret, JSON))``; the JSON
 carries a random session id, the user's id and the session epoch it began under (None and
 0 before sign-in), the instant it was issued, and at most one message to show on the next
-page. Nothing in it is secret, but nothing in it can be changed without the server's
-secret. A session lives 12 hours from its issue; a sign-in always issues a new one (a new
-id), so a session planted before sign-in is worth nothing after it. Signing out everywhere
-moves the user's epoch on, which refuses every session begun before.
+page; a customer portal session (``/{slug}/portal``) carries the customer's company and
+id instead of a user (``new_customer_session``). Nothing in it is secret, but nothing in
+it can be changed without the server's secret. A session lives 12 hours from its issue;
+a sign-in always issues a new one (a new id), so a session planted before sign-in is worth
+nothing after it. Signing out everywhere moves the user's epoch on, which refuses every
+session begun before.
 
 The CSRF token of a session is the HMAC of its id under the same secret (with its own
 label): it changes with every new session and needs no storage.
@@ -43,11 +45,21 @@ class Session:
     user_id: str | None = None
     epoch: int = 0
     flash: str | None = None
+    customer_company_id: str | None = None
+    customer_id: str | None = None
+    """A customer portal session: the customer it opens the portal of, in that company
+    only. Never set together with ``user_id``: staff pages see no user in it."""
 
     @property
     def signed_in(self) -> bool:
         """True when the session belongs to a user."""
         return self.user_id is not None
+
+    def customer_of(self, company_id: str) -> str | None:
+        """The customer this session opens ``company_id``'s portal for, if any."""
+        if self.user_id is None and self.customer_company_id == company_id:
+            return self.customer_id
+        return None
 
 
 def new_session(at: datetime, user_id: str | None = None, epoch: int = 0) -> Session:
@@ -55,9 +67,20 @@ def new_session(at: datetime, user_id: str | None = None, epoch: int = 0) -> Ses
     return Session(secrets.token_urlsafe(18), at, user_id, epoch)
 
 
+def new_customer_session(at: datetime, company_id: str, customer_id: str) -> Session:
+    """A fresh portal session (a new id) for a customer of ``company_id``."""
+    return Session(
+        secrets.token_urlsafe(18), at, customer_company_id=company_id, customer_id=customer_id
+    )
+
+
 def with_flash(session: Session, message: str | None) -> Session:
     """The session carrying ``message`` to the next page (None: nothing to show)."""
     return attrs.evolve(session, flash=None if message is None else message[:FLASH_MAX])
+
+
+def _optional(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def _b64(data: bytes) -> str:
@@ -86,6 +109,9 @@ class SessionCodec:
             "ep": session.epoch,
             "fl": session.flash,
         }
+        if session.customer_id is not None:
+            payload["cco"] = session.customer_company_id
+            payload["cus"] = session.customer_id
         body = json.dumps(payload, separators=(",", ":"), sort_keys=True).encode()
         return f"{_b64(body)}.{_b64(self._sign(body))}"
 
@@ -109,6 +135,8 @@ class SessionCodec:
                 user_id=None if payload["uid"] is None else str(payload["uid"]),
                 epoch=int(payload["ep"]),
                 flash=None if payload["fl"] is None else str(payload["fl"]),
+                customer_company_id=_optional(payload.get("cco")),
+                customer_id=_optional(payload.get("cus")),
             )
         except (ValueError, KeyError, TypeError, OverflowError):
             return None

@@ -35,7 +35,10 @@ SETTINGS_FIELDS = {
     "code_prefix": "code_prefix",
     "tax_rate_bps": "tax_rate",
     "brand_color": "brand_color",
+    "notify_email": "notify_email",
+    "reminder_hours": "reminder_hours",
 }
+EMAIL_FIELDS = ("notify_email", "reminder_hours")
 DEFAULT_PICK = "#4338ca"
 """What the colour picker shows for a company with no brand colour (the pages' own)."""
 
@@ -52,8 +55,8 @@ def chosen_brand_color(visit: Visit) -> str:
 
 
 def settings(visit: Visit) -> Response:
-    """``/admin/settings``: the company's name, timezone, booking rules, tax rate and the
-    brand colour of its customer pages."""
+    """``/admin/settings``: the company's name, timezone, booking rules, tax rate, the
+    brand colour of its customer pages, its email address and reminder hours."""
     company = visit.signed_in_company
     errors = FieldErrors()
     others: list[str] = []
@@ -65,13 +68,20 @@ def settings(visit: Visit) -> Response:
         "code_prefix": company.code_prefix,
         "tax_rate": plain_hundredths(company.tax_rate_bps),
         "brand_color": company.brand_color or "",
+        "notify_email": company.notify_email or "",
+        "reminder_hours": str(company.reminder_hours),
     }
     if visit.request.method == "POST":
-        values = {name: visit.field(name) for name in values}
+        # A form without the email fields (made before they existed) leaves them as stored.
+        values = {
+            name: visit.form.get(name, shown) if name in EMAIL_FIELDS else visit.field(name)
+            for name, shown in values.items()
+        }
         values["brand_color"] = chosen_brand_color(visit)
         cutoff = whole(errors, "cutoff_hours", values["cutoff_hours"])
         notice = whole(errors, "min_notice_minutes", values["min_notice_minutes"])
         tax = percent(errors, "tax_rate", values["tax_rate"])
+        reminder = whole(errors, "reminder_hours", values["reminder_hours"])
         if values["timezone"] not in TIMEZONES and values["timezone"] != company.timezone:
             errors.add("timezone", "Choose a timezone from the list.")
         if not errors:
@@ -86,6 +96,8 @@ def settings(visit: Visit) -> Response:
                         code_prefix=values["code_prefix"].strip(),
                         tax_rate_bps=tax,
                         brand_color=values["brand_color"],
+                        notify_email=values["notify_email"],
+                        reminder_hours=reminder,
                     ),
                     uow=visit.deps.uow(),
                 )

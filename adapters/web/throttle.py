@@ -7,6 +7,10 @@ or an address has used up its refusals, further attempts are turned away uncheck
 its window ends. Counter keys are SHA-256 digests: Redis never holds an email address.
 As with the API's rate limits (``adapters.http.ratelimit``), a failing Redis does not take
 sign-in down: counting moves to memory for a few seconds, with one warning a minute.
+
+The customer portal's sign-in link requests are counted by a second throttle of their own
+``namespace`` (``PORTAL_NAMESPACE``), where every request counts (``hit``), not only
+refusals: each one may send an email.
 """
 
 from __future__ import annotations
@@ -33,6 +37,12 @@ REDIS_TIMEOUT_SECONDS = 0.5
 RETRY_REDIS_AFTER_SECONDS = 5.0
 WARN_EVERY_SECONDS = 60.0
 
+PORTAL_NAMESPACE = "portal"
+PORTAL_PER_EMAIL = 5
+"""Portal sign-in link requests per email in a window."""
+PORTAL_PER_ADDRESS = 20
+"""Portal sign-in link requests per client address in a window."""
+
 log = structlog.get_logger("booking.web")
 
 
@@ -51,8 +61,10 @@ class SignInThrottle:
         per_address: int = PER_ADDRESS,
         window_minutes: int = WINDOW_MINUTES,
         clock: Callable[[], float] = time.time,
+        namespace: str = "signin",
     ) -> None:
         self.per_email = per_email
+        self._namespace = namespace
         self.per_address = per_address
         self._window = window_minutes
         self._clock = clock
@@ -89,6 +101,11 @@ class SignInThrottle:
         for key, limit in self._keys(email, address):
             self._hit(key, limit)
 
+    def hit(self, email: str, address: str) -> None:
+        """Count one request against the email and the address (the portal's link
+        requests, where every request counts)."""
+        self.refused(email, address)
+
     def reset(self) -> None:
         """Forget every count (tests)."""
         with self._lock:
@@ -102,9 +119,9 @@ class SignInThrottle:
     def _wait(self, key: str, limit: int) -> int:
         if self._limiter is not None and self._shared_usable():
             try:
-                if self._limiter.test(self._item(limit), "signin", key):
+                if self._limiter.test(self._item(limit), self._namespace, key):
                     return 0
-                stats = self._limiter.get_window_stats(self._item(limit), "signin", key)
+                stats = self._limiter.get_window_stats(self._item(limit), self._namespace, key)
                 return max(1, math.ceil(stats.reset_time - time.time()))
             except StorageError as error:
                 self._shared_failed(error)
@@ -118,7 +135,7 @@ class SignInThrottle:
     def _hit(self, key: str, limit: int) -> None:
         if self._limiter is not None and self._shared_usable():
             try:
-                self._limiter.hit(self._item(limit), "signin", key)
+                self._limiter.hit(self._item(limit), self._namespace, key)
                 return
             except StorageError as error:
                 self._shared_failed(error)

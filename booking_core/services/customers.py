@@ -1,4 +1,5 @@
-"""Customer use cases: create or return the existing customer for an email, merge, read."""
+"""Customer use cases: create or return the existing customer for an email, update one's
+contact details and saved addresses, merge, read."""
 
 from __future__ import annotations
 
@@ -14,11 +15,15 @@ from booking_core.customers import (
     Customer,
     Lifetime,
     SavedAddress,
+    add_address,
     churn_risk,
     lifetime,
     merge,
     merge_survivor,
     new_customer,
+    remove_address,
+    replace_address,
+    with_contact,
 )
 from booking_core.errors import ValidationFailed
 from booking_core.events import EventType, event
@@ -92,6 +97,81 @@ def create_customer(
         )
         uow.commit()
     return customer, True
+
+
+@frozen(kw_only=True)
+class UpdateCustomer:
+    """A customer's contact details: name and phone (empty or None: no phone). The email
+    stays: it is the record's identity in the company."""
+
+    company_id: str
+    customer_id: str
+    name: str
+    phone: str | None = None
+
+
+def update_customer(
+    cmd: UpdateCustomer, *, uow: UnitOfWork, clock: Clock, phones: PhoneNormalizer
+) -> Customer:
+    """Replace the customer's name and phone; every field problem at once
+    (``ValidationFailed``), nothing written then."""
+    try:
+        phone = normalized_phone(cmd.phone, phones)
+        phone_errors: dict[str, str] = {}
+    except ValidationFailed as failed:
+        phone, phone_errors = None, failed.field_errors
+    with uow:
+        current = uow.customers.get(cmd.company_id, cmd.customer_id)
+        try:
+            updated = with_contact(current, name=cmd.name, phone=phone, at=clock.now())
+        except ValidationFailed as failed:
+            raise ValidationFailed({**phone_errors, **failed.field_errors}) from None
+        if phone_errors:
+            raise ValidationFailed(phone_errors)
+        uow.customers.save(updated)
+        uow.commit()
+    return updated
+
+
+@frozen(kw_only=True)
+class SaveAddress:
+    """A saved address of a customer: a new one (``address_id`` None) or a replacement."""
+
+    company_id: str
+    customer_id: str
+    address: Address
+    address_id: str | None = None
+    default: bool = False
+
+
+def save_customer_address(cmd: SaveAddress, *, uow: UnitOfWork, clock: Clock) -> Customer:
+    """Add or replace a saved address (``ValidationFailed`` keyed ``address.<field>``;
+    ``RuleViolation`` for an address id the customer has not)."""
+    with uow:
+        current = uow.customers.get(cmd.company_id, cmd.customer_id)
+        at = clock.now()
+        if cmd.address_id is None:
+            saved = SavedAddress(new_id("adr"), cmd.address)
+            updated = add_address(current, saved, at=at, default=cmd.default)
+        else:
+            saved = SavedAddress(cmd.address_id, cmd.address)
+            updated = replace_address(current, saved, at=at, default=cmd.default)
+        uow.customers.save(updated)
+        uow.commit()
+    return updated
+
+
+def remove_customer_address(
+    company_id: str, customer_id: str, address_id: str, *, uow: UnitOfWork, clock: Clock
+) -> Customer:
+    """Forget a saved address (bookings keep their own copy of it)."""
+    with uow:
+        updated = remove_address(
+            uow.customers.get(company_id, customer_id), address_id, at=clock.now()
+        )
+        uow.customers.save(updated)
+        uow.commit()
+    return updated
 
 
 def _survivor(uow: UnitOfWork, customer: Customer) -> Customer:

@@ -238,7 +238,7 @@ def list_teams(company_id: str, *, uow: UnitOfWork) -> list[Team]:
 class UpdateCompanySettings:
     """Change some of a company's settings; None leaves a setting as it is, an empty
     ``custom_domain`` disconnects the domain, and an empty ``brand_color`` goes back to
-    the default colours."""
+    the default colours; an empty ``notify_email`` removes the address."""
 
     company_id: str
     name: str | None = None
@@ -249,6 +249,8 @@ class UpdateCompanySettings:
     code_prefix: str | None = None
     custom_domain: str | None = None
     brand_color: str | None = None
+    notify_email: str | None = None
+    reminder_hours: int | None = None
 
 
 def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> Company:
@@ -264,9 +266,12 @@ def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> C
             "self_service_cutoff_hours",
             "min_notice_minutes",
             "code_prefix",
+            "reminder_hours",
         )
         if getattr(cmd, name) is not None
     }
+    if cmd.notify_email is not None:
+        changes["notify_email"] = cmd.notify_email.strip().lower() or None
     if cmd.name is not None:
         changes["name"] = cmd.name.strip()
     if cmd.custom_domain is not None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from booking_core import leads
@@ -78,6 +80,20 @@ def test_list_filters_by_stage_and_owner_and_paginates(uow_factory):
         assert [lead.id for lead in quoted.items] == [made[1].id]
         sams = uow.leads.list("cmp_a", PageRequest(), owner="sam")
         assert [lead.id for lead in sams.items] == [made[2].id, made[1].id]
+
+
+def test_list_filters_by_follow_up_date(uow_factory):
+    made = [f.lead("cmp_a", minutes=i) for i in range(3)]
+    made[0] = leads.update(made[0], at=f.at(9), follow_up_on=date(2026, 5, 4))
+    made[1] = leads.update(made[1], at=f.at(9), follow_up_on=date(2026, 5, 5))
+    with uow_factory() as uow:
+        for lead in made:
+            uow.leads.add(lead)
+        uow.commit()
+    with uow_factory() as uow:
+        due = uow.leads.list("cmp_a", PageRequest(), follow_up_on=date(2026, 5, 5))
+        assert [lead.id for lead in due.items] == [made[1].id]
+        assert not uow.leads.list("cmp_b", PageRequest(), follow_up_on=date(2026, 5, 5)).items
 
 
 def test_other_company_lead_is_not_found(uow_factory):

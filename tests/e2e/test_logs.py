@@ -64,6 +64,7 @@ def assert_nothing_private(lines: list[str]) -> None:
         ("/sparkle-cleaning/q/quo_tok/accept", "/sparkle-cleaning/q/***/***"),
         ("/track/trk_abc/", "/track/***/"),
         ("/sign-in/link/Zt0kEn", "/sign-in/link/***"),
+        ("/sparkle-cleaning/portal/link/Zt0kEn", "/sparkle-cleaning/portal/link/***"),
     ],
 )
 def test_tokens_after_track_q_or_a_sign_in_link_are_masked_in_logged_paths(path: str, logged: str):
@@ -74,6 +75,7 @@ def test_other_paths_are_logged_as_they_are():
     assert masked_path("/api/v1/quotes/quo_123") == "/api/v1/quotes/quo_123"
     assert masked_path("/sparkle/track") == "/sparkle/track"
     assert masked_path("/admin/link/abc") == "/admin/link/abc"
+    assert masked_path("/sparkle/portal/details") == "/sparkle/portal/details"
 
 
 @pytest.fixture(scope="module")

@@ -148,6 +148,7 @@ NEWEST_FIRST_ONLY = {
     f"{API}/webhooks/{{id}}/deliveries",
     f"{API}/waitlist",
     f"{API}/booking-forms",
+    f"{API}/messages",
 }
 """Lists of records with no change stamps: no ``updatedSince`` (docs/api.md, Pagination)."""
 

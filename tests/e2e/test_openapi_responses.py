@@ -226,6 +226,39 @@ def check_waitlist(stack: Stack, api: httpx.Client, ok: Conformance) -> None:
     ok.check(api.delete(f"{API}/waitlist/{entries[0]['id']}"), "DELETE", "/waitlist/{id}")
 
 
+def check_messages(stack: Stack, company_id: str, api: httpx.Client, ok: Conformance) -> None:
+    """Messages (queued here straight through the unit of work): one sent, one waiting
+    for a retry, listed newest first and by subject."""
+    from booking_core.ids import new_id
+    from booking_core.notifications import Message, MessageKind, MessageStatus
+
+    at = datetime.now(UTC)
+    with stack.container.uow() as uow:
+        for index, status in enumerate((MessageStatus.SENT, MessageStatus.PENDING)):
+            uow.messages.add(
+                Message(
+                    id=new_id("msg"),
+                    company_id=company_id,
+                    kind=MessageKind.BOOKING_CONFIRMED,
+                    to="ada@example.com",
+                    subject="Booked",
+                    text="Hello",
+                    html="<p>Hello</p>",
+                    dedupe_key=f"schema:{index}",
+                    subject_id="bkg_schema",
+                    status=status,
+                    attempts=1,
+                    last_error=None if status is MessageStatus.SENT else "451 later",
+                    sent_at=at if status is MessageStatus.SENT else None,
+                    next_attempt_at=at,
+                    created_at=at + timedelta(seconds=index),
+                )
+            )
+        uow.commit()
+    listed = walk_pages(api, ok, "/messages", subjectId="bkg_schema")
+    assert [m["status"] for m in listed] == ["pending", "sent"]
+
+
 def check_booking_forms(api: httpx.Client, ok: Conformance) -> None:
     """Forms are created, listed, read, changed and deleted."""
     form = {
@@ -317,6 +350,7 @@ def test_every_endpoint_answers_as_its_response_schema_says(
         check_payments(own, ok, check_scheduling(own, ok))
         check_webhooks(stack, company.id, own, ok)
         check_booking_forms(own, ok)
+        check_messages(stack, company.id, own, ok)
 
     assert ok.seen == {(e.method, e.path) for e in all_endpoints()}
 

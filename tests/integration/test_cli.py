@@ -61,7 +61,10 @@ def test_demo_json_is_exactly_one_object_with_working_full_scope_keys(run):
     companies = payload["companies"]
     assert [c["slug"] for c in companies] == ["sparkle-cleaning", "handy-helpers"]
     for company in companies:
-        assert set(company) == {"id", "slug", "name", "apiKey", "users"}
+        assert set(company) == {"id", "slug", "name", "apiKey", "bookingPage", "portal", "users"}
+        slug = company["slug"]
+        assert company["bookingPage"] == f"http://x/{slug}/book"
+        assert company["portal"] == f"http://x/{slug}/portal"
         assert [u["role"] for u in company["users"]] == ["owner", "crew"]
         key = run.authenticate(company["apiKey"])
         assert key is not None
@@ -248,6 +251,7 @@ def test_demo_prints_its_links_on_the_port_it_is_told(tmp_path):
     assert "http://127.0.0.1:8123/api/v1" in out
     assert "http://127.0.0.1:8123/api/openapi.json" in out
     assert "http://127.0.0.1:8123/api/v1/services" in out
+    assert "customers book at http://127.0.0.1:8123/sparkle-cleaning/book" in out
     assert ":8000" not in out
 
 

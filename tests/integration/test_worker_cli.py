@@ -132,13 +132,15 @@ def test_once_delivers_everything_due_and_says_what_it_did(shop, receiver):
     assert (status, err) == (0, "")
     assert out == (
         "booking: 3 events dispatched, 3 deliveries queued; 3 attempts: 3 delivered,"
-        " 0 failed; 0 given up unsent, 0 endpoints disabled; 0 quotes expired\n"
+        " 0 failed; 0 given up unsent, 0 endpoints disabled; 0 quotes expired;"
+        " 0 emails queued, 0 sent, 0 failed (0 given up)\n"
     )
     assert sorted(seen.webhook_id for seen in receiver.seen) == sorted(sent)
     assert shop.run("worker", "--once", "--json") == (
         0,
         '{"events": 0, "deliveries": 0, "attempts": 0, "delivered": 0, "failed": 0,'
-        ' "dropped": 0, "disabled": 0, "expiredQuotes": 0}\n',
+        ' "dropped": 0, "disabled": 0, "expiredQuotes": 0, "messages": 0,'
+        ' "mailAttempts": 0, "mailsSent": 0, "mailsFailed": 0}\n',
         "",
     )
 

@@ -22,7 +22,7 @@ from booking_core.conversion import (
 )
 from booking_core.errors import DomainError, InvalidTransition, ValidationFailed
 from booking_core.pricing import Selection, price
-from booking_core.quotes import ManualLine, Quote, QuoteStatus
+from booking_core.quotes import FollowUpStatus, ManualLine, Quote, QuoteStatus
 
 AT = datetime(2026, 3, 2, 14, 0, tzinfo=UTC)
 CATALOG = Catalog(
@@ -77,6 +77,7 @@ class QuoteLifecycle(RuleBasedStateMachine):
     changes: int
     bookings_seen: set[str]
     next_booking: int
+    settled: dict[int, FollowUpStatus]
 
     @initialize(
         hand_priced=st.booleans(),
@@ -107,6 +108,7 @@ class QuoteLifecycle(RuleBasedStateMachine):
         self.changes = 0
         self.bookings_seen = set()
         self.next_booking = 0
+        self.settled = {}
         if send_now:  # half the histories start sent, where most of the moves are
             self.send()
 
@@ -191,6 +193,31 @@ class QuoteLifecycle(RuleBasedStateMachine):
         self.set_paused(False)
 
     @rule()
+    def settle_follow_ups(self) -> None:
+        """The worker's sweep: due follow-ups sent while running, skipped while paused."""
+        before = self.quote
+        after, index = quotes.settle_due_follow_ups(before, self.now)
+        due = [
+            i
+            for i, f in enumerate(before.follow_ups)
+            if f.status is FollowUpStatus.SCHEDULED and f.due_at <= self.now
+        ]
+        event(f"settle_follow_ups: {len(due)} due, paused={self.model.paused}")
+        if not due or not self.model.answerable(self.now):
+            assert (after, index) == (before, None)
+            return
+        assert index == (None if self.model.paused else due[-1])
+        for i, (old, new) in enumerate(zip(before.follow_ups, after.follow_ups, strict=True)):
+            if i in due:
+                wanted = FollowUpStatus.SENT if i == index else FollowUpStatus.SKIPPED
+                assert new.status is wanted
+            else:
+                assert new == old
+        assert after.version == before.version + 1
+        self.changes += 1
+        self.quote = after
+
+    @rule()
     def expire(self) -> None:
         model = self.model
         already = model.status is QuoteStatus.EXPIRED
@@ -264,7 +291,7 @@ class QuoteLifecycle(RuleBasedStateMachine):
         ):
             actions.append(self.send)
         if model.answerable(now):
-            actions += [self.accept, self.reject, self.pause, self.resume]
+            actions += [self.accept, self.reject, self.pause, self.resume, self.settle_follow_ups]
         if model.effective(now) is QuoteStatus.EXPIRED:
             actions.append(self.expire)
         if model.convertible(now):
@@ -287,6 +314,14 @@ class QuoteLifecycle(RuleBasedStateMachine):
         assert self.quote.follow_ups_paused is self.model.paused
         assert self.quote.booking_id == self.model.booking_id
         assert quotes.effective_status(self.quote, self.now) is self.model.effective(self.now)
+
+    @invariant()
+    def a_settled_follow_up_never_changes_again(self) -> None:
+        for i, f in enumerate(self.quote.follow_ups):
+            if i in self.settled:
+                assert f.status is self.settled[i]
+            elif f.status is not FollowUpStatus.SCHEDULED:
+                self.settled[i] = f.status
 
     @invariant()
     def version_counts_every_change(self) -> None:

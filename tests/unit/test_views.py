@@ -185,7 +185,32 @@ def top_level_samples() -> list[attrs.AttrsInstance]:
         queued_delivery_view(delivery, CONTEXT),
         *booking_form_samples(catalog, plan_visits[0]),
         *waitlist_samples(),
+        *message_samples(),
     ]
+
+
+def message_samples() -> list[attrs.AttrsInstance]:
+    """Messages as ``/api/v1/messages`` lists them: one waiting for a retry, one sent."""
+    from adapters.http.views.messages import message_view
+    from booking_core.notifications import Message, MessageKind, MessageStatus
+
+    pending = Message(
+        id="msg_1",
+        company_id="cmp_acme",
+        kind=MessageKind.BOOKING_CONFIRMED,
+        to="ada@example.com",
+        subject="Booked: Standard clean",
+        text="Hello",
+        html="<p>Hello</p>",
+        dedupe_key="booking.confirmed:bkg_1",
+        subject_id="bkg_1",
+        attempts=1,
+        last_error="The mail server answered 451 4.3.0 Try again later",
+        next_attempt_at=AT,
+        created_at=AT,
+    )
+    sent = attrs.evolve(pending, status=MessageStatus.SENT, last_error=None, sent_at=AT)
+    return [message_view(pending, CONTEXT), message_view(sent, CONTEXT)]
 
 
 def waitlist_samples() -> list[attrs.AttrsInstance]:

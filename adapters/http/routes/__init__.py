@@ -14,6 +14,7 @@ def all_endpoints() -> list[Endpoint]:
         crew,
         customers,
         leads,
+        messages,
         payments,
         quotes,
         waitlist,
@@ -31,4 +32,5 @@ def all_endpoints() -> list[Endpoint]:
         *payments.ENDPOINTS,
         *crew.ENDPOINTS,
         *webhooks.ENDPOINTS,
+        *messages.ENDPOINTS,
     ]

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from attrs import frozen
+from attrs import field, frozen
 
+from adapters.http.jsonschema import schema
 from adapters.http.views.base import Cents, RenderContext, Url, extend
 from adapters.http.views.prices import PriceBreakdownView, price_breakdown_view
 from booking_core.quotes import (
@@ -29,10 +30,19 @@ class ManualLineView:
 
 @frozen
 class FollowUpView:
-    """A reminder to the customer."""
+    """A follow-up email to the customer, mailed by the worker at ``dueAt``."""
 
     due_at: datetime
-    status: FollowUpStatus
+    status: FollowUpStatus = field(
+        metadata=schema(
+            description=(
+                "scheduled: not due yet; sent: mailed (queued) at its time; skipped: it"
+                " came due while follow-ups were paused, or with no address to mail, and"
+                " is never sent later; cancelled: the quote was answered, converted or"
+                " expired first."
+            )
+        )
+    )
 
 
 @frozen

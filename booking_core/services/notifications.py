@@ -1,0 +1,537 @@
+"""Email notices: queueing messages with their cause, reminders, and the send step.
+
+Three steps, each run by the worker (``entrypoints.worker``):
+
+- ``mail_events`` turns outbox events into messages: the outbox's second consumer, with
+  its own marker (``claim_unmailed`` / ``mark_mailed``), never waiting for webhooks. Each
+  event type with a notice has a handler in ``EVENT_NOTICES``; the rest are marked and
+  skipped. The event was written in the transaction of its change, so a change that
+  commits is never without its notice, and one that rolls back has none.
+- ``queue_due_notices`` queues what time brings: a reminder ``reminder_hours`` before
+  each visit.
+- ``send_due`` claims the messages that are due (leased for ``SEND_LEASE``), hands each
+  to the mailer outside any transaction, and stores the outcome: sent, retried after the
+  next delay of ``RETRY_DELAYS``, or failed.
+
+Every message has a ``dedupe_key`` naming its cause, unique per company: an event
+claimed twice (a worker died before committing) or a reminder swept twice queues once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
+from email.utils import formataddr
+
+import attrs
+from attrs import define, frozen
+
+from booking_core.bookings import ActivityKind, Booking, BookingStatus, tracking_url
+from booking_core.companies import Company
+from booking_core.customers import Customer
+from booking_core.errors import NotFoundError
+from booking_core.events import Event, EventType
+from booking_core.notifications import (
+    SEND_LEASE,
+    MailRejected,
+    Message,
+    MessageKind,
+    MessageStatus,
+    after_failure,
+    after_success,
+    new_message,
+    one_line,
+)
+from booking_core.paging import Page, PageRequest
+from booking_core.plans import CancelScope, RescheduleScope
+from booking_core.ports import Clock, Composer, Mailer, UnitOfWork
+from booking_core.pricing import LineKind
+from booking_core.quotes import Quote, QuoteStatus, effective_status
+from booking_core.services.follow_ups import quote_sent_message
+
+MAIL_BATCH = 100
+"""Events one ``mail_events`` step claims."""
+SEND_BATCH = 50
+"""Messages one ``send_due`` step claims."""
+
+
+@frozen
+class Notices:
+    """What turning a cause into a message needs: the unit of work it is queued in, the
+    composer, the public address links start with, and the instant."""
+
+    uow: UnitOfWork
+    composer: Composer
+    base_url: str
+    at: datetime
+
+    def queue(
+        self,
+        company: Company,
+        kind: MessageKind,
+        *,
+        to: str,
+        context: Mapping[str, object],
+        dedupe_key: str,
+        subject_id: str | None = None,
+    ) -> Message | None:
+        """Compose and queue one message (due now); None when its cause already queued
+        one. The reply-to is the company's ``notify_email``."""
+        return queue_message(
+            self.uow,
+            self.composer,
+            company,
+            kind,
+            to=to,
+            context=context,
+            dedupe_key=dedupe_key,
+            subject_id=subject_id,
+            at=self.at,
+        )
+
+
+def queue_message(
+    uow: UnitOfWork,
+    composer: Composer,
+    company: Company,
+    kind: MessageKind,
+    *,
+    to: str,
+    context: Mapping[str, object],
+    dedupe_key: str,
+    subject_id: str | None = None,
+    at: datetime,
+) -> Message | None:
+    """Compose ``kind`` for ``company`` with ``context`` and queue it in ``uow`` (the
+    caller's open unit, which commits), due at ``at``; None, queueing nothing, when the
+    company already has a message for ``dedupe_key``. ``ValueError`` for an address with
+    a line break (it would be a header)."""
+    message = new_message(
+        company,
+        kind,
+        to=to,
+        composed=composer.compose(kind, company, context),
+        dedupe_key=dedupe_key,
+        subject_id=subject_id,
+        at=at,
+    )
+    return message if uow.messages.add(message) else None
+
+
+# --- Booking notices ---------------------------------------------------------------------
+
+
+def service_name(booking: Booking) -> str:
+    """The name of the booking's service (its base price line)."""
+    return next((line.name for line in booking.price.lines if line.kind is LineKind.BASE), "")
+
+
+def when(instant: datetime, zone_of: Booking) -> str:
+    """``Tuesday, March 3, 2026 at 9:00 AM`` in the booking's timezone."""
+    local = instant.astimezone(zone_of.zone)
+    hour = local.hour % 12 or 12
+    return (
+        f"{local:%A}, {local:%B} {local.day}, {local.year} at"
+        f" {hour}:{local:%M} {'AM' if local.hour < 12 else 'PM'}"
+    )
+
+
+def booking_context(
+    booking: Booking, customer: Customer, base_url: str, company: Company
+) -> dict[str, object]:
+    """What a booking's templates are given (documented in docs/notifications.md)."""
+    address = booking.address
+    street = ", ".join(p for p in (address.line1, address.line2) if p)
+    return {
+        "customer_name": customer.name,
+        "booking_code": booking.code,
+        "service": service_name(booking),
+        "starts": when(booking.start, booking),
+        "address": f"{street}, {address.city}, {address.state} {address.zip}",
+        "tracking_url": tracking_url(base_url, company.slug, booking.tracking_token),
+        "total_cents": booking.price.total_cents,
+        "is_plan": booking.plan_id is not None,
+    }
+
+
+def _customer(uow: UnitOfWork, company_id: str, customer_id: str) -> Customer | None:
+    """The customer to write to (a merged record's survivor); None if there is none."""
+    try:
+        customer = uow.customers.get(company_id, customer_id)
+        if customer.merged_into is not None:
+            customer = uow.customers.get(company_id, customer.merged_into)
+    except NotFoundError:
+        return None
+    return customer if customer.email.strip() else None
+
+
+def _last_detail(booking: Booking, kind: ActivityKind) -> Mapping[str, object]:
+    found = [a for a in booking.activity if a.kind is kind]
+    return found[-1].details if found else {}
+
+
+def _change_key(booking: Booking, event: Event) -> str:
+    """One change: the booking (or, for bookings changed together in one unit of work,
+    their plan or multi-date request) and the instant of the change. The visits of a
+    plan moved or cancelled together share it and get one notice; each later change of
+    a booking has its own."""
+    together = booking.plan_id or booking.group_id or booking.id
+    return f"{together}:{event.created_at.isoformat()}"
+
+
+def booking_created(notices: Notices, event: Event) -> Message | None:
+    """The confirmation: one per booking, or one per plan or multi-date request (the
+    first visit named, the rest listed in the message)."""
+    booking = event.subject
+    if not isinstance(booking, Booking) or booking.status is not BookingStatus.SCHEDULED:
+        return None
+    if booking.start <= notices.at:
+        return None
+    company = notices.uow.companies.get(event.company_id)
+    customer = _customer(notices.uow, company.id, booking.customer_id)
+    if customer is None:
+        return None
+    together = booking.plan_id or booking.group_id
+    visits: list[Booking] = [booking]
+    if booking.plan_id is not None:
+        visits = notices.uow.bookings.of_plan(company.id, booking.plan_id)
+    elif booking.group_id is not None:
+        visits = notices.uow.bookings.of_group(company.id, booking.group_id)
+    upcoming = sorted(
+        (v for v in visits if v.status is BookingStatus.SCHEDULED and v.start > notices.at),
+        key=lambda v: (v.start, v.id),
+    ) or [booking]
+    first = upcoming[0]
+    context = booking_context(first, customer, notices.base_url, company)
+    context["visits"] = [when(v.start, v) for v in upcoming[:12]]
+    context["more_visits"] = max(0, len(upcoming) - 12)
+    return notices.queue(
+        company,
+        MessageKind.BOOKING_CONFIRMED,
+        to=customer.email,
+        context=context,
+        dedupe_key=f"booking.confirmed:{together or booking.id}",
+        subject_id=first.id,
+    )
+
+
+def booking_rescheduled(notices: Notices, event: Event) -> Message | None:
+    """The reschedule notice: not for a change of crew alone; one per move of several
+    visits of a plan (the visit the customer moved named)."""
+    booking = event.subject
+    if not isinstance(booking, Booking) or booking.status is not BookingStatus.SCHEDULED:
+        return None
+    moved = _last_detail(booking, ActivityKind.RESCHEDULED)
+    if moved.get("from") == moved.get("to") or booking.start <= notices.at:
+        return None  # another crew only, or the visit has begun
+    company = notices.uow.companies.get(event.company_id)
+    customer = _customer(notices.uow, company.id, booking.customer_id)
+    if customer is None:
+        return None
+    context = booking_context(booking, customer, notices.base_url, company)
+    previous = moved.get("from")
+    context["previous_starts"] = (
+        when(datetime.fromisoformat(previous), booking) if isinstance(previous, str) else ""
+    )
+    context["later_visits_moved"] = moved.get("scope") == RescheduleScope.THIS_AND_FUTURE
+    return notices.queue(
+        company,
+        MessageKind.BOOKING_RESCHEDULED,
+        to=customer.email,
+        context=context,
+        dedupe_key=f"booking.rescheduled:{_change_key(booking, event)}",
+        subject_id=booking.id,
+    )
+
+
+def booking_cancelled(notices: Notices, event: Event) -> Message | None:
+    """The cancellation notice: one per cancellation (the visits of a plan cancelled
+    together get one, naming the visit the customer cancelled)."""
+    booking = event.subject
+    if not isinstance(booking, Booking) or booking.start <= notices.at:
+        return None
+    company = notices.uow.companies.get(event.company_id)
+    customer = _customer(notices.uow, company.id, booking.customer_id)
+    if customer is None:
+        return None
+    cancelled = _last_detail(booking, ActivityKind.CANCELLED)
+    context = booking_context(booking, customer, notices.base_url, company)
+    context["later_visits_cancelled"] = cancelled.get("scope") not in (None, CancelScope.THIS)
+    context["reason"] = booking.cancel_reason or ""
+    return notices.queue(
+        company,
+        MessageKind.BOOKING_CANCELLED,
+        to=customer.email,
+        context=context,
+        dedupe_key=f"booking.cancelled:{_change_key(booking, event)}",
+        subject_id=booking.id,
+    )
+
+
+def quote_sent(notices: Notices, event: Event) -> Message | None:
+    """The quote with its page link, to its customer (or lead): only while it is still
+    sent and in date (one answered or booked meanwhile needs no email)."""
+    quote = event.subject
+    if not isinstance(quote, Quote):
+        return None
+    try:
+        current = notices.uow.quotes.get(event.company_id, quote.id)
+    except NotFoundError:
+        return None
+    if effective_status(current, notices.at) is not QuoteStatus.SENT:
+        return None
+    company = notices.uow.companies.get(event.company_id)
+    message = quote_sent_message(
+        notices.uow,
+        company,
+        current,
+        at=notices.at,
+        composer=notices.composer,
+        base_url=notices.base_url,
+    )
+    return message if message is not None and notices.uow.messages.add(message) else None
+
+
+EventNotice = Callable[[Notices, Event], "Message | None"]
+
+EVENT_NOTICES: dict[EventType, EventNotice] = {
+    EventType.BOOKING_CREATED: booking_created,
+    EventType.BOOKING_RESCHEDULED: booking_rescheduled,
+    EventType.BOOKING_CANCELLED: booking_cancelled,
+    EventType.QUOTE_SENT: quote_sent,
+}
+"""The notice each event type queues; an event type not listed queues none."""
+
+
+def _preferred_first(events: Sequence[Event]) -> list[Event]:
+    """Events of one change in the order their notices should be tried: the visit a
+    change was made to (no ``targetId``) before the visits moved along with it."""
+
+    def moved_along(event: Event) -> bool:
+        subject = event.subject
+        if not isinstance(subject, Booking) or not subject.activity:
+            return False
+        return "targetId" in subject.activity[-1].details
+
+    return sorted(events, key=lambda e: (e.created_at, moved_along(e)))
+
+
+@frozen
+class Mailed:
+    """What one ``mail_events`` step did."""
+
+    claimed: int
+    queued: int
+    failed: tuple[tuple[Event, str], ...] = ()
+    """Events whose notice could not be composed (a template error), with why; they are
+    marked mailed all the same, so that one bad event does not hold up the rest."""
+
+
+def mail_events(
+    *,
+    uow: UnitOfWork,
+    composer: Composer,
+    clock: Clock,
+    base_url: str,
+    limit: int = MAIL_BATCH,
+) -> Mailed:
+    """Claim up to ``limit`` unmailed events, queue their notices and mark them mailed,
+    in one transaction."""
+    at = clock.now()
+    queued = 0
+    failed: list[tuple[Event, str]] = []
+    with uow:
+        events = list(uow.outbox.claim_unmailed(limit))
+        notices = Notices(uow, composer, base_url, at)
+        for one in _preferred_first(events):
+            handler = EVENT_NOTICES.get(one.type)
+            if handler is None:
+                continue
+            try:
+                made = handler(notices, one)
+            except (ValueError, LookupError) as error:  # a template or data problem
+                failed.append((one, f"{type(error).__name__}: {error}"))
+                continue
+            queued += made is not None
+        uow.outbox.mark_mailed([one.id for one in events], at)
+        uow.commit()
+    return Mailed(claimed=len(events), queued=queued, failed=tuple(failed))
+
+
+# --- Reminders ---------------------------------------------------------------------------
+
+
+def reminder_key(booking: Booking) -> str:
+    """A visit's reminder: once per visit and start (a visit moved is reminded again)."""
+    return f"reminder:{booking.id}:{booking.start.isoformat()}"
+
+
+def queue_reminders(
+    *,
+    uow_factory: Callable[[], UnitOfWork],
+    composer: Composer,
+    clock: Clock,
+    base_url: str,
+) -> int:
+    """Queue a reminder for every scheduled visit starting within its company's
+    ``reminder_hours`` from now that has none yet; how many were queued.
+
+    A visit booked (or moved) already inside that window is not reminded at its first
+    start: its confirmation went out at most ``reminder_hours`` before it."""
+    at = clock.now()
+    with uow_factory() as uow:
+        companies = list(uow.companies.list_all())
+    queued = 0
+    for company in companies:
+        if company.reminder_hours <= 0:
+            continue
+        window = timedelta(hours=company.reminder_hours)
+        with uow_factory() as uow:
+            notices = Notices(uow, composer, base_url, at)
+            page = PageRequest(limit=200)
+            while True:
+                found = uow.bookings.list(
+                    company.id,
+                    page,
+                    status=BookingStatus.SCHEDULED,
+                    starts_from=at,
+                    starts_until=at + window,
+                )
+                for booking in found.items:
+                    queued += _remind(notices, company, booking, window) is not None
+                if not found.has_more:
+                    break
+                page = attrs.evolve(page, after=found.next_after)
+            uow.commit()
+    return queued
+
+
+def _remind(
+    notices: Notices, company: Company, booking: Booking, window: timedelta
+) -> Message | None:
+    moved = [a.at for a in booking.activity if a.kind is ActivityKind.RESCHEDULED]
+    if max([booking.created_at, *moved]) > booking.start - window:
+        return None  # booked or moved inside the window: its email is fresh
+    key = reminder_key(booking)
+    if any(m.dedupe_key == key for m in notices.uow.messages.for_subject(company.id, booking.id)):
+        return None
+    customer = _customer(notices.uow, company.id, booking.customer_id)
+    if customer is None:
+        return None
+    context = booking_context(booking, customer, notices.base_url, company)
+    context["hours"] = company.reminder_hours
+    return notices.queue(
+        company,
+        MessageKind.BOOKING_REMINDER,
+        to=customer.email,
+        context=context,
+        dedupe_key=key,
+        subject_id=booking.id,
+    )
+
+
+def queue_due_notices(
+    *,
+    uow_factory: Callable[[], UnitOfWork],
+    composer: Composer,
+    clock: Clock,
+    base_url: str,
+) -> int:
+    """Everything time brings, queued: reminders before visits; how many."""
+    return queue_reminders(
+        uow_factory=uow_factory, composer=composer, clock=clock, base_url=base_url
+    )
+
+
+# --- Sending -----------------------------------------------------------------------------
+
+
+def sender_address(company: Company, mail_from: str) -> str:
+    """The From header: the company's name (one line) at the service's address."""
+    return formataddr((one_line(company.name), mail_from))
+
+
+@define
+class SendOutcome:
+    """What one ``send_due`` step did; ``tried`` holds each message after its try."""
+
+    claimed: int = 0
+    tried: list[Message] = attrs.Factory(list)
+    handed_back: int = 0
+
+    @property
+    def sent(self) -> int:
+        return sum(1 for m in self.tried if m.status is MessageStatus.SENT)
+
+    @property
+    def given_up(self) -> int:
+        return sum(1 for m in self.tried if m.status is MessageStatus.FAILED)
+
+
+def send_due(
+    *,
+    uow_factory: Callable[[], UnitOfWork],
+    mailer: Mailer,
+    clock: Clock,
+    mail_from: str,
+    limit: int = SEND_BATCH,
+    lease: timedelta = SEND_LEASE,
+    stop: Callable[[], bool] = lambda: False,
+) -> SendOutcome:
+    """Claim up to ``limit`` due messages (leased until ``lease`` from now) and send each.
+
+    The claim commits before any mail goes out, and each outcome is stored in its own unit
+    as soon as it is known: a worker that dies mid-send leaves the message leased, and it
+    is sent again when the lease ends (with the same ``Message-ID``). A mailer error other
+    than ``MailRejected`` counts as a transient failure. On ``stop()`` the messages not
+    yet tried are handed back, due at once."""
+    now = clock.now()
+    with uow_factory() as uow:
+        claimed = list(uow.messages.claim_due(now, now + lease, limit))
+        companies = {m.company_id: uow.companies.get(m.company_id) for m in claimed}
+        uow.commit()
+    outcome = SendOutcome(claimed=len(claimed))
+    for index, message in enumerate(claimed):
+        if stop():
+            _hand_back(uow_factory, claimed[index:], clock.now())
+            outcome.handed_back = len(claimed) - index
+            break
+        sender = sender_address(companies[message.company_id], mail_from)
+        try:
+            mailer.send(message, sender)
+        except MailRejected as rejected:
+            tried = after_failure(
+                message, clock.now(), rejected.reason, permanent=rejected.permanent
+            )
+        except Exception as error:  # a bug or an unexpected library error: retried
+            tried = after_failure(
+                message, clock.now(), f"{type(error).__name__}: {error}", permanent=False
+            )
+        else:
+            tried = after_success(message, clock.now())
+        with uow_factory() as uow:
+            uow.messages.save(tried)
+            uow.commit()
+        outcome.tried.append(tried)
+    return outcome
+
+
+def _hand_back(
+    uow_factory: Callable[[], UnitOfWork], messages: Sequence[Message], at: datetime
+) -> None:
+    with uow_factory() as uow:
+        for message in messages:
+            uow.messages.save(attrs.evolve(message, next_attempt_at=at))
+        uow.commit()
+
+
+# --- Reading -----------------------------------------------------------------------------
+
+
+def list_messages(
+    company_id: str, page: PageRequest, *, subject_id: str | None = None, uow: UnitOfWork
+) -> Page[Message]:
+    """A page of the company's messages, newest first, optionally about one booking,
+    quote, lead or customer: what was sent, what waits for a retry and why, what failed."""
+    with uow:
+        return uow.messages.list(company_id, page, subject_id=subject_id)

@@ -1,0 +1,445 @@
+"""Email notices over the memory unit of work and a memory mailer: which change mails
+what (one confirmation per booking, plan or request; no notice for a change of crew
+alone), reminders (at their time, once per visit and start, none for a visit booked
+inside the window, none when the company turned them off), the retry schedule, and the
+refusals that keep headers and HTML safe (line breaks in names and subjects, markup in
+names), the SMTP URL and the email as written."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import attrs
+import pytest
+
+from adapters.memory import MemoryStore, MemoryUnitOfWork
+from adapters.notifications import JinjaComposer, MemoryMailer, parse_smtp_url
+from adapters.notifications.smtp import SmtpSettings, SmtpUrlError, email_of
+from adapters.phone import PhonenumbersNormalizer
+from booking_core.bookings import Booking
+from booking_core.clock import FixedClock
+from booking_core.companies import Company
+from booking_core.customers import Address
+from booking_core.demo import demo_catalog
+from booking_core.drive import TableDriveTime
+from booking_core.errors import ValidationFailed
+from booking_core.ids import new_id
+from booking_core.notifications import (
+    RETRY_DELAYS,
+    MailRejected,
+    Message,
+    MessageKind,
+    MessageStatus,
+    after_failure,
+)
+from booking_core.paging import PageRequest
+from booking_core.plans import CancelScope, RescheduleScope
+from booking_core.services import companies, scheduling
+from booking_core.services.setup import validate_company
+from entrypoints.settings import ConfigError, Settings
+from entrypoints.worker import Mail, Worker
+from tests import factories
+
+NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)  # a Monday
+DRIVE = TableDriveTime(default=20)
+HOME = Address("1 Main St", "New York", "NY", "10001")
+MAIL_FROM = "bookings@mail.example.com"
+
+
+def tuesday_at(hour: int, weeks: int = 0) -> datetime:
+    # New York is UTC-5 in November.
+    return datetime(2026, 11, 24, tzinfo=UTC) + timedelta(weeks=weeks, hours=hour + 5)
+
+
+class World:
+    """One company (demo catalog, Rosa working every day) over one store, and a worker
+    that mails into ``mailer``."""
+
+    def __init__(self) -> None:
+        self.store = MemoryStore()
+        self.clock = FixedClock(NOW)
+        self.mailer = MemoryMailer()
+        made = companies.create_company(
+            companies.CreateCompany(slug="acme", name="Acme Maids", catalog=demo_catalog()),
+            uow=self.uow(),
+            clock=self.clock,
+        )
+        self.company = attrs.evolve(made, notify_email="office@acme.example")
+        with self.uow() as unit:
+            unit.companies.save(self.company)
+            unit.crew.add(factories.all_week_crew(made.id, NOW))
+            unit.commit()
+        self.worker = Worker(
+            uow=self.uow,
+            render=lambda event: b"{}",  # type: ignore[arg-type,return-value]
+            send=lambda *_: pytest.fail("no webhook endpoint"),  # type: ignore[arg-type]
+            clock=self.clock,
+            mail=Mail(JinjaComposer(), self.mailer, MAIL_FROM, "https://book.example.com"),
+        )
+
+    def uow(self) -> MemoryUnitOfWork:
+        return MemoryUnitOfWork(self.store)
+
+    def book(
+        self, start: datetime, frequency: str = "one_time", email: str = "ada@example.com"
+    ) -> list[Booking]:
+        return scheduling.create_booking(
+            scheduling.CreateBooking(
+                company_id=self.company.id,
+                service_id="svc_standard_clean",
+                frequency_slug=frequency,
+                start=start,
+                customer=scheduling.CustomerDetails(name="Ada", email=email),
+                address=HOME,
+            ),
+            uow=self.uow(),
+            clock=self.clock,
+            drive=DRIVE,
+            phones=PhonenumbersNormalizer(),
+        )
+
+    def sent(self, kind: MessageKind | None = None) -> list[Message]:
+        return [m for m, _ in self.mailer.sent if kind is None or m.kind is kind]
+
+    def stored(self) -> list[Message]:
+        with self.uow() as unit:
+            return list(unit.messages.list(self.company.id, PageRequest(limit=200)).items)
+
+
+@pytest.fixture
+def world() -> World:
+    return World()
+
+
+def test_a_booking_mails_one_confirmation_from_the_company_with_its_reply_to(world: World):
+    (made,) = world.book(tuesday_at(9))
+    world.worker.run_once()
+    world.worker.run_once()
+    ((message, sender),) = world.mailer.sent
+    assert sender == f"Acme Maids <{MAIL_FROM}>"
+    assert message.kind is MessageKind.BOOKING_CONFIRMED
+    assert (message.to, message.reply_to, message.subject_id) == (
+        "ada@example.com",
+        "office@acme.example",
+        made.id,
+    )
+    assert message.subject == "Booked: Standard clean on Tuesday, November 24, 2026 at 9:00 AM"
+    assert f"https://book.example.com/acme/track/{made.tracking_token}" in message.text
+    assert [m.status for m in world.stored()] == [MessageStatus.SENT]
+
+
+def test_a_plan_mails_one_confirmation_listing_its_visits(world: World):
+    visits = world.book(tuesday_at(9), frequency="weekly", email="plan@example.com")
+    assert len(visits) > 2
+    world.worker.run_once()
+    (confirmation,) = world.sent()
+    assert confirmation.subject == "Your recurring Standard clean with Acme Maids is booked"
+    assert "- Tuesday, December 1, 2026 at 9:00 AM" in confirmation.text
+    assert confirmation.subject_id == visits[0].id
+
+
+def test_a_change_of_crew_alone_mails_nothing_and_a_plan_move_mails_once(world: World):
+    visits = world.book(tuesday_at(9), frequency="weekly", email="plan@example.com")
+    with world.uow() as unit:
+        unit.crew.add(factories.all_week_crew(world.company.id, NOW, member_id="crew_sam"))
+        unit.commit()
+    world.worker.run_once()
+    scheduling.reschedule_booking(
+        world.company.id,
+        visits[1].id,
+        visits[1].start,
+        RescheduleScope.THIS,
+        crew_ids=("crew_sam",),
+        uow=world.uow(),
+        clock=world.clock,
+        drive=DRIVE,
+    )
+    world.worker.run_once()
+    assert world.sent(MessageKind.BOOKING_RESCHEDULED) == []
+    scheduling.reschedule_booking(
+        world.company.id,
+        visits[1].id,
+        visits[1].start + timedelta(hours=2),
+        RescheduleScope.THIS_AND_FUTURE,
+        uow=world.uow(),
+        clock=world.clock,
+        drive=DRIVE,
+    )
+    world.worker.run_once()
+    (moved,) = world.sent(MessageKind.BOOKING_RESCHEDULED)
+    assert moved.subject_id == visits[1].id
+    assert "from Tuesday, December 1, 2026 at 9:00 AM" in moved.text
+    assert "The later visits of your plan moved along with it." in moved.text
+    scheduling.cancel_booking(
+        world.company.id,
+        visits[2].id,
+        CancelScope.THIS_AND_FUTURE,
+        uow=world.uow(),
+        clock=world.clock,
+    )
+    world.worker.run_once()
+    (cancelled,) = world.sent(MessageKind.BOOKING_CANCELLED)
+    assert cancelled.subject_id == visits[2].id
+    assert "The later visits of your plan are cancelled too." in cancelled.text
+
+
+def test_each_move_of_a_booking_mails_its_own_notice(world: World):
+    (made,) = world.book(tuesday_at(9, weeks=1))
+    for hours in (2, 4):
+        world.clock.advance(timedelta(minutes=5))
+        scheduling.reschedule_booking(
+            world.company.id,
+            made.id,
+            made.start + timedelta(hours=hours),
+            RescheduleScope.THIS,
+            uow=world.uow(),
+            clock=world.clock,
+            drive=DRIVE,
+        )
+        world.worker.run_once()
+    first, second = world.sent(MessageKind.BOOKING_RESCHEDULED)
+    assert "at 11:00 AM" in first.subject
+    assert "at 1:00 PM" in second.subject
+    assert "from Tuesday, December 1, 2026 at 11:00 AM" in second.text
+
+
+def test_reminders_come_at_their_time_once_per_visit_and_start(world: World):
+    (made,) = world.book(tuesday_at(9, weeks=1))
+    world.worker.run_once()
+    world.clock.current = made.start - timedelta(hours=24, seconds=1)
+    world.worker.run_once()
+    assert world.sent(MessageKind.BOOKING_REMINDER) == []
+    world.clock.current = made.start - timedelta(hours=23)
+    world.worker.run_once()
+    world.worker.run_once()
+    (reminder,) = world.sent(MessageKind.BOOKING_REMINDER)
+    assert reminder.dedupe_key == f"reminder:{made.id}:{made.start.isoformat()}"
+    assert reminder.subject == "Reminder: Standard clean on Tuesday, December 1, 2026 at 9:00 AM"
+
+
+def test_a_visit_booked_inside_the_window_or_a_company_without_reminders_gets_none(
+    world: World,
+):
+    (soon,) = world.book(NOW + timedelta(hours=6))  # the confirmation is its reminder
+    world.clock.current = soon.start - timedelta(hours=1)
+    world.worker.run_once()
+    assert [m.kind for m in world.sent()] == [MessageKind.BOOKING_CONFIRMED]
+    (later,) = world.book(tuesday_at(9, weeks=2), email="bea@example.com")
+    with world.uow() as unit:
+        unit.companies.save(attrs.evolve(world.company, reminder_hours=0))
+        unit.commit()
+    world.clock.current = later.start - timedelta(hours=1)
+    world.worker.run_once()
+    assert world.sent(MessageKind.BOOKING_REMINDER) == []
+
+
+def test_a_visit_moved_into_the_window_is_not_reminded_but_one_moved_out_is_again(
+    world: World,
+):
+    (made,) = world.book(tuesday_at(9, weeks=2))
+    world.clock.current = made.start - timedelta(hours=23)
+    world.worker.run_once()
+    assert len(world.sent(MessageKind.BOOKING_REMINDER)) == 1
+    scheduling.reschedule_booking(
+        world.company.id,
+        made.id,
+        made.start + timedelta(minutes=30),  # moved inside the window: the notice says it
+        RescheduleScope.THIS,
+        uow=world.uow(),
+        clock=world.clock,
+        drive=DRIVE,
+    )
+    world.worker.run_once()
+    assert len(world.sent(MessageKind.BOOKING_RESCHEDULED)) == 1
+    assert len(world.sent(MessageKind.BOOKING_REMINDER)) == 1
+    scheduling.reschedule_booking(
+        world.company.id,
+        made.id,
+        made.start + timedelta(days=7),
+        RescheduleScope.THIS,
+        uow=world.uow(),
+        clock=world.clock,
+        drive=DRIVE,
+    )
+    world.clock.current = made.start + timedelta(days=6, hours=1)
+    world.worker.run_once()
+    reminders = world.sent(MessageKind.BOOKING_REMINDER)
+    assert len(reminders) == 2
+    assert reminders[1].dedupe_key == (
+        f"reminder:{made.id}:{(made.start + timedelta(days=7)).isoformat()}"
+    )
+
+
+def test_a_transient_failure_is_retried_on_the_schedule_then_given_up(world: World):
+    world.book(tuesday_at(9, weeks=2))
+    world.mailer.failures = [MailRejected(False, "451 later")] * 6
+    world.worker.run_once()
+    for delay in RETRY_DELAYS:
+        (pending,) = world.stored()
+        assert pending.status is MessageStatus.PENDING
+        assert pending.next_attempt_at == world.clock.now() + delay
+        world.clock.advance(delay)
+        world.worker.run_once()
+    (failed,) = world.stored()
+    assert (failed.status, failed.attempts, failed.last_error) == (
+        MessageStatus.FAILED,
+        6,
+        "451 later",
+    )
+    assert world.mailer.sent == []
+
+
+def test_after_failure_follows_the_schedule_and_a_permanent_one_fails_at_once():
+    message = a_message()
+    tried = after_failure(message, NOW, "451", permanent=False)
+    assert (tried.attempts, tried.next_attempt_at) == (1, NOW + timedelta(minutes=1))
+    refused = after_failure(message, NOW, "550", permanent=True)
+    assert (refused.status, refused.attempts) == (MessageStatus.FAILED, 1)
+    assert [d.total_seconds() for d in RETRY_DELAYS] == [60, 300, 1800, 7200, 21600]
+
+
+# --- Header and HTML injection ---------------------------------------------------------------
+
+
+def a_message(**changes: object) -> Message:
+    made = Message(
+        id=new_id("msg"),
+        company_id="cmp_a",
+        kind=MessageKind.BOOKING_CONFIRMED,
+        to="ada@example.com",
+        subject="Booked",
+        text="Hello",
+        html="<p>Hello</p>",
+        dedupe_key="k",
+        next_attempt_at=NOW,
+        created_at=NOW,
+    )
+    return attrs.evolve(made, **changes)
+
+
+@pytest.mark.parametrize("field", ["to", "subject", "reply_to"])
+@pytest.mark.parametrize("newline", ["\n", "\r", "\r\n"])
+def test_a_message_refuses_a_line_break_in_a_header_field(field: str, newline: str):
+    with pytest.raises(ValueError, match="single line"):
+        a_message(**{field: f"ada@example.com{newline}Bcc: eve@example.com"})
+
+
+def composed(name: str, customer_name: str) -> tuple[str, str, str]:
+    company = Company(
+        id="cmp_a",
+        slug="acme",
+        name=name,
+        timezone="America/New_York",
+        code_prefix="AC",
+        created_at=NOW,
+        brand_color="#1d4ed8",
+    )
+    context = {
+        "customer_name": customer_name,
+        "booking_code": "AC-1",
+        "service": "Standard clean",
+        "starts": "Tuesday, November 24, 2026 at 9:00 AM",
+        "address": "1 Main St, New York, NY 10001",
+        "tracking_url": "https://book.example.com/acme/track/t",
+        "total_cents": 12_345,
+        "is_plan": True,
+        "visits": [],
+        "more_visits": 0,
+    }
+    return JinjaComposer().compose(MessageKind.BOOKING_CONFIRMED, company, context)
+
+
+def test_a_line_break_in_a_name_never_reaches_a_header():
+    subject, _, _ = composed("Acme\r\nBcc: eve@example.com", "Ada")
+    assert subject == "Your recurring Standard clean with Acme Bcc: eve@example.com is booked"
+    email = email_of(a_message(subject=subject), "Acme Bcc: eve <bookings@example.com>")
+    assert email["Bcc"] is None
+    assert b"\r\nBcc:" not in email.as_bytes()
+
+
+def test_markup_in_names_is_escaped_in_the_html_part_only():
+    _, text, html = composed("<i>Acme</i>", '<script>alert("x")</script> Ada')
+    assert 'Hello <script>alert("x")</script> Ada,' in text
+    assert "<script>" not in html
+    assert "Hello &lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; Ada," in html
+    assert "&lt;i&gt;Acme&lt;/i&gt;" in html
+    assert "background:#1d4ed8" in html  # the company's colour
+    assert "$123.45" in text
+
+
+def test_a_template_variable_missing_from_the_context_is_an_error():
+    company = Company(
+        id="c", slug="acme", name="Acme", timezone="UTC", code_prefix="AC", created_at=NOW
+    )
+    with pytest.raises(ValueError, match="undefined"):
+        JinjaComposer().compose(MessageKind.BOOKING_REMINDER, company, {})
+
+
+def test_a_company_template_overrides_the_default(tmp_path):
+    (tmp_path / "acme").mkdir()
+    (tmp_path / "acme" / "booking.reminder.subject").write_text("See you, {{ customer_name }}!")
+    company = Company(
+        id="c", slug="acme", name="Acme", timezone="UTC", code_prefix="AC", created_at=NOW
+    )
+    other = attrs.evolve(company, slug="other")
+    context = {
+        "customer_name": "Ada",
+        "booking_code": "AC-1",
+        "service": "Standard clean",
+        "starts": "Tuesday",
+        "address": "1 Main St",
+        "tracking_url": "https://x/t",
+        "hours": 24,
+    }
+    composer = JinjaComposer(tmp_path)
+    assert composer.compose(MessageKind.BOOKING_REMINDER, company, context)[0] == "See you, Ada!"
+    assert composer.compose(MessageKind.BOOKING_REMINDER, other, context)[0] == (
+        "Reminder: Standard clean on Tuesday"
+    )
+
+
+# --- Settings, the SMTP URL and the email as written ------------------------------------------
+
+
+def test_smtp_urls():
+    assert parse_smtp_url("smtp://mail.example.com") == SmtpSettings("mail.example.com", 25)
+    assert parse_smtp_url("smtps://u%40x:p%3Aw@mail.example.com") == SmtpSettings(
+        "mail.example.com", 465, implicit_tls=True, username="u@x", password="p:w"
+    )
+    assert parse_smtp_url("smtp://mail.example.com:587?starttls=1") == SmtpSettings(
+        "mail.example.com", 587, starttls=True
+    )
+    assert "p:w" not in repr(parse_smtp_url("smtps://u:p%3Aw@mail.example.com"))
+    for bad in ("http://mail.example.com", "smtp://", "smtp://h:x", "smtps://h?starttls=1"):
+        with pytest.raises(SmtpUrlError):
+            parse_smtp_url(bad)
+
+
+def test_settings_refuse_a_bad_smtp_url_or_sender():
+    with pytest.raises(ConfigError, match="smtp://"):
+        Settings.from_env({"BOOKING_SMTP_URL": "mail.example.com:25"})
+    with pytest.raises(ConfigError, match="BOOKING_MAIL_FROM"):
+        Settings.from_env({"BOOKING_MAIL_FROM": "Acme <a@example.com>"})
+    made = Settings.from_env({"BOOKING_SMTP_URL": "smtp://u:secret@h:25"})
+    assert (made.smtp_url, made.mail_from) == ("smtp://u:secret@h:25", "bookings@localhost")
+    assert "secret" not in repr(made)
+
+
+def test_the_email_carries_both_parts_and_the_message_id_of_its_message():
+    message = a_message(reply_to="office@acme.example")
+    email = email_of(message, "Café Acme <bookings@mail.example.com>")
+    assert email["Message-ID"] == f"<{message.id}@mail.example.com>"
+    assert email["Reply-To"] == "office@acme.example"
+    assert email["Auto-Submitted"] == "auto-generated"
+    assert [p.get_content_type() for p in email.iter_parts()] == ["text/plain", "text/html"]
+
+
+def test_a_company_notify_email_and_reminder_hours_are_validated():
+    company = Company(
+        id="c", slug="acme", name="Acme", timezone="UTC", code_prefix="AC", created_at=NOW
+    )
+    with pytest.raises(ValidationFailed) as refused:
+        validate_company(
+            attrs.evolve(company, notify_email="office@acme.example\nBcc: x", reminder_hours=-1)
+        )
+    assert set(refused.value.field_errors) == {"notify_email", "reminder_hours"}
