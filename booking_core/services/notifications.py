@@ -149,6 +149,7 @@ def booking_context(
         "starts": when(booking.start, booking),
         "address": f"{street}, {address.city}, {address.state} {address.zip}",
         "tracking_url": tracking_url(base_url, company.slug, booking.tracking_token),
+        "portal_url": f"{base_url.rstrip('/')}/{company.slug}/portal",
         "total_cents": booking.price.total_cents,
         "is_plan": booking.plan_id is not None,
     }

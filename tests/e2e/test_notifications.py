@@ -180,6 +180,9 @@ def test_a_booking_made_over_http_mails_exactly_one_confirmation(mail_stack, inb
     html = mail.get_body(("html",)).get_content()
     assert booking["trackingUrl"] in text
     assert f'href="{booking["trackingUrl"]}"' in html
+    portal = booking["trackingUrl"].split("/track/")[0] + "/portal"  # {base}/{slug}/portal
+    assert portal in text
+    assert f'href="{portal}"' in html
     assert "Hello Pat <b>Doe</b>," in text  # plain text is not HTML: shown as typed
     assert "Hello Pat &lt;b&gt;Doe&lt;/b&gt;," in html  # the HTML part escapes it
     assert "<b>Doe" not in html

@@ -341,6 +341,7 @@ def composed(name: str, customer_name: str) -> tuple[str, str, str]:
         "starts": "Tuesday, November 24, 2026 at 9:00 AM",
         "address": "1 Main St, New York, NY 10001",
         "tracking_url": "https://book.example.com/acme/track/t",
+        "portal_url": "https://book.example.com/acme/portal",
         "total_cents": 12_345,
         "is_plan": True,
         "visits": [],
@@ -389,6 +390,7 @@ def test_a_company_template_overrides_the_default(tmp_path):
         "starts": "Tuesday",
         "address": "1 Main St",
         "tracking_url": "https://x/t",
+        "portal_url": "https://x/acme/portal",
         "hours": 24,
     }
     composer = JinjaComposer(tmp_path)
