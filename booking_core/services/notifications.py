@@ -180,6 +180,32 @@ def _change_key(booking: Booking, event: Event) -> str:
     return f"{together}:{event.created_at.isoformat()}"
 
 
+def _to_customer(
+    notices: Notices,
+    company: Company,
+    booking: Booking,
+    kind: MessageKind,
+    *,
+    dedupe_key: str,
+    extra: Mapping[str, object],
+) -> Message | None:
+    """Queue ``kind`` about ``booking`` to its customer (a merged record's survivor), with
+    the booking's context and ``extra``; None when there is no one to write to."""
+    customer = _customer(notices.uow, company.id, booking.customer_id)
+    if customer is None:
+        return None
+    context = booking_context(booking, customer, notices.base_url, company)
+    context.update(extra)
+    return notices.queue(
+        company,
+        kind,
+        to=customer.email,
+        context=context,
+        dedupe_key=dedupe_key,
+        subject_id=booking.id,
+    )
+
+
 def booking_created(notices: Notices, event: Event) -> Message | None:
     """The confirmation: one per booking, or one per plan or multi-date request (the
     first visit named, the rest listed in the message)."""
@@ -189,9 +215,6 @@ def booking_created(notices: Notices, event: Event) -> Message | None:
     if booking.start <= notices.at:
         return None
     company = notices.uow.companies.get(event.company_id)
-    customer = _customer(notices.uow, company.id, booking.customer_id)
-    if customer is None:
-        return None
     together = booking.plan_id or booking.group_id
     visits: list[Booking] = [booking]
     if booking.plan_id is not None:
@@ -202,17 +225,16 @@ def booking_created(notices: Notices, event: Event) -> Message | None:
         (v for v in visits if v.status is BookingStatus.SCHEDULED and v.start > notices.at),
         key=lambda v: (v.start, v.id),
     ) or [booking]
-    first = upcoming[0]
-    context = booking_context(first, customer, notices.base_url, company)
-    context["visits"] = [when(v.start, v) for v in upcoming[:12]]
-    context["more_visits"] = max(0, len(upcoming) - 12)
-    return notices.queue(
+    return _to_customer(
+        notices,
         company,
+        upcoming[0],
         MessageKind.BOOKING_CONFIRMED,
-        to=customer.email,
-        context=context,
         dedupe_key=f"booking.confirmed:{together or booking.id}",
-        subject_id=first.id,
+        extra={
+            "visits": [when(v.start, v) for v in upcoming[:12]],
+            "more_visits": max(0, len(upcoming) - 12),
+        },
     )
 
 
@@ -225,23 +247,19 @@ def booking_rescheduled(notices: Notices, event: Event) -> Message | None:
     moved = _last_detail(booking, ActivityKind.RESCHEDULED)
     if moved.get("from") == moved.get("to") or booking.start <= notices.at:
         return None  # another crew only, or the visit has begun
-    company = notices.uow.companies.get(event.company_id)
-    customer = _customer(notices.uow, company.id, booking.customer_id)
-    if customer is None:
-        return None
-    context = booking_context(booking, customer, notices.base_url, company)
     previous = moved.get("from")
-    context["previous_starts"] = (
-        when(datetime.fromisoformat(previous), booking) if isinstance(previous, str) else ""
-    )
-    context["later_visits_moved"] = moved.get("scope") == RescheduleScope.THIS_AND_FUTURE
-    return notices.queue(
-        company,
+    return _to_customer(
+        notices,
+        notices.uow.companies.get(event.company_id),
+        booking,
         MessageKind.BOOKING_RESCHEDULED,
-        to=customer.email,
-        context=context,
         dedupe_key=f"booking.rescheduled:{_change_key(booking, event)}",
-        subject_id=booking.id,
+        extra={
+            "previous_starts": (
+                when(datetime.fromisoformat(previous), booking) if isinstance(previous, str) else ""
+            ),
+            "later_visits_moved": moved.get("scope") == RescheduleScope.THIS_AND_FUTURE,
+        },
     )
 
 
@@ -251,21 +269,17 @@ def booking_cancelled(notices: Notices, event: Event) -> Message | None:
     booking = event.subject
     if not isinstance(booking, Booking) or booking.start <= notices.at:
         return None
-    company = notices.uow.companies.get(event.company_id)
-    customer = _customer(notices.uow, company.id, booking.customer_id)
-    if customer is None:
-        return None
     cancelled = _last_detail(booking, ActivityKind.CANCELLED)
-    context = booking_context(booking, customer, notices.base_url, company)
-    context["later_visits_cancelled"] = cancelled.get("scope") not in (None, CancelScope.THIS)
-    context["reason"] = booking.cancel_reason or ""
-    return notices.queue(
-        company,
+    return _to_customer(
+        notices,
+        notices.uow.companies.get(event.company_id),
+        booking,
         MessageKind.BOOKING_CANCELLED,
-        to=customer.email,
-        context=context,
         dedupe_key=f"booking.cancelled:{_change_key(booking, event)}",
-        subject_id=booking.id,
+        extra={
+            "later_visits_cancelled": cancelled.get("scope") not in (None, CancelScope.THIS),
+            "reason": booking.cancel_reason or "",
+        },
     )
 
 
@@ -416,18 +430,13 @@ def _remind(
     key = reminder_key(booking)
     if any(m.dedupe_key == key for m in notices.uow.messages.for_subject(company.id, booking.id)):
         return None
-    customer = _customer(notices.uow, company.id, booking.customer_id)
-    if customer is None:
-        return None
-    context = booking_context(booking, customer, notices.base_url, company)
-    context["hours"] = company.reminder_hours
-    return notices.queue(
+    return _to_customer(
+        notices,
         company,
+        booking,
         MessageKind.BOOKING_REMINDER,
-        to=customer.email,
-        context=context,
         dedupe_key=key,
-        subject_id=booking.id,
+        extra={"hours": company.reminder_hours},
     )
 
 
