@@ -13,7 +13,7 @@ import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import attrs
 import pytest
@@ -31,19 +31,27 @@ from tests.e2e.support import LiveServer, free_socket
 expect.set_options(timeout=20_000)
 
 
-@pytest.fixture(scope="session", autouse=True)
-def quiet_server_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """The server's log lines go to a file, not the terminal."""
+@pytest.fixture(scope="session")
+def server_log_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TextIO]:
+    """The file the server's log lines go to, open for the session; structlog's
+    configuration is put back when the session ends."""
     saved = structlog.get_config()
     path = tmp_path_factory.mktemp("browser-logs") / "server.log"
     with path.open("w", encoding="utf-8") as sink:
-        structlog.configure(
-            processors=[structlog.processors.JSONRenderer()],
-            logger_factory=structlog.PrintLoggerFactory(sink),
-            cache_logger_on_first_use=False,
-        )
-        yield
+        yield sink
         structlog.configure(**saved)
+
+
+@pytest.fixture(autouse=True)
+def quiet_server_logs(server_log_file: TextIO) -> None:
+    """The server's log lines go to a file, not the terminal: configured for every test,
+    since under pytest-xdist ``tests/e2e`` may point structlog at its own file between
+    two of these."""
+    structlog.configure(
+        processors=[structlog.processors.JSONRenderer()],
+        logger_factory=structlog.PrintLoggerFactory(server_log_file),
+        cache_logger_on_first_use=False,
+    )
 
 
 @pytest.fixture(scope="session")

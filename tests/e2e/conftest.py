@@ -15,6 +15,7 @@ import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 import attrs
 import httpx
@@ -30,28 +31,40 @@ from tests.e2e.support import LiveServer, Stack, free_socket
 from tests.services import required_service
 
 
-@pytest.fixture(scope="session", autouse=True)
-def server_logs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """The servers' structlog lines go to a file (``server.log`` in pytest's temp dir),
-    not the terminal; tests that look at log lines capture them themselves."""
+@pytest.fixture(scope="session")
+def server_log_sink(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, TextIO]]:
+    """The file the servers' structlog lines go to (``server.log`` in pytest's temp dir),
+    open for the session; structlog's configuration is put back when the session ends."""
     saved = structlog.get_config()
     path = tmp_path_factory.mktemp("e2e-logs") / "server.log"
     with path.open("w", encoding="utf-8") as sink:
-        # As entrypoints/logs.py renders them (JSON, plain tracebacks), minus its logger
-        # cache, which would keep structlog.testing.capture_logs from seeing lines.
-        structlog.configure(
-            processors=[
-                structlog.contextvars.merge_contextvars,
-                structlog.processors.add_log_level,
-                structlog.processors.TimeStamper(fmt="iso", utc=True),
-                structlog.processors.format_exc_info,
-                structlog.processors.JSONRenderer(),
-            ],
-            logger_factory=structlog.PrintLoggerFactory(sink),
-            cache_logger_on_first_use=False,
-        )
-        yield path
+        yield path, sink
         structlog.configure(**saved)
+
+
+@pytest.fixture(autouse=True)
+def server_logs(server_log_sink: tuple[Path, TextIO]) -> Path:
+    """The servers' structlog lines go to the session's log file, not the terminal; tests
+    that look at log lines read that file or capture them themselves.
+
+    Configured afresh for every test, not once a session: under pytest-xdist one process
+    may run another directory's tests (``tests/browser``, which sends them to a file of
+    its own) between two of these, and a test reading this file must find its lines."""
+    path, sink = server_log_sink
+    # As entrypoints/logs.py renders them (JSON, plain tracebacks), minus its logger
+    # cache, which would keep structlog.testing.capture_logs from seeing lines.
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.format_exc_info,
+            structlog.processors.JSONRenderer(),
+        ],
+        logger_factory=structlog.PrintLoggerFactory(sink),
+        cache_logger_on_first_use=False,
+    )
+    return path
 
 
 def _database_settings(backend: str, tmp: Path) -> Settings:
