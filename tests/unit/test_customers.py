@@ -545,6 +545,11 @@ def level_for(score: int) -> ChurnLevel:
 
 @given(visits=visit_histories, now=churn_instants)
 @example(visits=[], now=T0)
+@example(  # long overdue (80) and the last ten cancelled (40): 120, held at the ceiling
+    visits=[Visit(T0 - 400 * DAY, VisitStatus.COMPLETED)]
+    + [Visit(T0 - (300 - n) * DAY, VisitStatus.CANCELLED) for n in range(10)],
+    now=T0,
+)
 def test_churn_score_is_within_0_to_100_and_level_matches_score(
     visits: list[Visit], now: datetime
 ) -> None:

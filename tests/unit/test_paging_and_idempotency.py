@@ -85,6 +85,7 @@ def test_empty_list_is_an_empty_last_page() -> None:
 )
 @example(count=0, limit=1)
 @example(count=50, limit=50)
+@example(count=120, limit=MAX_LIMIT)
 def test_walking_every_page_yields_every_row_once_in_order(count: int, limit: int) -> None:
     everything = rows(count)
     request = PageRequest(limit=limit)
