@@ -6,18 +6,28 @@ set (``bash .ci/run`` runs with ``CI=true``) unless ``HYPOTHESIS_PROFILE`` names
 profile: more examples, no per-example deadline and no ``too_slow`` health check, because
 a shared CI machine under load makes timing meaningless. Only checks about time are
 relaxed; ``filter_too_much`` and ``data_too_large`` stay on, since they say a strategy is
-wrong whatever the machine's speed.
+wrong whatever the machine's speed. ``mutate`` is ``make mutate``'s (docs/testing.md): the
+tests run once per mutant, so few examples, no deadline, and derandomized so a mutant gets
+the same verdict on every run.
 """
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", max_examples=100)
 settings.register_profile(
     "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "mutate",
+    max_examples=20,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 
 
@@ -31,3 +41,22 @@ def _profile() -> str:
 
 
 settings.load_profile(_profile())
+
+
+# Under pytest-xdist (``make test``: ``--dist loadfile``) a test file runs whole on one
+# worker, the files handed out in collection order: the longest go first, so that no
+# worker is left running one of them alone at the end. A stable sort, after pytest's own
+# grouping of tests by their parametrized fixtures.
+LONGEST_FIRST = (
+    "tests/e2e/test_fuzz.py",
+    "tests/unit/test_pricing_properties.py",
+    "tests/unit/test_availability_properties.py",
+    "tests/e2e/test_booking_races.py",
+    "tests/browser/test_public_booking.py",
+)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: place for place, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))

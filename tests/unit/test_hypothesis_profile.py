@@ -34,3 +34,10 @@ def test_the_ci_profile_has_no_deadline_and_relaxes_only_the_timing_check() -> N
     ci = settings.get_profile("ci")
     assert ci.deadline is None
     assert list(ci.suppress_health_check) == [HealthCheck.too_slow]
+
+
+def test_the_mutate_profile_is_derandomized_so_a_mutant_gets_one_verdict() -> None:
+    mutate = settings.get_profile("mutate")
+    assert mutate.derandomize
+    assert mutate.deadline is None
+    assert mutate.max_examples < settings.get_profile("ci").max_examples
