@@ -89,6 +89,34 @@ def test_a_booking_another_quote_names_is_refused():
     assert conversion.linked_booking(quote, booking, IN_DATE, quotes_naming_it=[unrelated])
 
 
+def test_a_booking_both_marked_and_named_by_other_quotes_is_refused_naming_its_mark() -> None:
+    """The booking's own ``quoteId`` comes first: it is the link the booking shows."""
+    quote = accepted()
+    booking = booking_of("cus_1", quote_id="quo_marked")
+    holder = attrs.evolve(accepted(), id="quo_holder", booking_id=booking.id)
+    with pytest.raises(RuleViolation) as refused:
+        conversion.linked_booking(quote, booking, IN_DATE, quotes_naming_it=[holder])
+    assert refused.value.message == (
+        f"Booking {booking.id} cannot be linked to quote {quote.id}: "
+        "it is already linked to quote quo_marked."
+    )
+
+
+def test_a_booking_of_another_customer_is_refused_with_the_full_text() -> None:
+    quote, booking = accepted(), booking_of("cus_2")
+    with pytest.raises(RuleViolation) as refused:
+        conversion.linked_booking(quote, booking, IN_DATE)
+    assert refused.value.message == (
+        f"Booking {booking.id} cannot be linked to quote {quote.id}: "
+        "it is for customer cus_2, the quote for customer cus_1."
+    )
+
+
+def test_linking_refuses_a_naive_instant_naming_at() -> None:
+    with pytest.raises(ValueError, match=r"^at must carry a UTC offset$"):
+        conversion.linked_booking(accepted(), booking_of("cus_1"), datetime(2026, 6, 2, 9, 0))
+
+
 # --- Through the use case ----------------------------------------------------------------
 
 
