@@ -37,6 +37,7 @@ from booking_core.bookings import (
 )
 from booking_core.catalog import Catalog
 from booking_core.companies import Company
+from booking_core.coupons import normalize_code
 from booking_core.crew import CrewMember
 from booking_core.customers import (
     Address,
@@ -444,7 +445,7 @@ def book_in_unit(
     _check_every_visit(uow, company, catalog, made, drive=drive, at=at, crew=crew)
     made = store_new(uow, made)
     code = selection.coupon_code
-    coupon = catalog.coupons_by_code.get(code.strip().casefold()) if code else None
+    coupon = catalog.coupons_by_code.get(normalize_code(code)) if code else None
     if coupon is not None:
         uow.coupon_redemptions.add(company.id, coupon.id, customer_id, made[0].id)
     return made
