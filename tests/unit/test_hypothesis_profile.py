@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 from tests.conftest import _profile
 
@@ -41,3 +41,5 @@ def test_the_mutate_profile_is_derandomized_so_a_mutant_gets_one_verdict() -> No
     assert mutate.derandomize
     assert mutate.deadline is None
     assert mutate.max_examples < settings.get_profile("ci").max_examples
+    assert Phase.shrink not in mutate.phases  # a failing example kills: no time shrinking it
+    assert Phase.generate in mutate.phases
