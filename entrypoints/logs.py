@@ -9,18 +9,24 @@ import sys
 import structlog
 
 
+def json_processors() -> list[structlog.typing.Processor]:
+    """How a line is rendered: one JSON object with the context, level, ISO time (UTC) and
+    a plain traceback when there is one."""
+    return [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.format_exc_info,
+        structlog.processors.JSONRenderer(),
+    ]
+
+
 def configure_logging(level: str | None = None) -> None:
     """JSON logs at ``BOOKING_LOG_LEVEL`` (default INFO)."""
     name = (level or os.environ.get("BOOKING_LOG_LEVEL") or "INFO").upper()
     numeric = logging.getLevelNamesMapping().get(name, logging.INFO)
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            structlog.processors.JSONRenderer(),
-        ],
+        processors=json_processors(),
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
         logger_factory=structlog.PrintLoggerFactory(sys.stderr),
         cache_logger_on_first_use=True,

@@ -25,6 +25,7 @@ import structlog
 from adapters.http.ratelimit import RateLimiter
 from entrypoints.bootstrap import bootstrap
 from entrypoints.demo_data import load_demo
+from entrypoints.logs import json_processors
 from entrypoints.settings import Settings
 from entrypoints.web import http_deps, web_app
 from tests.e2e.support import LiveServer, Stack, free_socket
@@ -54,13 +55,7 @@ def server_logs(server_log_sink: tuple[Path, TextIO]) -> Path:
     # As entrypoints/logs.py renders them (JSON, plain tracebacks), minus its logger
     # cache, which would keep structlog.testing.capture_logs from seeing lines.
     structlog.configure(
-        processors=[
-            structlog.contextvars.merge_contextvars,
-            structlog.processors.add_log_level,
-            structlog.processors.TimeStamper(fmt="iso", utc=True),
-            structlog.processors.format_exc_info,
-            structlog.processors.JSONRenderer(),
-        ],
+        processors=json_processors(),
         logger_factory=structlog.PrintLoggerFactory(sink),
         cache_logger_on_first_use=False,
     )

@@ -5,8 +5,6 @@ cannot take the start (docs/scheduling.md, "Why a start is unavailable")."""
 from __future__ import annotations
 
 import re
-import time as clock
-from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta
 
 import pytest
@@ -104,17 +102,6 @@ def test_a_busy_block_needs_offsets_and_a_positive_length_by_name():
         Block(datetime(2026, 11, 2, 10), at(11), HERE)
     with pytest.raises(ValueError, match=r"^a busy block ends after it starts$"):
         Block(at(11), at(10), HERE)
-
-
-@pytest.fixture
-def server_far_east() -> Iterator[None]:
-    """The process runs at UTC+13:07 (no real zone: an odd offset and another date)."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TZ", "FAR-13:07")
-    clock.tzset()
-    yield
-    mp.undo()
-    clock.tzset()
 
 
 @pytest.mark.usefixtures("server_far_east")

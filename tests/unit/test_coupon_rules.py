@@ -5,28 +5,17 @@ they apply (docs/pricing.md, "Coupon rules")."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import attrs
 import pytest
 
 from booking_core.coupons import Coupon, CouponUsage, normalize_code, usable_coupon
-from booking_core.demo import demo_catalog
 from booking_core.errors import CouponRejected
 from booking_core.pricing import DiscountKind, SelectedItem, Selection, price
+from tests.unit.test_pricing import AT, CATALOG, standard
 
-AT = datetime(2026, 11, 21, 12, tzinfo=UTC)
 SECOND = timedelta(seconds=1)
-CATALOG = demo_catalog()
-
-
-def standard(**changes: object) -> Selection:
-    """A one-time standard clean: 2 bedrooms, 1 bathroom; subtotal 16000, no fees."""
-    base = Selection(
-        service_id="svc_standard_clean",
-        parameters=(SelectedItem("par_bedrooms", 2), SelectedItem("par_bathrooms", 1)),
-    )
-    return attrs.evolve(base, **changes)
 
 
 def coupon_discount(coupon: Coupon, selection: Selection) -> list[tuple[str | None, int]]:

@@ -5,8 +5,6 @@ depend on the time zone of the server the core runs on."""
 from __future__ import annotations
 
 import random
-import time as clock
-from collections.abc import Iterator
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -57,28 +55,6 @@ def _move(visits, index, new_start, scope=RescheduleScope.THIS, **kwargs):  # ty
     kwargs.setdefault("at", AT)
     kwargs.setdefault("cutoff_hours", 24)
     return reschedule(visits, visits[index].id, new_start, scope, **kwargs)
-
-
-@pytest.fixture
-def server_far_east() -> Iterator[None]:
-    """The process runs at UTC+13:07 (no real zone: an odd offset and another date)."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TZ", "FAR-13:07")
-    clock.tzset()
-    yield
-    mp.undo()
-    clock.tzset()
-
-
-@pytest.fixture
-def server_in_new_york() -> Iterator[None]:
-    """The process's own clock follows New York, DST changes included."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("TZ", "America/New_York")
-    clock.tzset()
-    yield
-    mp.undo()
-    clock.tzset()
 
 
 class _Scripted(random.Random):

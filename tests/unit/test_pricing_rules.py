@@ -5,14 +5,14 @@ discountable flags, fee kinds and taxability, and each refusal's fields and mess
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 import attrs
 import pytest
 
 from booking_core.catalog import FeeDefinition, FeeKind
 from booking_core.coupons import Coupon, CouponUsage
-from booking_core.demo import DEMO_SELECTION, demo_catalog
+from booking_core.demo import DEMO_SELECTION
 from booking_core.errors import (
     CouponRejected,
     DuplicateSelection,
@@ -38,18 +38,7 @@ from booking_core.pricing import (
     price,
     price_plan,
 )
-
-AT = datetime(2026, 11, 21, 12, tzinfo=UTC)
-CATALOG = demo_catalog()
-
-
-def standard(**changes: object) -> Selection:
-    """A plain one-time standard clean: 2 bedrooms, 1 bathroom (subtotal 16000), no fees."""
-    base = Selection(
-        service_id="svc_standard_clean",
-        parameters=(SelectedItem("par_bedrooms", 2), SelectedItem("par_bathrooms", 1)),
-    )
-    return attrs.evolve(base, **changes)
+from tests.unit.test_pricing import AT, CATALOG, standard
 
 
 def with_coupons(*coupons: Coupon):
