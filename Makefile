@@ -24,11 +24,12 @@ $(STAMP): pyproject.toml server/pyproject.toml
 # too_slow health check): green on a loaded machine too, not on most runs.
 # pytest's exit code 5 means no test ran: that is a failure, said plainly.
 # Two worker processes (pytest-xdist), one test file at a time each, the longest files
-# first (tests/conftest.py), keep the suite under ten minutes on the two-core machine;
-# `make test PYTEST_WORKERS=0` runs it in one process.
+# first (tests/conftest.py; --no-loadscope-reorder keeps that order, which xdist would
+# otherwise replace with "most tests per file first"), keep the suite under ten minutes
+# on the two-core machine; `make test PYTEST_WORKERS=0` runs it in one process.
 PYTEST_WORKERS ?= 2
 test: venv chromium
-	@HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS); status=$$?; \
+	@HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
 

@@ -50,7 +50,8 @@ settings.load_profile(_profile())
 # Under pytest-xdist (``make test``: ``--dist loadfile``) a test file runs whole on one
 # worker, the files handed out in collection order: the longest go first, so that no
 # worker is left running one of them alone at the end. A stable sort, after pytest's own
-# grouping of tests by their parametrized fixtures.
+# grouping of tests by their parametrized fixtures. The Makefile passes
+# ``--no-loadscope-reorder``: xdist would otherwise hand out the files with most tests first.
 LONGEST_FIRST = (
     "tests/e2e/test_fuzz.py",
     "tests/unit/test_pricing_properties.py",
