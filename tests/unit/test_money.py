@@ -56,6 +56,14 @@ def test_allocate_splits_a_cent_remainder_deterministically() -> None:
     assert allocate(-100, [1, 1, 1]) == [-34, -33, -33]
 
 
+def test_allocate_gives_leftover_cents_to_the_largest_remainders_first() -> None:
+    # 10 over 1:2 is 3.33 and 6.67: the cent left over goes to the 0.67, not the 0.33.
+    assert allocate(10, [1, 2]) == [3, 7]
+    # 5 over 2:1:1 is 2.5, 1.25, 1.25: the half beats the quarters.
+    assert allocate(5, [2, 1, 1]) == [3, 1, 1]
+    assert allocate(-10, [1, 2]) == [-3, -7]
+
+
 def test_allocate_refuses_negative_weights_and_nonzero_over_zero_weights() -> None:
     with pytest.raises(ValueError, match=r"^weights must be non-negative$"):
         allocate(10, [1, -1])
