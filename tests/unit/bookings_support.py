@@ -110,3 +110,18 @@ def single(**changes: object) -> Booking:
     """One one-time booking; ``changes`` are applied to the booking afterwards."""
     made = booked()[0]
     return attrs.evolve(made, **changes)  # type: ignore[arg-type]
+
+
+class Scripted(random.Random):
+    """Chooses the scripted characters first, then cycles through the alphabet."""
+
+    def __init__(self, script: str) -> None:
+        super().__init__(0)
+        self.script = list(script)
+        self.count = 0
+
+    def choice(self, seq):  # type: ignore[no-untyped-def, override]
+        if self.script:
+            return self.script.pop(0)
+        self.count += 1
+        return seq[self.count % len(seq)]

@@ -42,7 +42,17 @@ from booking_core.plans import book
 from booking_core.pricing import Selection, Visit, price
 from booking_core.quotes import AWARE_TEXT
 from tests.strategies import code_prefixes
-from tests.unit.bookings_support import AT, CATALOG, NY, booked, local, order, pricer, single
+from tests.unit.bookings_support import (
+    AT,
+    CATALOG,
+    NY,
+    Scripted,
+    booked,
+    local,
+    order,
+    pricer,
+    single,
+)
 
 # --- Human codes -----------------------------------------------------------------------
 
@@ -119,25 +129,10 @@ def test_normalize_human_code_forgives_case_spaces_and_crockford_lookalikes(type
     assert normalize_human_code(typed) == canonical
 
 
-class _Scripted(random.Random):
-    """Chooses the scripted characters first, then cycles through the alphabet."""
-
-    def __init__(self, script: str) -> None:
-        super().__init__(0)
-        self.script = list(script)
-        self.count = 0
-
-    def choice(self, seq):  # type: ignore[no-untyped-def, override]
-        if self.script:
-            return self.script.pop(0)
-        self.count += 1
-        return seq[self.count % len(seq)]
-
-
 def test_redraw_codes_gives_fresh_codes_distinct_from_each_other_and_from_taken_ones():
     first, second = booked(), booked()
     taken = {first[0].code, second[0].code}
-    fresh = redraw_codes([*first, *second], rng=_Scripted("AAAAAAAAAABBBBB"), avoid=taken)
+    fresh = redraw_codes([*first, *second], rng=Scripted("AAAAAAAAAABBBBB"), avoid=taken)
     codes = [b.code for b in fresh]
     assert codes[0] == "SC-AAAAA"
     assert codes[1] not in {"SC-AAAAA", *taken}
@@ -146,7 +141,7 @@ def test_redraw_codes_gives_fresh_codes_distinct_from_each_other_and_from_taken_
 
 
 def test_bookings_made_together_never_share_a_code():
-    visits = booked(order("weekly"), rng=_Scripted("ZZZZZ" * 8))
+    visits = booked(order("weekly"), rng=Scripted("ZZZZZ" * 8))
     codes = [v.code for v in visits]
     assert len(visits) == 8
     assert len(set(codes)) == len(codes)

@@ -4,7 +4,6 @@ depend on the time zone of the server the core runs on."""
 
 from __future__ import annotations
 
-import random
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -32,7 +31,7 @@ from booking_core.plans import (
     reschedule,
 )
 from booking_core.pricing import Selection, Visit
-from tests.unit.bookings_support import AT, CATALOG, NY, booked, local, order, pricer
+from tests.unit.bookings_support import AT, CATALOG, NY, Scripted, booked, local, order, pricer
 
 THIS = CancelScope.THIS
 FUTURE = CancelScope.THIS_AND_FUTURE
@@ -55,21 +54,6 @@ def _move(visits, index, new_start, scope=RescheduleScope.THIS, **kwargs):  # ty
     kwargs.setdefault("at", AT)
     kwargs.setdefault("cutoff_hours", 24)
     return reschedule(visits, visits[index].id, new_start, scope, **kwargs)
-
-
-class _Scripted(random.Random):
-    """Chooses the scripted characters first, then cycles through the alphabet."""
-
-    def __init__(self, script: str) -> None:
-        super().__init__(0)
-        self.script = list(script)
-        self.count = 0
-
-    def choice(self, seq):  # type: ignore[no-untyped-def, override]
-        if self.script:
-            return self.script.pop(0)
-        self.count += 1
-        return seq[self.count % len(seq)]
 
 
 def test_a_horizon_from_a_repeated_hour_ends_at_the_same_reading_when_that_hour_repeats():
@@ -234,24 +218,24 @@ def test_kept_plan_terms_revive_the_plan_service_and_no_other_retired_one():
 
 
 def test_a_plan_redraws_a_repeated_code_from_the_given_rng():
-    visits = booked(order("weekly"), rng=_Scripted("ZZZZZ" * 8))
-    again = booked(order("weekly"), rng=_Scripted("ZZZZZ" * 8))
+    visits = booked(order("weekly"), rng=Scripted("ZZZZZ" * 8))
+    again = booked(order("weekly"), rng=Scripted("ZZZZZ" * 8))
     assert [v.code for v in visits] == [v.code for v in again]
     assert len({v.code for v in visits}) == 8
 
 
 def test_an_extension_redraws_a_repeated_code_from_the_given_rng():
     visits = weekly()
-    added = _extend(visits, local(2026, 6, 1), rng=_Scripted("YYYYY" * 5))
-    again = _extend(visits, local(2026, 6, 1), rng=_Scripted("YYYYY" * 5))
+    added = _extend(visits, local(2026, 6, 1), rng=Scripted("YYYYY" * 5))
+    again = _extend(visits, local(2026, 6, 1), rng=Scripted("YYYYY" * 5))
     assert [v.code for v in added] == [v.code for v in again]
     assert len({v.code for v in added}) == len(added) == 5
 
 
 def test_a_single_booking_and_several_dates_draw_their_codes_from_the_given_rng():
-    (one,) = booked(rng=_Scripted("ABCDE"))
+    (one,) = booked(rng=Scripted("ABCDE"))
     assert one.code == "SC-ABCDE"
-    dates = booked(additional_starts=(local(2026, 3, 5, 9),), rng=_Scripted("FGHJKMNPQR"))
+    dates = booked(additional_starts=(local(2026, 3, 5, 9),), rng=Scripted("FGHJKMNPQR"))
     assert [v.code for v in dates] == ["SC-FGHJK", "SC-MNPQR"]
 
 
