@@ -71,8 +71,8 @@ bench-http: venv
 # its function, under the hypothesis `mutate` profile (few examples, derandomized). Starts
 # afresh in mutants/ and leaves it there for `mutmut show <name>`; the report prints each
 # module's score, lists the survivors in mutants/survivors.txt and ends with the line
-# `mutation score <percent>`. Over 45 minutes on two cores for now (docs/testing.md says
-# where the time goes). Never part of `make test`. MUTATE_CHILDREN sets mutmut's parallel test runs.
+# `mutation score <percent>`. About 12.5 minutes on the two-core machine when nothing else
+# runs (docs/testing.md). Never part of `make test`. MUTATE_CHILDREN sets mutmut's parallel test runs.
 MUTATE_CHILDREN ?= 2
 mutate: venv
 	rm -rf mutants

@@ -409,6 +409,8 @@ def test_cancel_this_and_future_cancels_the_target_and_later_scheduled_visits():
     assert [v.visit_index for v in changed] == [5, 6, 7]
     assert all(v.status is BookingStatus.CANCELLED for v in changed)
     assert all(v.plan_ends_on == date(2026, 4, 6) for v in changed)
+    # The visit asked for notes only the scope; the later ones name it as their target.
+    assert changed[0].activity[-1].details == {"scope": "this_and_future"}
     assert changed[1].activity[-1].details == {
         "scope": "this_and_future",
         "targetId": visits[5].id,
