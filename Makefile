@@ -23,12 +23,11 @@ $(STAMP): pyproject.toml server/pyproject.toml
 # The whole suite under the hypothesis ``ci`` profile (no per-example deadline, no
 # too_slow health check): green on a loaded machine too, not on most runs.
 # pytest's exit code 5 means no test ran: that is a failure, said plainly.
-# One process by default: under two (PYTEST_WORKERS=2, pytest-xdist, a test file at a
-# time each, the longest first; --no-loadscope-reorder keeps that order) a long
-# transaction of one process's tests holds back PostgreSQL's snapshot watermark, so
-# another's `updatedSince` poll may see its own rows late (tests/e2e/test_bookings.py
-# failed so once): not yet safe to run in parallel.
-PYTEST_WORKERS ?= 0
+# Two worker processes (pytest-xdist), one test file at a time each, the longest files
+# first (tests/conftest.py; --no-loadscope-reorder keeps that order, which xdist would
+# otherwise replace with "most tests per file first"), keep the suite under ten minutes
+# on the two-core machine; `make test PYTEST_WORKERS=0` runs it in one process.
+PYTEST_WORKERS ?= 2
 test: venv chromium
 	@HYPOTHESIS_PROFILE=$${HYPOTHESIS_PROFILE:-ci} $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS); status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; \

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 import secrets
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
@@ -29,6 +29,7 @@ from entrypoints.logs import json_processors
 from entrypoints.settings import Settings
 from entrypoints.web import http_deps, web_app
 from tests.e2e.support import LiveServer, Stack, free_socket
+from tests.polling import settle
 from tests.services import required_service
 
 
@@ -110,6 +111,15 @@ def anon(stack: Stack) -> Iterator[httpx.Client]:
     """A client that sends no key."""
     with stack.client() as c:
         yield c
+
+
+@pytest.fixture
+def settled(stack: Stack) -> Callable[[], None]:
+    """Call before listing by change (``updatedSince``): on PostgreSQL, waits until every
+    transaction that had begun writing has ended. A by-change list shows a row only then
+    (docs/storage.md), and another test process on the same server may hold one open a
+    moment; waiting first makes the test check order, not timing."""
+    return lambda: settle(stack.container.database)
 
 
 @pytest.fixture(scope="session")

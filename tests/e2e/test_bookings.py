@@ -9,7 +9,7 @@ week or two ahead on weekdays in the company's zone, so no test meets another's 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -482,7 +482,7 @@ def test_creating_needs_an_idempotency_key_and_a_replay_books_nothing_new(
 
 
 def test_bookings_are_listed_by_status_customer_crew_and_start_window(
-    shop: Shop, client: httpx.Client, tuesday: date
+    shop: Shop, client: httpx.Client, tuesday: date, settled: Callable[[], None]
 ):
     rosa, sam = shop.crew_ids
     wednesday, thursday = tuesday + timedelta(days=1), tuesday + timedelta(days=2)
@@ -492,9 +492,11 @@ def test_bookings_are_listed_by_status_customer_crew_and_start_window(
     other = book(client, at(shop, thursday, "09:00"), crewIds=[rosa])
     # A poller by change sees the three in the order they were made, then the cancellation.
     since = {"updatedSince": first["createdAt"], "limit": "200"}
+    settled()
     polled = client.get(f"{API}/bookings", params=since).json()
     assert [b["id"] for b in polled["data"]] == [first["id"], second["id"], other["id"]]
     assert cancel(client, other["id"]).status_code == 200
+    settled()
     polled = client.get(f"{API}/bookings", params={**since, "cursor": polled["nextCursor"]})
     assert [(b["id"], b["status"]) for b in polled.json()["data"]] == [(other["id"], "cancelled")]
     assert first["customerId"] == second["customerId"] != other["customerId"]

@@ -17,7 +17,6 @@ from booking_core import leads
 from booking_core.leads import LeadStage
 from booking_core.services.customers import CreateCustomer, create_customer
 from tests.e2e.support import API, Stack, error_of
-from tests.polling import settle
 
 ROWS = 55
 EPOCH = "2000-01-01T00:00:00Z"
@@ -148,13 +147,6 @@ def fresh(stack: Stack) -> Iterator[tuple[str, httpx.Client]]:
     company, key = stack.new_company()
     with stack.client(key) as c:
         yield company.id, c
-
-
-@pytest.fixture
-def settled(stack: Stack) -> Callable[[], None]:
-    """Call before polling: on PostgreSQL, waits until every transaction that had begun
-    writing has ended (another test run on the server may hold one open a moment)."""
-    return lambda: settle(stack.container.database)
 
 
 def poll(c: httpx.Client, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
