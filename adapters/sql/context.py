@@ -131,10 +131,11 @@ class UnitContext:
         statement: Executable,
         conflict_message: str = "That already exists.",
         *,
-        params: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | Sequence[Mapping[str, Any]] | None = None,
     ) -> AnyResult:
-        """Run a statement (with ``params`` for its bound parameters), translating
-        constraint and retryable errors."""
+        """Run a statement (with ``params`` for its bound parameters; a sequence of them
+        runs it for each, an INSERT as one multi-row statement), translating constraint
+        and retryable errors."""
         with translated_errors(conflict_message):
             return self.connection.execute(statement, params)
 

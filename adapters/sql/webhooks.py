@@ -29,7 +29,7 @@ from sqlalchemy import (
 )
 
 from adapters.sql import codecs
-from adapters.sql.context import AnyRow, UnitContext, without_keys
+from adapters.sql.context import AnyRow, UnitContext, insert_of, without_keys
 from adapters.sql.tables import (
     outbox_events,
     webhook_attempts,
@@ -67,8 +67,9 @@ UPDATE_CHUNK = 500
 """Ids per ``UPDATE ... WHERE id IN (...)``."""
 
 INSERT_CHUNK = 500
-"""Events per multi-row ``INSERT`` of ``add_all`` (7 bound values each: far below
+"""Events per multi-row ``INSERT`` of ``add_all`` (8 bound values each: far below
 SQLite's 32,766 and PostgreSQL's 65,535 parameters per statement)."""
+
 
 _PENDING = webhook_deliveries.c.state == literal_column(f"'{DeliveryState.PENDING.value}'")
 """Written as a constant, not a bound value, so that PostgreSQL matches the partial index
@@ -111,6 +112,14 @@ def _event_values(event: Event) -> dict[str, Any]:
     }
 
 
+def _insert(dialect: str) -> Any:
+    """``INSERT ... ON CONFLICT DO NOTHING RETURNING id`` of one event, given many rows of
+    values at once: SQLAlchemy sends them as one multi-row statement ("insertmanyvalues")
+    compiled once, where a statement written with ``.values([...])`` is compiled anew on
+    every call (SQLAlchemy does not cache multi-row VALUES)."""
+    return insert_of(dialect, outbox_events).on_conflict_do_nothing().returning(outbox_events.c.id)
+
+
 def _event(row: AnyRow) -> Event:
     subject: Subject = None
     if row.subject_kind is not None:
@@ -136,19 +145,16 @@ class SqlOutboxRepository:
 
     def add_all(self, events: Sequence[Event]) -> None:
         """One multi-row ``INSERT ... ON CONFLICT DO NOTHING RETURNING id`` per
-        ``INSERT_CHUNK`` events (one statement for any use case's events)."""
+        ``INSERT_CHUNK`` events (one statement for any use case's events), built once
+        (``_insert``)."""
         ids = [one.id for one in events]
         if len(set(ids)) != len(ids):
             raise ConflictError(f"Event {next(i for i in ids if ids.count(i) > 1)} is given twice.")
         for start in range(0, len(events), INSERT_CHUNK):
             chunk = events[start : start + INSERT_CHUNK]
-            statement = (
-                self._cx.insert(outbox_events)
-                .values([_event_values(one) for one in chunk])
-                .on_conflict_do_nothing()
-                .returning(outbox_events.c.id)
-            )
-            written = {row.id for row in self._cx.execute(statement)}
+            statement = self._cx.shape("outbox_insert", _insert)
+            result = self._cx.execute(statement, params=[_event_values(one) for one in chunk])
+            written = {row.id for row in result}
             missing = next((one.id for one in chunk if one.id not in written), None)
             if missing is not None:
                 raise ConflictError(f"Event {missing} already exists.")
