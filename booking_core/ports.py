@@ -661,7 +661,9 @@ class WebhookRepository(Protocol):
         ...
 
     def count(self, company_id: str) -> int:
-        """How many endpoints the company has."""
+        """How many endpoints the company has. Until the unit of work ends, no other unit
+        counts the company's endpoints, so a cap checked by ``count`` and then ``add``
+        holds when creations race."""
         ...
 
     def active(self, company_id: str) -> Sequence[WebhookEndpoint]:

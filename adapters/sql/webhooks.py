@@ -366,6 +366,13 @@ class SqlWebhookRepository:
         return self._cx.keyset_page(webhook_endpoints, company_id, page, [], _endpoint)
 
     def count(self, company_id: str) -> int:
+        if self._cx.dialect == "postgresql":
+            # The cap is checked by counting, then adding: a transaction-scoped advisory
+            # lock per company makes a second creation wait for the first to end, and its
+            # count (a statement of its own, so a snapshot taken after the wait) sees the
+            # first one's row. SQLite runs one writer at a time already.
+            key = func.hashtextextended(f"webhook_endpoints:{company_id}", 0)
+            self._cx.execute(select(func.pg_advisory_xact_lock(key)))
         statement = (
             select(func.count())
             .select_from(webhook_endpoints)
