@@ -643,6 +643,12 @@ class WebhookRepository(Protocol):
         """The endpoint; ``NotFoundError`` if the company has none with that id."""
         ...
 
+    def get_for_update(self, company_id: str, endpoint_id: str) -> WebhookEndpoint:
+        """``get`` for a unit of work that writes the endpoint back: no other unit reads
+        it this way, or changes it, until this unit ends, so two read-modify-writes (a
+        ``PATCH``, a secret rotation, the worker's health) never overwrite each other."""
+        ...
+
     def add(self, endpoint: WebhookEndpoint) -> None:
         """Store a new endpoint."""
         ...

@@ -300,7 +300,9 @@ def _record(
     with uow_factory() as uow:
         at = clock.now()
         try:
-            stored = endpoint = uow.webhooks.get(delivery.company_id, delivery.endpoint_id)
+            stored = endpoint = uow.webhooks.get_for_update(
+                delivery.company_id, delivery.endpoint_id
+            )
         except NotFoundError:
             return None
         outcome = SendOutcome(result.outcome)

@@ -178,7 +178,7 @@ def update_endpoint(cmd: UpdateEndpoint, *, uow: UnitOfWork, urls: UrlPolicy) ->
     )
     problems.raise_any()
     with uow:
-        endpoint = uow.webhooks.get(cmd.company_id, cmd.endpoint_id)
+        endpoint = uow.webhooks.get_for_update(cmd.company_id, cmd.endpoint_id)
         active = endpoint.active if isinstance(cmd.active, _Unset) else cmd.active
         revived = active and not endpoint.active
         changed = attrs.evolve(
@@ -282,7 +282,9 @@ def rotate_secret(
     ``ROTATION_OVERLAP`` (24 hours) deliveries carry a signature with the old one too."""
     secret = new_secret()
     with uow:
-        endpoint = rotated(uow.webhooks.get(company_id, endpoint_id), secret, clock.now())
+        endpoint = rotated(
+            uow.webhooks.get_for_update(company_id, endpoint_id), secret, clock.now()
+        )
         uow.webhooks.save(endpoint)
         uow.commit()
     return endpoint, secret

@@ -114,8 +114,11 @@ def test_an_endpoint_round_trips_and_is_not_found_by_another_company(uow_factory
     with uow_factory() as uow:
         assert uow.webhooks.get("cmp_a", rotated.id) == rotated
         assert uow.webhooks.get("cmp_a", plain.id) == plain
+        assert uow.webhooks.get_for_update("cmp_a", rotated.id) == rotated
         with pytest.raises(NotFoundError):
             uow.webhooks.get("cmp_b", rotated.id)
+        with pytest.raises(NotFoundError):
+            uow.webhooks.get_for_update("cmp_b", rotated.id)
         with pytest.raises(NotFoundError):
             uow.webhooks.save(attrs.evolve(rotated, company_id="cmp_b", url="https://x.test"))
         with pytest.raises(NotFoundError):

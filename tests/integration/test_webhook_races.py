@@ -52,3 +52,37 @@ def test_racing_creations_stop_at_the_cap_of_endpoints(database: Database):
     assert len(made) == ROOM, outcomes
     assert len(refused) == RACERS - ROOM, outcomes
     assert endpoints_of(database, company.id) == MAX_ENDPOINTS_PER_COMPANY
+
+
+def test_a_change_racing_a_secret_rotation_keeps_both(database: Database):
+    """``PATCH`` and ``rotate-secret`` each read the endpoint and write it back: neither
+    may write back what it read before the other's change committed."""
+    company = companies.create_company(
+        companies.CreateCompany(slug="rotor", name="Rotor Maids"), uow=database.uow(), clock=CLOCK
+    )
+    create(database, company.id, 0)
+    with database.uow() as uow:
+        (endpoint,) = uow.webhooks.list(company.id, PageRequest(limit=1)).items
+    for round_ in range(10):
+        rotated: list[str] = []
+
+        def change(i: int) -> None:
+            if i == 0:
+                cases.update_endpoint(
+                    cases.UpdateEndpoint(
+                        company_id=company.id, endpoint_id=endpoint.id, description=f"r{round_}"
+                    ),
+                    uow=database.uow(),
+                    urls=URLS,
+                )
+            else:
+                _, secret = cases.rotate_secret(
+                    company.id, endpoint.id, uow=database.uow(), clock=CLOCK
+                )
+                rotated.append(secret)
+
+        assert race(2, change) == [None, None]
+        with database.uow() as uow:
+            stored = uow.webhooks.get(company.id, endpoint.id)
+        assert stored.description == f"r{round_}"
+        assert stored.secrets[0].value == rotated[0], f"round {round_}: the rotation was lost"
