@@ -118,6 +118,12 @@ class ApiKeyRepository(Protocol):
         """The key; ``NotFoundError`` for an unknown id or another company's."""
         ...
 
+    def get_for_update(self, company_id: str, key_id: str) -> ApiKey:
+        """``get`` for a unit of work that writes the key back: no other unit reads it
+        this way, or changes it, until this unit ends, so an edit or a rotation racing a
+        revocation can never write back the key as it was before it was revoked."""
+        ...
+
     def by_lookup_prefix(self, prefix: str) -> ApiKey | None:
         """The key whose non-secret lookup prefix is ``prefix``, active or revoked."""
         ...

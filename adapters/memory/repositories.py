@@ -141,6 +141,10 @@ class MemoryApiKeyRepository:
     def get(self, company_id: str, key_id: str) -> ApiKey:
         return _get(self._t, "API key", company_id, key_id)
 
+    def get_for_update(self, company_id: str, key_id: str) -> ApiKey:
+        # A memory unit of work holds the store's one lock from start to end.
+        return self.get(company_id, key_id)
+
     def by_lookup_prefix(self, prefix: str) -> ApiKey | None:
         return next((k for k in self._t.values() if k.lookup_prefix == prefix), None)
 

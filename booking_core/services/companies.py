@@ -124,7 +124,7 @@ def edit_key(
     """Change an active key's scopes and/or rate limit."""
     with uow:
         edited = auth.edit_key(
-            uow.api_keys.get(company_id, key_id),
+            uow.api_keys.get_for_update(company_id, key_id),
             at=clock.now(),
             scopes=scopes,
             rate_limit=rate_limit,
@@ -137,7 +137,7 @@ def edit_key(
 def rotate_key(company_id: str, key_id: str, *, uow: UnitOfWork, clock: Clock) -> IssuedKey:
     """Give an active key a new secret; the old one stops working at once."""
     with uow:
-        rotated = auth.rotate_key(uow.api_keys.get(company_id, key_id), at=clock.now())
+        rotated = auth.rotate_key(uow.api_keys.get_for_update(company_id, key_id), at=clock.now())
         uow.api_keys.save(rotated.key)
         uow.commit()
     return rotated
@@ -146,7 +146,7 @@ def rotate_key(company_id: str, key_id: str, *, uow: UnitOfWork, clock: Clock) -
 def revoke_key(company_id: str, key_id: str, *, uow: UnitOfWork, clock: Clock) -> ApiKey:
     """Revoke a key for good."""
     with uow:
-        revoked = auth.revoke_key(uow.api_keys.get(company_id, key_id), at=clock.now())
+        revoked = auth.revoke_key(uow.api_keys.get_for_update(company_id, key_id), at=clock.now())
         uow.api_keys.save(revoked)
         uow.commit()
     return revoked

@@ -14,6 +14,7 @@ def test_key_round_trips_and_is_found_by_its_lookup_prefix(uow_factory):
         uow.commit()
     with uow_factory() as uow:
         assert uow.api_keys.get("cmp_a", issued.key.id) == issued.key
+        assert uow.api_keys.get_for_update("cmp_a", issued.key.id) == issued.key
         found = uow.api_keys.by_lookup_prefix(auth.lookup_prefix(issued.secret))
         assert found == issued.key
         assert auth.matches(found, issued.secret)
@@ -29,6 +30,8 @@ def test_key_of_another_company_is_not_found(uow_factory):
         uow.api_keys.get("cmp_b", issued.key.id)
     with uow_factory() as uow, pytest.raises(NotFoundError) as never:
         uow.api_keys.get("cmp_b", "key_never")
+    with uow_factory() as uow, pytest.raises(NotFoundError):
+        uow.api_keys.get_for_update("cmp_b", issued.key.id)
     assert caught.value.message.replace(issued.key.id, "X") == never.value.message.replace(
         "key_never", "X"
     )
