@@ -148,6 +148,11 @@ class CustomerRepository(Protocol):
         """The customer; ``NotFoundError`` for an unknown id or another company's."""
         ...
 
+    def get_for_update(self, company_id: str, customer_id: str) -> Customer:
+        """``get`` for a unit of work that writes it back: no other unit reads it this
+        way, or changes it, until this unit ends, so no change is lost."""
+        ...
+
     def by_email(self, company_id: str, email: str) -> Customer | None:
         """The record with that email (case-insensitive), merged or not."""
         ...
@@ -199,6 +204,11 @@ class LeadRepository(Protocol):
         """The lead; ``NotFoundError`` for an unknown id or another company's."""
         ...
 
+    def get_for_update(self, company_id: str, lead_id: str) -> Lead:
+        """``get`` for a unit of work that writes it back: no other unit reads it this
+        way, or changes it, until this unit ends, so no change is lost."""
+        ...
+
     def lock_contact(self, company_id: str, contact_keys: Sequence[str]) -> None:
         """Hold, until the unit of work ends, a lock per contact key (normalised email, E.164
         phone) so that two enquiries from one contact fold instead of both starting a lead.
@@ -208,7 +218,8 @@ class LeadRepository(Protocol):
     def open_matching(
         self, company_id: str, email: str | None, phone_e164: str | None
     ) -> Sequence[Lead]:
-        """Open leads whose normalised email or E.164 phone matches, oldest first."""
+        """Open leads whose normalised email or E.164 phone matches, oldest first, held
+        until the unit ends as ``get_for_update`` holds one (the enquiry folds into one)."""
         ...
 
     def add(self, lead: Lead) -> None:
@@ -260,6 +271,11 @@ class CrewRepository(Protocol):
         """The member; ``NotFoundError`` for an unknown id or another company's."""
         ...
 
+    def get_for_update(self, company_id: str, member_id: str) -> CrewMember:
+        """``get`` for a unit of work that writes it back: no other unit reads it this
+        way, or changes it, until this unit ends, so no change is lost."""
+        ...
+
     def add(self, member: CrewMember) -> None:
         """Store a new member."""
         ...
@@ -278,6 +294,11 @@ class TeamRepository(Protocol):
 
     def get(self, company_id: str, team_id: str) -> Team:
         """The team; ``NotFoundError`` for an unknown id or another company's."""
+        ...
+
+    def get_for_update(self, company_id: str, team_id: str) -> Team:
+        """``get`` for a unit of work that writes it back: no other unit reads it this
+        way, or changes it, until this unit ends, so no change is lost."""
         ...
 
     def add(self, team: Team) -> None:
@@ -400,6 +421,11 @@ class BookingFormRepository(Protocol):
     def get(self, company_id: str, form_id: str) -> BookingForm:
         """The form, active or not; ``NotFoundError`` for an unknown id or another
         company's."""
+        ...
+
+    def get_for_update(self, company_id: str, form_id: str) -> BookingForm:
+        """``get`` for a unit of work that writes it back: no other unit reads it this
+        way, or changes it, until this unit ends, so no change is lost."""
         ...
 
     def add(self, form: BookingForm) -> None:

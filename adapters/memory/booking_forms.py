@@ -20,6 +20,10 @@ class MemoryBookingFormRepository:
             raise NotFoundError("booking form", form_id)
         return found
 
+    # A memory unit of work holds the store's one lock from start to end: every read in
+    # it is already a read for update.
+    get_for_update = get
+
     def add(self, form: BookingForm) -> None:
         self._t.insert(form.company_id, form.id, form, form.created_at)
 

@@ -141,9 +141,9 @@ class MemoryApiKeyRepository:
     def get(self, company_id: str, key_id: str) -> ApiKey:
         return _get(self._t, "API key", company_id, key_id)
 
-    def get_for_update(self, company_id: str, key_id: str) -> ApiKey:
-        # A memory unit of work holds the store's one lock from start to end.
-        return self.get(company_id, key_id)
+    # A memory unit of work holds the store's one lock from start to end: every read in
+    # it is already a read for update.
+    get_for_update = get
 
     def by_lookup_prefix(self, prefix: str) -> ApiKey | None:
         return next((k for k in self._t.values() if k.lookup_prefix == prefix), None)
@@ -173,6 +173,10 @@ class MemoryCustomerRepository:
 
     def get(self, company_id: str, customer_id: str) -> Customer:
         return _get(self._t, "customer", company_id, customer_id)
+
+    # A memory unit of work holds the store's one lock from start to end: every read in
+    # it is already a read for update.
+    get_for_update = get
 
     def by_email(self, company_id: str, email: str) -> Customer | None:
         key = normalize_email(email)
@@ -230,6 +234,10 @@ class MemoryLeadRepository:
 
     def get(self, company_id: str, lead_id: str) -> Lead:
         return _get(self._t, "lead", company_id, lead_id)
+
+    # A memory unit of work holds the store's one lock from start to end: every read in
+    # it is already a read for update.
+    get_for_update = get
 
     def lock_contact(self, company_id: str, contact_keys: Sequence[str]) -> None:
         pass  # units of work on the memory store already run one at a time
@@ -413,6 +421,10 @@ class MemoryCrewRepository:
 
     def get(self, company_id: str, member_id: str) -> CrewMember:
         return _get(self._t, "crew member", company_id, member_id)
+
+    # A memory unit of work holds the store's one lock from start to end: every read in
+    # it is already a read for update.
+    get_for_update = get
 
     def add(self, member: CrewMember) -> None:
         self._t.insert(member.company_id, member.id, member, member.created_at)

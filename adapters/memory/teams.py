@@ -26,6 +26,10 @@ class MemoryTeamRepository:
             raise NotFoundError("team", team_id)
         return found
 
+    # A memory unit of work holds the store's one lock from start to end: every read in
+    # it is already a read for update.
+    get_for_update = get
+
     def add(self, team: Team) -> None:
         self._check(team)
         self._t.insert(team.company_id, team.id, team, team.created_at)

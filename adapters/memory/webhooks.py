@@ -96,9 +96,9 @@ class MemoryWebhookRepository:
             raise NotFoundError("webhook endpoint", endpoint_id)
         return found
 
-    def get_for_update(self, company_id: str, endpoint_id: str) -> WebhookEndpoint:
-        # A memory unit of work holds the store's one lock from start to end.
-        return self.get(company_id, endpoint_id)
+    # A memory unit of work holds the store's one lock from start to end: every read in
+    # it is already a read for update.
+    get_for_update = get
 
     def add(self, endpoint: WebhookEndpoint) -> None:
         self._e.insert(endpoint.company_id, endpoint.id, endpoint, endpoint.created_at)

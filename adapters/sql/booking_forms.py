@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from attrs import frozen
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, update
 
 from adapters.sql import codecs
 from adapters.sql.context import AnyRow, UnitContext, without_keys
@@ -67,13 +67,10 @@ class SqlBookingFormRepository:
         self._cx = context
 
     def get(self, company_id: str, form_id: str) -> BookingForm:
-        t = booking_forms
-        row = self._cx.execute(
-            select(t).where(t.c.company_id == company_id, t.c.id == form_id)
-        ).first()
-        if row is None:
-            raise NotFoundError("booking form", form_id)
-        return _form(row)
+        return _form(self._cx.row(booking_forms, company_id, form_id, "booking form"))
+
+    def get_for_update(self, company_id: str, form_id: str) -> BookingForm:
+        return _form(self._cx.row(booking_forms, company_id, form_id, "booking form", locked=True))
 
     def add(self, form: BookingForm) -> None:
         self._cx.insert_new(booking_forms, _values(form), f"Booking form {form.id} already exists.")

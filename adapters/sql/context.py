@@ -32,7 +32,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from adapters.sql.columns import id_column_type, instant_type
-from booking_core.errors import ConflictError
+from booking_core.errors import ConflictError, NotFoundError
 from booking_core.paging import Page, PageRequest, Position, page_of
 
 T = TypeVar("T")
@@ -171,6 +171,22 @@ class UnitContext:
         result = self.execute(statement.returning(key), conflict_message)
         if result.first() is None:
             raise ConflictError(conflict_message)
+
+    def row(
+        self, table: Table, company_id: str, row_id: str, kind: str, *, locked: bool = False
+    ) -> AnyRow:
+        """The company's row ``row_id`` of ``table``; ``NotFoundError`` naming ``kind`` for an
+        unknown id or another company's. ``locked`` (a ``get_for_update``): on PostgreSQL
+        the row stays locked until the unit ends, so no other unit reads it so or writes it
+        meanwhile; on SQLite a unit that may write holds the write lock from its ``BEGIN
+        IMMEDIATE`` on already."""
+        statement = select(table).where(table.c.company_id == company_id, table.c.id == row_id)
+        if locked and self.dialect == "postgresql":
+            statement = statement.with_for_update()
+        found = self.execute(statement).first()
+        if found is None:
+            raise NotFoundError(kind, row_id)
+        return found
 
     def insert(self, table: Table) -> Any:
         """The dialect's own INSERT, which knows ``ON CONFLICT``."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import update
 
 from adapters.sql import codecs
 from adapters.sql.changes import Kind
@@ -85,13 +85,12 @@ class SqlCrewRepository:
         self._cx = context
 
     def get(self, company_id: str, member_id: str) -> CrewMember:
-        statement = select(crew_members).where(
-            crew_members.c.company_id == company_id, crew_members.c.id == member_id
+        return _member(self._cx.row(crew_members, company_id, member_id, "crew member"))
+
+    def get_for_update(self, company_id: str, member_id: str) -> CrewMember:
+        return _member(
+            self._cx.row(crew_members, company_id, member_id, "crew member", locked=True)
         )
-        row = self._cx.execute(statement).first()
-        if row is None:
-            raise NotFoundError("crew member", member_id)
-        return _member(row)
 
     def add(self, member: CrewMember) -> None:
         conflict = f"Crew member {member.id} already exists."

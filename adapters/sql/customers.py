@@ -70,13 +70,10 @@ class SqlCustomerRepository:
         self._cx = context
 
     def get(self, company_id: str, customer_id: str) -> Customer:
-        statement = select(customers).where(
-            customers.c.company_id == company_id, customers.c.id == customer_id
-        )
-        row = self._cx.execute(statement).first()
-        if row is None:
-            raise NotFoundError("customer", customer_id)
-        return _customer(row)
+        return _customer(self._cx.row(customers, company_id, customer_id, "customer"))
+
+    def get_for_update(self, company_id: str, customer_id: str) -> Customer:
+        return _customer(self._cx.row(customers, company_id, customer_id, "customer", locked=True))
 
     def by_email(self, company_id: str, email: str) -> Customer | None:
         params = {"company_id": company_id, "email_key": normalize_email(email)}

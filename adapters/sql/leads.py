@@ -75,11 +75,10 @@ class SqlLeadRepository:
             self._cx.execute(select(lock))
 
     def get(self, company_id: str, lead_id: str) -> Lead:
-        statement = select(leads).where(leads.c.company_id == company_id, leads.c.id == lead_id)
-        row = self._cx.execute(statement).first()
-        if row is None:
-            raise NotFoundError("lead", lead_id)
-        return _lead(row)
+        return _lead(self._cx.row(leads, company_id, lead_id, "lead"))
+
+    def get_for_update(self, company_id: str, lead_id: str) -> Lead:
+        return _lead(self._cx.row(leads, company_id, lead_id, "lead", locked=True))
 
     def open_matching(
         self, company_id: str, email: str | None, phone_e164: str | None
@@ -100,6 +99,10 @@ class SqlLeadRepository:
             )
             .order_by(leads.c.created_at, leads.c.id)
         )
+        if self._cx.dialect == "postgresql":
+            # Held until the unit ends, like ``get_for_update``: the enquiry folded into
+            # one of them is never lost to a PATCH of it, nor a PATCH to the enquiry.
+            statement = statement.with_for_update()
         return [_lead(row) for row in self._cx.execute(statement)]
 
     def add(self, lead: Lead) -> None:

@@ -53,11 +53,10 @@ class SqlTeamRepository:
         self._cx = context
 
     def get(self, company_id: str, team_id: str) -> Team:
-        statement = select(teams).where(teams.c.company_id == company_id, teams.c.id == team_id)
-        row = self._cx.execute(statement).first()
-        if row is None:
-            raise NotFoundError("team", team_id)
-        return _team(row)
+        return _team(self._cx.row(teams, company_id, team_id, "team"))
+
+    def get_for_update(self, company_id: str, team_id: str) -> Team:
+        return _team(self._cx.row(teams, company_id, team_id, "team", locked=True))
 
     def add(self, team: Team) -> None:
         self._check_members(team)

@@ -138,23 +138,10 @@ class SqlApiKeyRepository:
         self._cx = context
 
     def get(self, company_id: str, key_id: str) -> ApiKey:
-        return self._get(company_id, key_id, locked=False)
+        return _key(self._cx.row(api_keys, company_id, key_id, "API key"))
 
     def get_for_update(self, company_id: str, key_id: str) -> ApiKey:
-        # PostgreSQL: the row stays locked until the unit ends. SQLite: a unit that may
-        # write holds the database's write lock from its BEGIN IMMEDIATE on.
-        return self._get(company_id, key_id, locked=self._cx.dialect == "postgresql")
-
-    def _get(self, company_id: str, key_id: str, *, locked: bool) -> ApiKey:
-        statement = select(api_keys).where(
-            api_keys.c.company_id == company_id, api_keys.c.id == key_id
-        )
-        if locked:
-            statement = statement.with_for_update()
-        row = self._cx.execute(statement).first()
-        if row is None:
-            raise NotFoundError("API key", key_id)
-        return _key(row)
+        return _key(self._cx.row(api_keys, company_id, key_id, "API key", locked=True))
 
     def by_lookup_prefix(self, prefix: str) -> ApiKey | None:
         statement = select(api_keys).where(api_keys.c.lookup_prefix == prefix)

@@ -63,6 +63,9 @@ SUBJECT_KINDS: dict[str, type[Booking | Customer | Lead | Quote | PaymentEntry |
 }
 """What ``outbox_events.subject_kind`` names; NULL is no subject (``webhook.test``)."""
 
+KIND = "webhook endpoint"
+"""What a ``NotFoundError`` for an endpoint names."""
+
 UPDATE_CHUNK = 500
 """Ids per ``UPDATE ... WHERE id IN (...)``."""
 
@@ -320,23 +323,12 @@ class SqlWebhookRepository:
         self._cx = context
 
     def get(self, company_id: str, endpoint_id: str) -> WebhookEndpoint:
-        return self._get(company_id, endpoint_id, locked=False)
+        return _endpoint(self._cx.row(webhook_endpoints, company_id, endpoint_id, KIND))
 
     def get_for_update(self, company_id: str, endpoint_id: str) -> WebhookEndpoint:
-        # PostgreSQL: the row stays locked until the unit ends. SQLite: a unit that may
-        # write holds the database's write lock from its BEGIN IMMEDIATE on.
-        return self._get(company_id, endpoint_id, locked=self._cx.dialect == "postgresql")
-
-    def _get(self, company_id: str, endpoint_id: str, *, locked: bool) -> WebhookEndpoint:
-        statement = select(webhook_endpoints).where(
-            webhook_endpoints.c.company_id == company_id, webhook_endpoints.c.id == endpoint_id
+        return _endpoint(
+            self._cx.row(webhook_endpoints, company_id, endpoint_id, KIND, locked=True)
         )
-        if locked:
-            statement = statement.with_for_update()
-        row = self._cx.execute(statement).first()
-        if row is None:
-            raise NotFoundError("webhook endpoint", endpoint_id)
-        return _endpoint(row)
 
     def add(self, endpoint: WebhookEndpoint) -> None:
         conflict = f"Webhook endpoint {endpoint.id} already exists."

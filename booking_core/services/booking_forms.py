@@ -65,7 +65,7 @@ def update_form(
     if unknown:
         raise ValueError(f"not form fields: {sorted(unknown)}")
     with uow:
-        stored = uow.booking_forms.get(company_id, form_id)
+        stored = uow.booking_forms.get_for_update(company_id, form_id)
         catalog = company_catalog(uow, company_id)
         draft = attrs.evolve(draft_of(stored), **changes)
         form = build_form(draft, catalog, at=clock.now(), stored=stored)

@@ -121,7 +121,7 @@ def update_customer(
     except ValidationFailed as failed:
         phone, phone_errors = None, failed.field_errors
     with uow:
-        current = uow.customers.get(cmd.company_id, cmd.customer_id)
+        current = uow.customers.get_for_update(cmd.company_id, cmd.customer_id)
         try:
             updated = with_contact(current, name=cmd.name, phone=phone, at=clock.now())
         except ValidationFailed as failed:
@@ -148,7 +148,7 @@ def save_customer_address(cmd: SaveAddress, *, uow: UnitOfWork, clock: Clock) ->
     """Add or replace a saved address (``ValidationFailed`` keyed ``address.<field>``;
     ``RuleViolation`` for an address id the customer has not)."""
     with uow:
-        current = uow.customers.get(cmd.company_id, cmd.customer_id)
+        current = uow.customers.get_for_update(cmd.company_id, cmd.customer_id)
         at = clock.now()
         if cmd.address_id is None:
             saved = SavedAddress(new_id("adr"), cmd.address)
@@ -167,7 +167,7 @@ def remove_customer_address(
     """Forget a saved address (bookings keep their own copy of it)."""
     with uow:
         updated = remove_address(
-            uow.customers.get(company_id, customer_id), address_id, at=clock.now()
+            uow.customers.get_for_update(company_id, customer_id), address_id, at=clock.now()
         )
         uow.customers.save(updated)
         uow.commit()
@@ -183,11 +183,13 @@ def merge_customers(
 ) -> Customer:
     """Merge one customer into another; the merged record disappears from lists."""
     with uow:
-        survivor, merged = merge(
-            uow.customers.get(company_id, survivor_id),
-            uow.customers.get(company_id, merged_id),
-            at=clock.now(),
-        )
+        # Both held, in id order so that two merges of the same pair never wait on each
+        # other in a circle.
+        held = {
+            cid: uow.customers.get_for_update(company_id, cid)
+            for cid in sorted({survivor_id, merged_id})
+        }
+        survivor, merged = merge(held[survivor_id], held[merged_id], at=clock.now())
         uow.customers.save(survivor)
         uow.customers.save(merged)
         uow.commit()

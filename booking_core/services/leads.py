@@ -90,7 +90,7 @@ def update_lead(cmd: UpdateLead, *, uow: UnitOfWork, clock: Clock) -> Lead:
     ``lead.updated``; a request that changes nothing records nothing."""
     at = clock.now()
     with uow:
-        lead = uow.leads.get(cmd.company_id, cmd.lead_id)
+        lead = uow.leads.get_for_update(cmd.company_id, cmd.lead_id)
         changed = leads.update(
             lead,
             at=at,

@@ -274,8 +274,14 @@ def _customer_for(
             return customer, True
     existing = merge_survivor(existing, lambda other: uow.customers.get(company_id, other))
     if all(saved.address != address for saved in existing.addresses):
-        existing = add_address(existing, SavedAddress(new_id("adr"), address), at=at, default=False)
-        uow.customers.save(existing)
+        # Read again, held, before writing back: a change committed since the first read
+        # (a new name, another booking's address) is kept (the usual booking, at an
+        # address already saved, costs no second read).
+        existing = uow.customers.get_for_update(company_id, existing.id)
+        if all(saved.address != address for saved in existing.addresses):
+            new = SavedAddress(new_id("adr"), address)
+            existing = add_address(existing, new, at=at, default=False)
+            uow.customers.save(existing)
     return existing, False
 
 

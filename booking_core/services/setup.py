@@ -137,7 +137,7 @@ def import_crew(
         for item in cmd.crew.members:
             if item.id is not None and item.id not in stored:
                 with suppress(NotFoundError):  # merge_crew names an id not found
-                    stored[item.id] = uow.crew.get(company.id, item.id)
+                    stored[item.id] = uow.crew.get_for_update(company.id, item.id)
         changes = merge_crew(
             cmd.crew,
             company_id=company.id,
@@ -191,7 +191,9 @@ def save_team(cmd: SaveTeam, *, uow: UnitOfWork, clock: Clock) -> Team:
     member_ids = tuple(dict.fromkeys(cmd.member_ids))
     with uow:
         company = uow.companies.get(cmd.company_id)
-        current = uow.teams.get(company.id, cmd.team_id) if cmd.team_id is not None else None
+        current = (
+            uow.teams.get_for_update(company.id, cmd.team_id) if cmd.team_id is not None else None
+        )
         errors: dict[str, str] = {}
         if not name or len(name) > TEAM_NAME_MAX:
             errors["name"] = f"Required, at most {TEAM_NAME_MAX} characters."

@@ -56,6 +56,7 @@ def test_a_form_round_trips_exactly(uow_factory):
     with uow_factory() as uow:
         assert uow.booking_forms.get("cmp_a", full.id) == full
         assert uow.booking_forms.get("cmp_a", bare.id) == bare
+        assert uow.booking_forms.get_for_update("cmp_a", full.id) == full
 
 
 def test_another_companys_form_is_not_found_like_an_unknown_one(uow_factory):
@@ -64,6 +65,8 @@ def test_another_companys_form_is_not_found_like_an_unknown_one(uow_factory):
     with uow_factory() as uow:
         with pytest.raises(NotFoundError):
             uow.booking_forms.get("cmp_b", mine.id)
+        with pytest.raises(NotFoundError):
+            uow.booking_forms.get_for_update("cmp_b", mine.id)
         with pytest.raises(NotFoundError):
             uow.booking_forms.get("cmp_a", "bf_missing")
         with pytest.raises(NotFoundError):

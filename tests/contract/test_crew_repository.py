@@ -34,8 +34,11 @@ def test_crew_member_round_trips_with_hours_and_time_off(uow_factory):
         uow.commit()
     with uow_factory() as uow:
         assert uow.crew.get("cmp_a", rosa.id) == rosa
+        assert uow.crew.get_for_update("cmp_a", rosa.id) == rosa
     with uow_factory() as uow, pytest.raises(NotFoundError):
         uow.crew.get("cmp_b", rosa.id)
+    with uow_factory() as uow, pytest.raises(NotFoundError):
+        uow.crew.get_for_update("cmp_b", rosa.id)
 
 
 def test_only_active_members_are_listed_newest_first(uow_factory):

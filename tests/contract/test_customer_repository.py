@@ -20,6 +20,7 @@ def test_customer_round_trips_with_addresses(uow_factory):
         uow.commit()
     with uow_factory() as uow:
         assert uow.customers.get("cmp_a", customer.id) == customer
+        assert uow.customers.get_for_update("cmp_a", customer.id) == customer
         assert uow.customers.by_email("cmp_a", "  ada@EXAMPLE.com ") == customer
         assert uow.customers.by_email("cmp_b", "ada@example.com") is None
 
@@ -42,6 +43,8 @@ def test_other_company_customer_is_not_found(uow_factory):
         uow.commit()
     with uow_factory() as uow, pytest.raises(NotFoundError):
         uow.customers.get("cmp_b", customer.id)
+    with uow_factory() as uow, pytest.raises(NotFoundError):
+        uow.customers.get_for_update("cmp_b", customer.id)
 
 
 def test_list_is_newest_first_omits_merged_records_and_paginates(uow_factory):

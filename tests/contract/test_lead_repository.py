@@ -23,6 +23,7 @@ def test_lead_round_trips_with_its_timeline(uow_factory):
         uow.commit()
     with uow_factory() as uow:
         stored = uow.leads.get("cmp_a", lead.id)
+        assert uow.leads.get_for_update("cmp_a", lead.id) == stored
     assert stored == moved
     assert [e.kind for e in stored.timeline] == ["created", "stage_changed", "owner_changed"]
 
@@ -103,6 +104,8 @@ def test_other_company_lead_is_not_found(uow_factory):
         uow.commit()
     with uow_factory() as uow, pytest.raises(NotFoundError):
         uow.leads.get("cmp_b", lead.id)
+    with uow_factory() as uow, pytest.raises(NotFoundError):
+        uow.leads.get_for_update("cmp_b", lead.id)
 
 
 def test_enquiries_from_one_contact_at_the_same_moment_make_one_lead(uow_factory):

@@ -52,9 +52,12 @@ def test_team_round_trips_with_its_members_in_order_and_only_in_its_company(uow_
         uow.commit()
     with uow_factory() as uow:
         assert uow.teams.get("cmp_a", blue.id) == blue
+        assert uow.teams.get_for_update("cmp_a", blue.id) == blue
         assert uow.teams.list("cmp_b") == []
     with uow_factory() as uow, pytest.raises(NotFoundError):
         uow.teams.get("cmp_b", blue.id)
+    with uow_factory() as uow, pytest.raises(NotFoundError):
+        uow.teams.get_for_update("cmp_b", blue.id)
 
 
 def test_teams_are_listed_by_name_case_insensitively(uow_factory, crew):

@@ -66,7 +66,7 @@ def test_a_change_racing_a_secret_rotation_keeps_both(database: Database):
     for round_ in range(10):
         rotated: list[str] = []
 
-        def change(i: int) -> None:
+        def change(i: int, round_: int = round_, rotated: list[str] = rotated) -> None:
             if i == 0:
                 cases.update_endpoint(
                     cases.UpdateEndpoint(
