@@ -93,6 +93,12 @@ class CompanyRepository(Protocol):
         """The company; ``NotFoundError`` if none has that id."""
         ...
 
+    def get_for_update(self, company_id: str) -> Company:
+        """``get`` for a unit of work that writes the company back: the stored record
+        (never a cached copy), which no other unit reads this way, or changes, until this
+        unit ends, so two settings changes racing keep each other."""
+        ...
+
     def by_slug(self, slug: str) -> Company | None:
         """The company with that slug, if any."""
         ...

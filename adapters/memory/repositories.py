@@ -116,6 +116,10 @@ class MemoryCompanyRepository:
     def get(self, company_id: str) -> Company:
         return _get(self._t, "company", company_id, company_id)
 
+    # A memory unit of work holds the store's one lock from start to end: every read in
+    # it is already a read for update.
+    get_for_update = get
+
     def by_slug(self, slug: str) -> Company | None:
         return next((c for c in self._t.values() if c.slug == slug), None)
 

@@ -196,6 +196,9 @@ class _Companies:
             return cast(Company, found)
         return self._reader.storage().companies.get(company_id)
 
+    def get_for_update(self, company_id: str) -> Company:
+        return self._reader.storage().companies.get_for_update(company_id)
+
     def by_slug(self, slug: str) -> Company | None:
         return self._reader.storage().companies.by_slug(slug)
 

@@ -71,8 +71,16 @@ class SqlCompanyRepository:
     def get(self, company_id: str) -> Company:
         return through(self._cx, Kind.COMPANY, company_id, lambda: self._read(company_id))
 
-    def _read(self, company_id: str) -> Company:
-        row = self._cx.execute(select(companies).where(companies.c.id == company_id)).first()
+    def get_for_update(self, company_id: str) -> Company:
+        # Never from the read cache: the stored row, locked on PostgreSQL until the unit
+        # ends (SQLite: the unit's write lock).
+        return self._read(company_id, locked=self._cx.dialect == "postgresql")
+
+    def _read(self, company_id: str, *, locked: bool = False) -> Company:
+        statement = select(companies).where(companies.c.id == company_id)
+        if locked:
+            statement = statement.with_for_update()
+        row = self._cx.execute(statement).first()
         if row is None:
             raise NotFoundError("company", company_id)
         return _company(row)

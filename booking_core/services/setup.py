@@ -281,7 +281,7 @@ def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> C
     if cmd.brand_color is not None:
         changes["brand_color"] = normalize_brand_color(cmd.brand_color)
     with uow:
-        company = uow.companies.get(cmd.company_id)
+        company = uow.companies.get_for_update(cmd.company_id)
         changed = validate_company(attrs.evolve(company, **changes))
         if changed == company:
             return company

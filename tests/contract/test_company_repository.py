@@ -14,12 +14,15 @@ def test_company_round_trips(uow_factory):
         uow.commit()
     with uow_factory() as uow:
         assert uow.companies.get(company.id) == company
+        assert uow.companies.get_for_update(company.id) == company
         assert uow.companies.by_slug(company.slug) == company
 
 
 def test_unknown_company_is_not_found(uow_factory):
     with uow_factory() as uow, pytest.raises(NotFoundError):
         uow.companies.get("cmp_nope")
+    with uow_factory() as uow, pytest.raises(NotFoundError):
+        uow.companies.get_for_update("cmp_nope")
     with uow_factory() as uow:
         assert uow.companies.by_slug("nope") is None
 

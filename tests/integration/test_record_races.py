@@ -14,6 +14,7 @@ from booking_core.leads import LeadStage
 from booking_core.services import companies
 from booking_core.services import customers as customer_cases
 from booking_core.services import leads as lead_cases
+from booking_core.services.setup import UpdateCompanySettings, update_company_settings
 from tests.integration.test_booking_races import race
 
 CLOCK = FixedClock(datetime(2026, 7, 1, 16, tzinfo=UTC))
@@ -87,3 +88,21 @@ def test_a_leads_stage_and_owner_changed_at_once_are_both_kept(database: Databas
         with database.uow() as uow:
             stored = uow.leads.get(cid, lead.id)
         assert (stored.stage, stored.owner) == (LeadStage.CONTACTED, "sam"), f"round {round_}"
+
+
+def test_two_settings_changed_at_once_are_both_kept(database: Database):
+    cid = company_id(database, "settings")
+    for round_ in range(ROUNDS):
+
+        def change(i: int, round_: int = round_) -> None:
+            update = (
+                UpdateCompanySettings(company_id=cid, name=f"Settings {round_}")
+                if i == 0
+                else UpdateCompanySettings(company_id=cid, min_notice_minutes=60 + round_)
+            )
+            update_company_settings(update, uow=database.uow())
+
+        assert race(2, change) == [None, None]
+        with database.uow() as uow:
+            stored = uow.companies.get_for_update(cid)
+        assert (stored.name, stored.min_notice_minutes) == (f"Settings {round_}", 60 + round_)
