@@ -791,6 +791,12 @@ class UserRepository(Protocol):
         """The user; ``NotFoundError`` if none has that id."""
         ...
 
+    def get_for_update(self, user_id: str) -> User:
+        """``get`` for a unit of work that writes the user back: no other unit reads it
+        this way, or changes it, until this unit ends (a new password and a sign-out
+        everywhere racing keep each other)."""
+        ...
+
     def by_email(self, email: str) -> User | None:
         """The user with that email (compare it normalised: stripped, lower-case), if any."""
         ...

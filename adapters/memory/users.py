@@ -30,6 +30,10 @@ class MemoryUserRepository:
             raise NotFoundError("user", user_id)
         return found
 
+    # A memory unit of work holds the store's one lock from start to end: every read in
+    # it is already a read for update.
+    get_for_update = get
+
     def by_email(self, email: str) -> User | None:
         wanted = email.strip().lower()
         return next((u for u in self._users.values() if u.email == wanted), None)

@@ -69,7 +69,18 @@ class SqlUserRepository:
         self._cx = context
 
     def get(self, user_id: str) -> User:
-        row = self._cx.execute(select(users).where(users.c.id == user_id)).first()
+        return self._get(user_id, locked=False)
+
+    def get_for_update(self, user_id: str) -> User:
+        # PostgreSQL: the row stays locked until the unit ends. SQLite: a unit that may
+        # write holds the database's write lock from its BEGIN IMMEDIATE on.
+        return self._get(user_id, locked=self._cx.dialect == "postgresql")
+
+    def _get(self, user_id: str, *, locked: bool) -> User:
+        statement = select(users).where(users.c.id == user_id)
+        if locked:
+            statement = statement.with_for_update()
+        row = self._cx.execute(statement).first()
         if row is None:
             raise NotFoundError("user", user_id)
         return _user(row)

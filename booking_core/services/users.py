@@ -124,7 +124,7 @@ def sign_in_with_password(
         raise SignInRefused(users.REFUSED)
     if hasher.needs_rehash(user.password_hash):
         with uow:
-            current = uow.users.get(user.id)
+            current = uow.users.get_for_update(user.id)
             if current.password_hash == user.password_hash:
                 user = users.with_password_hash(current, hasher.hash(password))
                 uow.users.save(user)
@@ -143,7 +143,7 @@ def set_password(user_id: str, password: str, *, uow: UnitOfWork, hasher: Passwo
     password_hash = hasher.hash(password)
     with uow:
         user = users.signed_out_everywhere(
-            users.with_password_hash(uow.users.get(user_id), password_hash)
+            users.with_password_hash(uow.users.get_for_update(user_id), password_hash)
         )
         uow.users.save(user)
         uow.commit()
@@ -153,7 +153,7 @@ def set_password(user_id: str, password: str, *, uow: UnitOfWork, hasher: Passwo
 def sign_out_everywhere(user_id: str, *, uow: UnitOfWork) -> User:
     """Refuse every session of the user begun before now."""
     with uow:
-        user = users.signed_out_everywhere(uow.users.get(user_id))
+        user = users.signed_out_everywhere(uow.users.get_for_update(user_id))
         uow.users.save(user)
         uow.commit()
     return user

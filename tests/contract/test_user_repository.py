@@ -39,6 +39,7 @@ def test_user_round_trips_and_is_found_by_id_and_by_email_in_any_case(uow_factor
         uow.commit()
     with uow_factory() as uow:
         assert uow.users.get(crew.id) == crew
+        assert uow.users.get_for_update(crew.id) == crew
         assert uow.users.by_email("  Rosa@Example.COM ") == crew
         assert uow.users.by_email("nobody@example.com") is None
 
@@ -46,6 +47,8 @@ def test_user_round_trips_and_is_found_by_id_and_by_email_in_any_case(uow_factor
 def test_unknown_user_is_not_found(uow_factory):
     with uow_factory() as uow, pytest.raises(NotFoundError):
         uow.users.get("usr_never")
+    with uow_factory() as uow, pytest.raises(NotFoundError):
+        uow.users.get_for_update("usr_never")
 
 
 def test_an_email_is_unique_across_companies_and_a_refused_add_leaves_the_unit_usable(

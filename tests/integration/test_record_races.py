@@ -14,7 +14,9 @@ from booking_core.leads import LeadStage
 from booking_core.services import companies
 from booking_core.services import customers as customer_cases
 from booking_core.services import leads as lead_cases
+from booking_core.services import users as user_cases
 from booking_core.services.setup import UpdateCompanySettings, update_company_settings
+from booking_core.users import Role
 from tests.integration.test_booking_races import race
 
 CLOCK = FixedClock(datetime(2026, 7, 1, 16, tzinfo=UTC))
@@ -106,3 +108,43 @@ def test_two_settings_changed_at_once_are_both_kept(database: Database):
         with database.uow() as uow:
             stored = uow.companies.get_for_update(cid)
         assert (stored.name, stored.min_notice_minutes) == (f"Settings {round_}", 60 + round_)
+
+
+class QuickHasher:
+    """A password hasher without argon2's deliberate cost, so that the two changes below
+    really overlap (argon2 would make the password change start long after the other)."""
+
+    def hash(self, password: str) -> str:
+        return f"quick:{password}"
+
+    def verify(self, password_hash: str, password: str) -> bool:
+        return password_hash == f"quick:{password}"
+
+    def needs_rehash(self, password_hash: str) -> bool:
+        return False
+
+
+def test_a_new_password_and_a_sign_out_everywhere_at_once_are_both_kept(database: Database):
+    hasher = QuickHasher()
+    cid = company_id(database, "people")
+    user = user_cases.create_user(
+        user_cases.CreateUser(company_id=cid, email="owner@example.com", role=Role.OWNER),
+        uow=database.uow(),
+        clock=CLOCK,
+    )
+    for round_ in range(ROUNDS):
+        password = f"a new password {round_}"
+
+        def change(i: int, password: str = password) -> None:
+            if i == 0:
+                user_cases.set_password(user.id, password, uow=database.uow(), hasher=hasher)
+            else:
+                user_cases.sign_out_everywhere(user.id, uow=database.uow())
+
+        assert race(2, change) == [None, None]
+        with database.uow() as uow:
+            stored = uow.users.get(user.id)
+        # The new password stands, and each change moved the session epoch on once.
+        assert stored.password_hash is not None
+        assert hasher.verify(stored.password_hash, password), f"round {round_}: password lost"
+        assert stored.session_epoch == user.session_epoch + 2 * (round_ + 1), f"round {round_}"
