@@ -20,6 +20,8 @@ MAIL_FROM_PATTERN = re.compile(r"^[^@\s<>,;\"]{1,64}@[^@\s<>,;\"]{1,253}\Z")
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+DEFAULT_REQUEST_THREADS = 4
+MAX_REQUEST_THREADS = 64
 # A server bound to every interface is reached, from this machine, on loopback.
 WILDCARD_HOSTS = {"0.0.0.0": "127.0.0.1", "::": "::1"}
 
@@ -72,6 +74,9 @@ class Settings:
     """The address emails are sent from (``BOOKING_MAIL_FROM``), under each company's name."""
     mail_templates: str | None = None
     """A folder of companies' own email templates (``BOOKING_MAIL_TEMPLATES``)."""
+    request_threads: int = DEFAULT_REQUEST_THREADS
+    """How many API requests of one server process do their database work at once
+    (``BOOKING_REQUEST_THREADS``; ``adapters.http.deps.HttpDeps.request_threads``)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -106,7 +111,23 @@ class Settings:
             smtp_url=_smtp_url(env.get("BOOKING_SMTP_URL")),
             mail_from=_mail_from(env.get("BOOKING_MAIL_FROM")),
             mail_templates=env.get("BOOKING_MAIL_TEMPLATES") or None,
+            request_threads=_request_threads(env.get("BOOKING_REQUEST_THREADS")),
         )
+
+
+def _request_threads(text: str | None) -> int:
+    if text is None or not text.strip():
+        return DEFAULT_REQUEST_THREADS
+    try:
+        count = int(text)
+    except ValueError:
+        count = 0
+    if not 1 <= count <= MAX_REQUEST_THREADS:
+        raise ConfigError(
+            f"BOOKING_REQUEST_THREADS must be a whole number from 1 to {MAX_REQUEST_THREADS},"
+            f" not {text!r}"
+        )
+    return count
 
 
 def _smtp_url(text: str | None) -> str | None:

@@ -104,6 +104,7 @@ def http_deps(container: Container, rate_limiter: RateLimiter | None = None) -> 
         drive=container.drive,
         resolver=container.resolver,
         webhook_allow_hosts=container.webhook_allow_hosts,
+        request_threads=settings.request_threads,
     )
 
 

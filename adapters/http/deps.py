@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
+import anyio
+import anyio.to_thread
 import attrs
 from attrs import define
 
@@ -13,6 +17,8 @@ from adapters.http.ratelimit import RateLimiter
 from adapters.http.views import RenderContext
 from booking_core.auth import ApiKey
 from booking_core.ports import Clock, DriveTime, PhoneNormalizer, Resolver, UnitOfWork
+
+T = TypeVar("T")
 
 MAX_RENDER_CONTEXTS = 4096
 
@@ -54,8 +60,22 @@ class HttpDeps:
     known_key: Callable[[str], ApiKey | None] | None = None
     """The key a secret verified as, when known in memory and current; None otherwise
     (also when not given)."""
+    request_threads: int = 4
+    """How many ``/api/v1`` requests of this process run their database work in worker
+    threads at once (``BOOKING_REQUEST_THREADS``); the rest wait their turn on the event
+    loop. A few threads keep the database busy while they take turns holding Python's
+    GIL; dozens (Starlette's default pool has 40) spend the CPU handing the GIL and the
+    connection sockets between themselves: `make bench-http` booked about 40% more per
+    second with 3 or 4 than with 40 (docs/architecture.md)."""
     _render_contexts: dict[str, tuple[object, RenderContext]] = attrs.field(factory=dict)
     _in_memory: HttpDeps | None = attrs.field(default=None, init=False)
+    _threads: anyio.CapacityLimiter | None = attrs.field(default=None, init=False)
+
+    async def in_thread(self, work: Callable[..., T], *args: Any) -> T:
+        """``work(*args)`` in a worker thread, at most ``request_threads`` at a time."""
+        if self._threads is None:  # made on the event loop, on first use
+            self._threads = anyio.CapacityLimiter(self.request_threads)
+        return await anyio.to_thread.run_sync(partial(work, *args), limiter=self._threads)
 
     def read(self) -> UnitOfWork:
         """A unit of work for reading only (no write lock on SQLite); ``uow`` if none."""

@@ -4,7 +4,8 @@ description, so the two cannot drift apart.
 
 Every request runs the same steps: authenticate (401 carries no rate-limit headers),
 count against the key's rate limit, check the scope, read and structure the body,
-claim the idempotency key, run the handler in a worker thread, and answer JSON. Every
+claim the idempotency key, run the handler in a worker thread (at most
+``HttpDeps.request_threads`` at once), and answer JSON. Every
 authenticated answer, success or refusal, carries the ``x-ratelimit-*`` headers.
 """
 
@@ -18,7 +19,6 @@ from typing import Any, TypeVar
 import attrs
 import structlog
 from attrs import define, frozen
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -430,7 +430,7 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
         secret = credential(request)
         admitted = _admitted_in_memory(deps, secret) if admits_in_memory else None
         if admitted is None and endpoint.body is not None:
-            admitted = await run_in_threadpool(admit, deps, secret)
+            admitted = await deps.in_thread(admit, deps, secret)
             if admitted is None:
                 return Response(_encode(unauthorized().body(request_id)), 401, media_type=JSON)
         early: ApiError | None = None
@@ -455,7 +455,7 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
         if memory is not None and answers is not None and admitted is not None:
             outcome = answers.answer(incoming, _plain(request) and early is None)
         if outcome is None:
-            outcome = await run_in_threadpool(process_request, endpoint, deps, incoming)
+            outcome = await deps.in_thread(process_request, endpoint, deps, incoming)
         if outcome.key is not None:
             request.state.key = outcome.key
         return Response(
