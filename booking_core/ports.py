@@ -485,6 +485,12 @@ class CatalogRepository(Protocol):
         """The company's catalog; ``NotFoundError`` if it has none."""
         ...
 
+    def get_for_update(self, company_id: str) -> Catalog:
+        """``get`` for a unit of work that replaces the catalog: the stored one (never a
+        cached copy), which no other unit reads this way, or replaces, until this unit
+        ends."""
+        ...
+
     def save(self, catalog: Catalog) -> None:
         """Store (create or replace) the catalog of ``catalog.company_id``."""
         ...

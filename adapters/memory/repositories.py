@@ -291,6 +291,10 @@ class MemoryCatalogRepository:
     def get(self, company_id: str) -> Catalog:
         return _get(self._t, "catalog", company_id, company_id)
 
+    # A memory unit of work holds the store's one lock from start to end: every read in
+    # it is already a read for update.
+    get_for_update = get
+
     def save(self, catalog: Catalog) -> None:
         key = (catalog.company_id, catalog.company_id)
         if key in self._t.rows:

@@ -44,8 +44,15 @@ class SqlCatalogRepository:
     def get(self, company_id: str) -> Catalog:
         return through(self._cx, Kind.CATALOG, company_id, lambda: self._read(company_id))
 
-    def _read(self, company_id: str) -> Catalog:
+    def get_for_update(self, company_id: str) -> Catalog:
+        # Never from the read cache: the stored row, locked on PostgreSQL until the unit
+        # ends (SQLite: the unit's write lock).
+        return self._read(company_id, locked=self._cx.dialect == "postgresql")
+
+    def _read(self, company_id: str, *, locked: bool = False) -> Catalog:
         statement = select(catalogs.c.document).where(catalogs.c.company_id == company_id)
+        if locked:
+            statement = statement.with_for_update()
         document = self._cx.execute(statement).scalar()
         if document is None:
             raise NotFoundError("catalog", company_id)

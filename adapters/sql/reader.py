@@ -224,6 +224,9 @@ class _Catalogs:
             return cast(Catalog, found)
         return self._reader.storage().catalogs.get(company_id)
 
+    def get_for_update(self, company_id: str) -> Catalog:
+        return self._reader.storage().catalogs.get_for_update(company_id)
+
     def save(self, catalog: Catalog) -> None:
         self._reader.storage().catalogs.save(catalog)
 

@@ -50,7 +50,12 @@ from booking_core.catalog_drafts import (
     ServiceDraft,
 )
 from booking_core.errors import NotFoundError, ValidationFailed
-from booking_core.services.setup import ReplaceCatalog, export_catalog, replace_catalog
+from booking_core.services.setup import (
+    CatalogChanged,
+    ReplaceCatalog,
+    export_catalog,
+    replace_catalog,
+)
 
 T = TypeVar("T")
 CATALOG = "/admin/catalog"
@@ -157,16 +162,23 @@ def _draft(visit: Visit) -> CatalogDraft:
     return export_catalog(visit.signed_in_company.id, uow=visit.deps.reader())
 
 
-def _save(visit: Visit, draft: CatalogDraft, places: dict[str, dict[str, str]]) -> Refusal | None:
-    """Replace the catalog with ``draft``; the refusal sorted by ``places`` if refused."""
+def _save(
+    visit: Visit, base: CatalogDraft, draft: CatalogDraft, places: dict[str, dict[str, str]]
+) -> Refusal | None:
+    """Replace the catalog with ``draft``, made from ``base`` (the stored draft this request
+    read); the refusal sorted by ``places`` if refused. If the catalog changed since
+    ``base`` was read (someone else saved in between), nothing is saved and the refusal
+    says so: their change is never overwritten unseen."""
     try:
         replace_catalog(
-            ReplaceCatalog(company_id=visit.signed_in_company.id, catalog=draft),
+            ReplaceCatalog(company_id=visit.signed_in_company.id, catalog=draft, expected=base),
             uow=visit.deps.uow(),
         )
     except ValidationFailed as refused:
         errors, others = sort_errors(refused.field_errors, places)
         return Refusal(errors, others)
+    except CatalogChanged as changed:
+        return Refusal(FieldErrors(), [changed.message])
     return None
 
 
@@ -293,6 +305,7 @@ def service_form(visit: Visit) -> Response:
                 added_one_time = True
             refused = _save(
                 visit,
+                draft,
                 new_draft,
                 {
                     f"industries.{i}.services.{s}": SERVICE_FIELDS,
@@ -367,7 +380,10 @@ def service_active(visit: Visit) -> Response:
     service = draft.industries[i].services[s]
     active = visit.field("active") == "true"
     refused = _save(
-        visit, _replace_service(draft, i, s, lambda old: attrs.evolve(old, active=active)), {}
+        visit,
+        draft,
+        _replace_service(draft, i, s, lambda old: attrs.evolve(old, active=active)),
+        {},
     )
     if refused is not None:
         return visit.redirect(CATALOG, flash=" ".join(refused.others) or "Nothing was saved.")
@@ -434,7 +450,10 @@ def extra_form(visit: Visit) -> Response:
                 draft, i, s, lambda old: attrs.evolve(old, extras=tuple(extras))
             )
             refused = _save(
-                visit, new_draft, {f"industries.{i}.services.{s}.extras.{index}": EXTRA_FIELDS}
+                visit,
+                draft,
+                new_draft,
+                {f"industries.{i}.services.{s}.extras.{index}": EXTRA_FIELDS},
             )
             if refused is None:
                 return visit.redirect(
@@ -506,6 +525,7 @@ def parameter_form(visit: Visit) -> Response:
             service_path = f"industries.{i}.services.{s}"
             refused = _save(
                 visit,
+                draft,
                 new_draft,
                 {
                     f"{service_path}.parameters.{index}": PARAMETER_FIELDS,
@@ -573,6 +593,7 @@ def frequency_form(visit: Visit) -> Response:
                 frequencies[index] = changed
             refused = _save(
                 visit,
+                draft,
                 attrs.evolve(draft, frequencies=tuple(frequencies)),
                 {f"frequencies.{index}": FREQUENCY_FIELDS},
             )
@@ -685,6 +706,7 @@ def coupon_form(visit: Visit) -> Response:
             index = _put(coupons, current, changed)
             refused = _save(
                 visit,
+                draft,
                 attrs.evolve(draft, coupons=tuple(coupons)),
                 {f"coupons.{index}": COUPON_FIELDS},
             )
@@ -798,7 +820,7 @@ def fee_form(visit: Visit) -> Response:
             )
             index = _put(fees, current, changed)
             refused = _save(
-                visit, attrs.evolve(draft, fees=tuple(fees)), {f"fees.{index}": FEE_FIELDS}
+                visit, draft, attrs.evolve(draft, fees=tuple(fees)), {f"fees.{index}": FEE_FIELDS}
             )
             if refused is None:
                 return visit.redirect(f"{CATALOG}#fees", flash=f"Saved fee {changed.name}.")
@@ -821,7 +843,7 @@ def fee_active(visit: Visit) -> Response:
     active = visit.field("active") == "true"
     fees = list(draft.fees)
     fees[index] = attrs.evolve(fee, active=active)
-    refused = _save(visit, attrs.evolve(draft, fees=tuple(fees)), {})
+    refused = _save(visit, draft, attrs.evolve(draft, fees=tuple(fees)), {})
     if refused is not None:
         return visit.redirect(
             f"{CATALOG}#fees", flash=" ".join(refused.others) or "Nothing was saved."

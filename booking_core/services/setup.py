@@ -21,7 +21,7 @@ from booking_core.catalog_rules import build_catalog, removal_problems
 from booking_core.companies import Company, normalize_brand_color, validate_company
 from booking_core.crew import CrewMember, Team
 from booking_core.crew_drafts import CrewChanges, CrewDraft, crew_draft, merge_crew, name_key
-from booking_core.errors import NotFoundError, UnknownZip, ValidationFailed
+from booking_core.errors import ConflictError, NotFoundError, UnknownZip, ValidationFailed
 from booking_core.ids import new_id
 from booking_core.paging import MAX_LIMIT, PageRequest
 from booking_core.ports import Clock, DriveTime, UnitOfWork
@@ -30,15 +30,33 @@ from booking_core.services.scheduling import active_crew
 
 @frozen(kw_only=True)
 class ReplaceCatalog:
-    """Make ``catalog`` the company's whole catalog; ``dry_run`` only checks it."""
+    """Make ``catalog`` the company's whole catalog; ``dry_run`` only checks it.
+    ``expected``: the stored catalog's draft the change was made from (an edit of one
+    item); when the stored catalog is no longer that, ``CatalogChanged`` and nothing is
+    saved. None (an import of a whole catalog) replaces whatever is stored."""
 
     company_id: str
     catalog: CatalogDraft
     dry_run: bool = False
+    expected: CatalogDraft | None = None
 
 
-def _stored_catalog(uow: UnitOfWork, company: Company) -> Catalog:
+class CatalogChanged(ConflictError):
+    """The catalog changed after the draft an edit was made from was read."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The catalog was changed by someone else while this change was being saved, so"
+            " nothing was saved. Save again to make your change to the catalog as it is now."
+        )
+
+
+def _stored_catalog(uow: UnitOfWork, company: Company, *, for_update: bool = False) -> Catalog:
+    """The company's catalog (an empty one if it has none yet); ``for_update``: the stored
+    one, held until the unit ends, for a unit that replaces it."""
     try:
+        if for_update:
+            return uow.catalogs.get_for_update(company.id)
         return uow.catalogs.get(company.id)
     except NotFoundError:
         return Catalog(company_id=company.id, timezone=company.timezone)
@@ -79,9 +97,14 @@ def replace_catalog(cmd: ReplaceCatalog, *, uow: UnitOfWork) -> Catalog:
     tax rate as the company's). Refused, naming every problem, when the draft is invalid
     or leaves out what open bookings still use (``catalog_drafts.removal_problems``)."""
     with uow:
-        company = uow.companies.get(cmd.company_id)
+        # Held until the commit: replacements (and settings changes, which sync the
+        # catalog) of one company take turns, each seeing the one before.
+        company = uow.companies.get_for_update(cmd.company_id)
+        stored = _stored_catalog(uow, company, for_update=True)
+        if cmd.expected is not None and draft_of(stored) != cmd.expected:
+            raise CatalogChanged()
         catalog = build_catalog(cmd.catalog, company_id=company.id, timezone=company.timezone)
-        if _drops_anything(_stored_catalog(uow, company), catalog):
+        if _drops_anything(stored, catalog):
             refused = removal_problems(catalog, _open_bookings(uow, company.id))
             if refused:
                 raise ValidationFailed(refused, "The catalog has problems; nothing was saved.")
@@ -286,7 +309,7 @@ def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> C
         if changed == company:
             return company
         uow.companies.save(changed)
-        catalog = _stored_catalog(uow, company)
+        catalog = _stored_catalog(uow, company, for_update=True)
         synced = attrs.evolve(catalog, timezone=changed.timezone, tax_rate_bps=changed.tax_rate_bps)
         if synced != catalog:
             uow.catalogs.save(synced)

@@ -17,6 +17,7 @@ def test_catalog_round_trips_exactly(uow_factory):
         uow.commit()
     with uow_factory() as uow:
         assert uow.catalogs.get("cmp_a") == catalog
+        assert uow.catalogs.get_for_update("cmp_a") == catalog
 
 
 def test_saving_a_catalog_replaces_the_company_catalog_only(uow_factory):
@@ -41,3 +42,5 @@ def test_saving_a_catalog_replaces_the_company_catalog_only(uow_factory):
 def test_company_without_catalog_is_not_found(uow_factory):
     with uow_factory() as uow, pytest.raises(NotFoundError):
         uow.catalogs.get("cmp_none")
+    with uow_factory() as uow, pytest.raises(NotFoundError):
+        uow.catalogs.get_for_update("cmp_none")

@@ -59,9 +59,13 @@ class Shop:
         with self.uow() as uow:
             return uow.companies.get(self.company.id)
 
-    def replace(self, draft: CatalogDraft, *, dry_run: bool = False) -> Catalog:
+    def replace(
+        self, draft: CatalogDraft, *, dry_run: bool = False, expected: CatalogDraft | None = None
+    ) -> Catalog:
         return setup.replace_catalog(
-            setup.ReplaceCatalog(company_id=self.company.id, catalog=draft, dry_run=dry_run),
+            setup.ReplaceCatalog(
+                company_id=self.company.id, catalog=draft, dry_run=dry_run, expected=expected
+            ),
             uow=self.uow(),
         )
 
@@ -172,6 +176,24 @@ def test_the_catalog_tax_rate_becomes_the_company_tax_rate(shop):
     assert shop.catalog().tax_rate_bps == 725
     assert shop.stored_company().tax_rate_bps == 725
     assert shop.catalog().timezone == shop.company.timezone
+
+
+def test_an_edit_made_from_a_catalog_changed_since_is_refused_and_nothing_is_written(stocked):
+    """Two people edit the catalog from the same page: the second save would overwrite
+    the first one's change unseen, so it is refused (``CatalogChanged``) instead."""
+    base = setup.export_catalog(stocked.company.id, uow=stocked.uow())
+    first = attrs.evolve(base, tax_rate_bps=500)
+    second = attrs.evolve(base, fees=())
+    stocked.replace(first, expected=base)
+    with pytest.raises(setup.CatalogChanged) as refused:
+        stocked.replace(second, expected=base)
+    assert "changed by someone else" in refused.value.message
+    assert setup.export_catalog(stocked.company.id, uow=stocked.uow()) == first
+    # Made from what is stored now, it is saved; an import (no expected draft) always is.
+    stocked.replace(attrs.evolve(first, fees=()), expected=first)
+    assert stocked.catalog().fees == ()
+    stocked.replace(base)
+    assert setup.export_catalog(stocked.company.id, uow=stocked.uow()) == base
 
 
 def test_every_problem_is_named_at_its_path_and_nothing_is_written(shop):
