@@ -39,15 +39,20 @@ def local_url(host: str, port: int) -> str:
 
 
 def _port(text: str | None) -> int:
+    return _bounded("BOOKING_PORT", text, DEFAULT_PORT, 65535, "a port number")
+
+
+def _bounded(name: str, text: str | None, default: int, high: int, kind: str) -> int:
+    """The whole number from 1 to ``high`` that ``name`` holds; ``default`` when unset."""
     if text is None or not text.strip():
-        return DEFAULT_PORT
+        return default
     try:
-        port = int(text)
+        value = int(text)
     except ValueError:
-        port = 0
-    if not 1 <= port <= 65535:
-        raise ConfigError(f"BOOKING_PORT must be a port number from 1 to 65535, not {text!r}")
-    return port
+        value = 0
+    if not 1 <= value <= high:
+        raise ConfigError(f"{name} must be {kind} from 1 to {high}, not {text!r}")
+    return value
 
 
 @frozen
@@ -116,18 +121,13 @@ class Settings:
 
 
 def _request_threads(text: str | None) -> int:
-    if text is None or not text.strip():
-        return DEFAULT_REQUEST_THREADS
-    try:
-        count = int(text)
-    except ValueError:
-        count = 0
-    if not 1 <= count <= MAX_REQUEST_THREADS:
-        raise ConfigError(
-            f"BOOKING_REQUEST_THREADS must be a whole number from 1 to {MAX_REQUEST_THREADS},"
-            f" not {text!r}"
-        )
-    return count
+    return _bounded(
+        "BOOKING_REQUEST_THREADS",
+        text,
+        DEFAULT_REQUEST_THREADS,
+        MAX_REQUEST_THREADS,
+        "a whole number",
+    )
 
 
 def _smtp_url(text: str | None) -> str | None:
