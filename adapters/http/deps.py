@@ -65,8 +65,8 @@ class HttpDeps:
     threads at once (``BOOKING_REQUEST_THREADS``); the rest wait their turn on the event
     loop. A few threads keep the database busy while they take turns holding Python's
     GIL; dozens (Starlette's default pool has 40) spend the CPU handing the GIL and the
-    connection sockets between themselves: `make bench-http` booked about 40% more per
-    second with 3 or 4 than with 40 (docs/architecture.md)."""
+    connection sockets between themselves: `make bench-http` booked 40 to 60% more per
+    second with 4 than with 40 (docs/api.md)."""
     _render_contexts: dict[str, tuple[object, RenderContext]] = attrs.field(factory=dict)
     _in_memory: HttpDeps | None = attrs.field(default=None, init=False)
     _threads: anyio.CapacityLimiter | None = attrs.field(default=None, init=False)

@@ -59,7 +59,10 @@ def test_no_more_than_that_many_requests_work_in_threads_at_once(tmp_path: Path,
                     group.start_soon(one, n)
             return done
 
-        assert sorted(anyio.run(main)) == list(range(12))
-        assert most == threads
+        # Twice, each on an event loop of its own (as tests that start one per client do).
+        for _ in range(2):
+            most = 0
+            assert sorted(anyio.run(main)) == list(range(12))
+            assert most == threads
     finally:
         container.close()
