@@ -25,8 +25,9 @@ def coupon_discount(coupon: Coupon, selection: Selection) -> list[tuple[str | No
     return [(d.code, d.amount_cents) for d in breakdown.discounts if d.kind is DiscountKind.COUPON]
 
 
-def refused(coupon: Coupon, **use: object) -> CouponRejected:
-    """The refusal of ``coupon`` for ``use`` (defaults: a matching, unused 16000 clean)."""
+def _usable(coupon: Coupon, code: str, **use: object) -> Coupon:
+    """``usable_coupon`` for ``coupon`` given as ``code``, with ``use`` over the defaults:
+    a matching, unused 16000 clean."""
     kwargs: dict[str, object] = {
         "at": AT,
         "service_id": "svc_standard_clean",
@@ -35,21 +36,18 @@ def refused(coupon: Coupon, **use: object) -> CouponRejected:
         "usage": CouponUsage(),
     }
     kwargs.update(use)
+    return usable_coupon({coupon.normalized_code: coupon}, code, **kwargs)  # type: ignore[arg-type]
+
+
+def refused(coupon: Coupon, **use: object) -> CouponRejected:
+    """The refusal of ``coupon`` for ``use`` (given with a space and in lower case)."""
     with pytest.raises(CouponRejected) as caught:
-        usable_coupon({coupon.normalized_code: coupon}, " " + coupon.code.lower(), **kwargs)  # type: ignore[arg-type]
+        _usable(coupon, " " + coupon.code.lower(), **use)
     return caught.value
 
 
 def accepted(coupon: Coupon, **use: object) -> Coupon:
-    kwargs: dict[str, object] = {
-        "at": AT,
-        "service_id": "svc_standard_clean",
-        "frequency_slug": "one_time",
-        "subtotal_cents": 16_000,
-        "usage": CouponUsage(),
-    }
-    kwargs.update(use)
-    return usable_coupon({coupon.normalized_code: coupon}, coupon.code.lower(), **kwargs)  # type: ignore[arg-type]
+    return _usable(coupon, coupon.code.lower(), **use)
 
 
 # --- invariants ----------------------------------------------------------------------

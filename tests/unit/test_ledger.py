@@ -88,6 +88,22 @@ def reverse(ledger: BookingLedger, original: PaymentEntry) -> tuple[BookingLedge
     return ledger.with_entry(entry), entry
 
 
+def entry(**changes: Any) -> PaymentEntry:
+    """A valid hand payment of 100 cents, with ``changes`` applied."""
+    fields: dict[str, Any] = {
+        "id": "pay_x",
+        "company_id": COMPANY,
+        "booking_id": BOOKING,
+        "kind": Kind.PAYMENT,
+        "method": Method.CASH,
+        "amount_cents": 100,
+        "offline": True,
+        "origin": Origin.HAND,
+        "created_at": AT,
+    }
+    return PaymentEntry(**{**fields, **changes})
+
+
 def credit_entry(amount: int = 4_000) -> PaymentEntry:
     return replace_credit_entry(
         entry_id="pay_old",
@@ -581,22 +597,11 @@ def test_entry_amount_sign_follows_its_kind(kind: Kind, amount: int) -> None:
 
 
 def test_entry_refuses_a_naive_instant_and_a_float_amount() -> None:
-    fields: dict[str, Any] = {
-        "id": "pay_x",
-        "company_id": COMPANY,
-        "booking_id": BOOKING,
-        "kind": Kind.PAYMENT,
-        "method": Method.CASH,
-        "amount_cents": 100,
-        "offline": True,
-        "origin": Origin.HAND,
-        "created_at": AT,
-    }
-    PaymentEntry(**fields)
+    entry()
     with pytest.raises(ValueError, match="UTC offset"):
-        PaymentEntry(**{**fields, "created_at": AT.replace(tzinfo=None)})
+        entry(created_at=AT.replace(tzinfo=None))
     with pytest.raises(TypeError):
-        PaymentEntry(**{**fields, "amount_cents": 100.0})
+        entry(amount_cents=100.0)
 
 
 def test_ledger_holds_the_entries_of_one_booking_only() -> None:

@@ -31,24 +31,9 @@ from tests.unit.test_ledger import (
     by_hand,
     credit_entry,
     empty,
+    entry,
     reverse,
 )
-
-
-def entry(**changes: Any) -> PaymentEntry:
-    """A valid hand payment of 100 cents, with ``changes`` applied."""
-    fields: dict[str, Any] = {
-        "id": "pay_x",
-        "company_id": COMPANY,
-        "booking_id": BOOKING,
-        "kind": Kind.PAYMENT,
-        "method": Method.CASH,
-        "amount_cents": 100,
-        "offline": True,
-        "origin": Origin.HAND,
-        "created_at": AT,
-    }
-    return PaymentEntry(**{**fields, **changes})
 
 
 def exactly(text: str) -> str:

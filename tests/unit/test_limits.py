@@ -92,6 +92,7 @@ from booking_core.webhook_urls import check_url
 from booking_core.webhooks import MAX_ATTEMPTS, RETRY_DELAYS, next_attempt_at
 from tests import factories
 from tests.unit.bookings_support import single
+from tests.unit.test_webhook_signing import SCHEDULE
 
 AT = datetime(2026, 6, 1, 13, 0, tzinfo=UTC)
 MICROSECOND = timedelta(microseconds=1)
@@ -488,16 +489,6 @@ def test_a_page_of_1_to_200_rows_may_be_asked_for_and_0_or_201_may_not(limit: in
 
 # --- Webhook deliveries: DECISIONS.md ---------------------------------------------------
 
-SCHEDULE = (
-    timedelta(seconds=5),
-    timedelta(minutes=5),
-    timedelta(minutes=30),
-    timedelta(hours=2),
-    timedelta(hours=5),
-    timedelta(hours=10),
-    timedelta(hours=10),
-)
-
 
 @given(attempt=st.integers(min_value=1, max_value=30))
 @example(attempt=1)
@@ -507,7 +498,7 @@ def test_a_failed_delivery_is_retried_after_its_scheduled_wait_up_to_the_seventh
     attempt: int,
 ) -> None:
     """A middle draw (0.5) waits exactly the schedule; the eighth attempt is the last."""
-    assert RETRY_DELAYS == SCHEDULE
+    assert list(RETRY_DELAYS) == SCHEDULE
     assert MAX_ATTEMPTS == 8
 
     retry = next_attempt_at(attempt, AT, lambda: 0.5)
