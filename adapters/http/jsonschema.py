@@ -4,7 +4,7 @@ answers (``adapters.http.views``). One function walks every type, so a request a
 answer that share a type describe it alike.
 
 Property keywords come from ``Annotated`` types (the request constraints ``MaxLength``,
-``Between``, ``Matches``, ``EmailAddress``, and ``Keywords`` for answers) and from
+``MaxItems``, ``Between``, ``Matches``, ``EmailAddress``, and ``Keywords`` for answers) and from
 ``attrs.field`` metadata (``schema(...)``, ``description``, ``deprecated``).
 
 A view is a closed object (``additionalProperties: false``) listing every property as
@@ -34,6 +34,7 @@ from adapters.http.structuring import (
     Between,
     EmailAddress,
     Matches,
+    MaxItems,
     MaxLength,
     NotEmpty,
     camel,
@@ -78,6 +79,8 @@ def _keywords(extra: object) -> Mapping[str, object]:
         return {"minLength": 1}
     if isinstance(extra, MaxLength):
         return {"maxLength": extra.limit}
+    if isinstance(extra, MaxItems):
+        return {"maxItems": extra.limit}
     if isinstance(extra, Between):
         return {"minimum": extra.low, "maximum": extra.high}
     if isinstance(extra, Matches):

@@ -62,6 +62,14 @@ class MaxLength:
 
 
 @frozen
+class MaxItems:
+    """An array of at most ``limit`` items, below the ``MAX_ITEMS`` every array has;
+    checked before any item is read."""
+
+    limit: int
+
+
+@frozen
 class NotEmpty:
     """At least one character: an empty name or id is a mistake, not a value."""
 
@@ -132,6 +140,8 @@ def _check(constraint: object, value: Any) -> None:
         raise FieldProblem("Required: may not be empty.")
     if isinstance(constraint, MaxLength) and len(value) > constraint.limit:
         raise FieldProblem(f"At most {constraint.limit} characters.")
+    if isinstance(constraint, MaxItems) and len(value) > constraint.limit:
+        raise FieldProblem(f"At most {constraint.limit} items.")
     if isinstance(constraint, Between) and not constraint.low <= value <= constraint.high:
         raise FieldProblem(f"A whole number from {constraint.low} to {constraint.high}.")
     if isinstance(constraint, Matches) and not constraint.pattern.match(value):
@@ -150,6 +160,9 @@ def _annotated_hook(converter: cattrs.Converter) -> Any:
         read = converter.get_structure_hook(base)
 
         def structure_constrained(value: object, _: object) -> Any:
+            for check in checks:
+                if isinstance(check, MaxItems) and isinstance(value, list | str):
+                    _check(check, value)  # the ceiling alone: the items are not read
             parsed = read(value, base)
             for check in checks:
                 _check(check, parsed)

@@ -276,11 +276,12 @@ def test_an_answer_over_500_characters_is_422_naming_the_field_and_limit(
     created(public.post(f"{PUBLIC}/{shop.company.slug}/book", json=body))
 
 
-def test_more_than_100_answers_is_422(stack: Stack, shop: Shop, public: httpx.Client):
+@pytest.mark.parametrize("count", [101, 201, 1_000])
+def test_more_than_100_answers_is_422(stack: Stack, shop: Shop, public: httpx.Client, count: int):
     questions = [{"id": f"q{n}", "label": f"Question {n}"} for n in range(100)]
     form = make_form(stack, shop, questions=questions)
     body = form_booking(shop, public, form)
-    body["answers"] = [{"questionId": f"q{n % 100}", "answer": "yes"} for n in range(101)]
+    body["answers"] = [{"questionId": f"q{n % 100}", "answer": "yes"} for n in range(count)]
     message = refusal(public.post(f"{PUBLIC}/{shop.company.slug}/book", json=body), 422)
     assert "answers" in message
     assert "100 items" in message

@@ -4,11 +4,11 @@ human code, cancel and reschedule with scopes."""
 from __future__ import annotations
 
 from datetime import date, datetime
+from typing import Annotated
 
 from attrs import field, frozen
 
 from adapters.http.endpoint import Context, Endpoint, Reply
-from adapters.http.jsonschema import schema
 from adapters.http.queries import PageQuery
 from adapters.http.routes.catalog import Item, selected
 from adapters.http.routes.customers import AddressBody
@@ -19,6 +19,7 @@ from adapters.http.structuring import (
     Id,
     IntakeAnswer,
     ItemSpec,
+    MaxItems,
     Name,
     Note,
     Phone,
@@ -90,12 +91,9 @@ class BookingBody:
         default=None,
         metadata={"description": "the booking form booked through (its offer is checked)"},
     )
-    answers: tuple[AnswerBody, ...] = field(
+    answers: Annotated[tuple[AnswerBody, ...], MaxItems(MAX_ANSWERS)] = field(
         default=(),
-        metadata={
-            "description": "answers to the form's questions (every required one answered)",
-            **schema(maxItems=MAX_ANSWERS),
-        },
+        metadata={"description": "answers to the form's questions (every required one answered)"},
     )
 
 
