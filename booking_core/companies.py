@@ -12,6 +12,25 @@ from booking_core.errors import ValidationFailed
 
 # ``\Z``, not ``$``: ``$`` also matches before a trailing newline.
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
+RESERVED_SLUGS = frozenset(
+    {
+        "account",
+        "admin",
+        "api",
+        "assets",
+        "crew",
+        "docs",
+        "healthz",
+        "q",
+        "readyz",
+        "sign-in",
+        "sign-out",
+        "sign-out-everywhere",
+    }
+)
+"""The first segments of the service's own addresses (``/admin``, ``/api``, ``/q/{token}``
+on a company's own domain, ...): a company under one of them would have its pages
+(``/{slug}/book``) shadowed, so no slug may be one."""
 CODE_PREFIX_PATTERN = re.compile(r"^[A-Z]{2}\Z")
 DOMAIN_PATTERN = re.compile(
     r"^(?=.{1,253}\Z)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}\Z"
@@ -52,6 +71,8 @@ def validate_company(company: Company) -> Company:
     errors: dict[str, str] = {}
     if not 1 <= len(company.slug) <= 63 or not SLUG_PATTERN.match(company.slug):
         errors["slug"] = "Use 1 to 63 lowercase letters, digits and single hyphens."
+    elif company.slug in RESERVED_SLUGS:
+        errors["slug"] = f"{company.slug!r} is one of the service's own addresses; choose another."
     if not company.name.strip() or len(company.name) > 200:
         errors["name"] = "A name of 1 to 200 characters is required."
     try:

@@ -49,13 +49,15 @@ def customer_page(
     *,
     methods: Collection[str] = ("GET",),
     csrf: CsrfCheck | None = None,
+    company: Callable[[Visit], Company] = company_of,
 ) -> Route:
-    """The route of a customer page at ``path`` (which holds ``{slug}``), served by
-    ``handler`` with ``visit.company`` set to the slug's company (``csrf``: as ``page``)."""
+    """The route of a customer page at ``path``, served by ``handler`` with
+    ``visit.company`` set to the company ``company`` finds (by default the one the
+    ``{slug}`` in the address names; ``csrf``: as ``page``)."""
 
     def with_company(visit: Visit) -> Response:
         try:
-            visit.company = company_of(visit)
+            visit.company = company(visit)
         except PageError as error:  # no company to send the visitor to, and no sign-in
             return visit.render(
                 "error.html",

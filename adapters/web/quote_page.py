@@ -1,12 +1,17 @@
-"""The customer's quote page: ``/{slug}/q/{token}`` (the quote's ``publicUrl``).
+"""The customer's quote page: ``/{slug}/q/{token}``, and ``/q/{token}`` on the company's
+own domain (the quote's ``publicUrl`` is ``https://{customDomain}/q/{token}`` once a domain
+is connected).
 
 Open to anyone holding the link (the public token is its own authority), inside the
-company the address names only: an unknown token, another company's, and a draft (not
-sent yet) answer the same 404 page. It shows what is quoted line by line, the discounts,
-fees, tax and total exactly as the core priced them (``admin_booking.breakdown_rows`` over
-the stored breakdown; a hand-priced quote's lines and total as stored), the company's
-message and the expiry date, all as of now (``quotes.effective_status``: a sent quote past
-its date reads as expired).
+company the address names only: by its slug, or by the host the request was sent to,
+which must be that company's connected domain. An unknown token, another company's, a
+draft (not sent yet), and ``/q/{token}`` on any other host answer the same 404 page.
+
+It shows what is quoted line by line, the discounts, fees, tax and total exactly as the
+core priced them (``admin_booking.breakdown_rows`` over the stored breakdown; a
+hand-priced quote's lines and total as stored), the company's message and the expiry
+date, all as of now (``quotes.effective_status``: a sent quote past its date reads as
+expired).
 
 A sent quote still in date has Accept and Decline buttons (``POST`` with ``action``),
 which go through ``act_on_quote`` exactly as ``POST /api/v1/quotes/:id`` does, so
@@ -59,6 +64,26 @@ def _company(visit: Visit) -> Company:
 
 def _token(visit: Visit) -> str:
     return str(visit.request.path_params.get("token", ""))
+
+
+def _on_own_domain(visit: Visit) -> Company:
+    """The company of ``/q/{token}``: the quote's, when the request was sent to the
+    domain that company connected; the 404 page otherwise."""
+    token = _token(visit)
+    with visit.deps.reader() as uow:
+        quote = uow.quotes.by_public_token(token) if token else None
+        company = uow.companies.get(quote.company_id) if quote is not None else None
+    host = (visit.request.url.hostname or "").lower()
+    if company is None or company.custom_domain is None or host != company.custom_domain:
+        raise NOT_FOUND
+    return company
+
+
+def _home(visit: Visit) -> str:
+    """This page's own address: on the company's domain, or under its slug."""
+    if "slug" not in visit.request.path_params:
+        return f"/q/{_token(visit)}"
+    return f"/{_company(visit).slug}/q/{_token(visit)}"
 
 
 def _load(visit: Visit) -> Quote:
@@ -147,13 +172,14 @@ def _render(visit: Visit, quote: Quote, *, alert: str | None = None, status: int
         state_label=STATE_LABELS.get(current, current.value.capitalize()),
         sentence=_sentence(quote, current, company),
         tracking=_tracking_href(visit, quote),
-        home=f"/{company.slug}/q/{_token(visit)}",
+        home=_home(visit),
         alert=alert,
     )
 
 
 def quote_page(visit: Visit) -> Response:
-    """``GET /{slug}/q/{token}``; ``POST`` with ``action`` ``accept`` or ``decline``."""
+    """``GET /{slug}/q/{token}`` (or ``/q/{token}`` on the company's domain); ``POST``
+    with ``action`` ``accept`` or ``decline``."""
     quote = _load(visit)
     if visit.request.method != "POST":
         return _render(visit, quote)
@@ -174,10 +200,14 @@ def quote_page(visit: Visit) -> Response:
     except ConflictError:
         alert = "This quote changed meanwhile; here it is as it is now."
         return _render(visit, _load(visit), alert=alert, status=409)
-    home = f"/{company.slug}/q/{_token(visit)}"
-    return visit.redirect(home, flash=DONE[action].format(company=company.name))
+    return visit.redirect(_home(visit), flash=DONE[action].format(company=company.name))
 
 
 def routes(deps: WebDeps) -> list[BaseRoute]:
-    """The quote page and its answer."""
-    return [customer_page("/{slug}/q/{token}", deps, quote_page, methods=("GET", "POST"))]
+    """The quote page and its answer, under the company's slug and on its own domain."""
+    return [
+        customer_page("/{slug}/q/{token}", deps, quote_page, methods=("GET", "POST")),
+        customer_page(
+            "/q/{token}", deps, quote_page, methods=("GET", "POST"), company=_on_own_domain
+        ),
+    ]

@@ -13,14 +13,16 @@ import pytest
 
 from booking_core.bookings import Booking, BookingStatus
 from booking_core.clock import FixedClock
+from booking_core.companies import RESERVED_SLUGS
 from booking_core.customers import Address
 from booking_core.events import EventType
 from booking_core.plans import CancelScope
 from booking_core.pricing import Selection
-from booking_core.quotes import ManualLine, Quote, QuoteStatus
+from booking_core.quotes import ManualLine, Quote, QuoteStatus, public_url
 from booking_core.services import scheduling
 from booking_core.services.customers import CreateCustomer, create_customer
 from booking_core.services.quotes import CreateQuote, create_quote
+from booking_core.services.setup import UpdateCompanySettings, update_company_settings
 from tests.browser.support import Job, Site
 from tests.browser.test_pages_http import CSRF, app_with, client, run_async
 
@@ -442,3 +444,73 @@ def test_a_booking_form_posted_with_a_start_no_calendar_holds_is_the_400_page(
     refused = run_async(scenario)
     assert refused.status_code == 400, refused.text
     assert "That form could not be read" in refused.text
+
+
+# --- The quote page on the company's own domain ----------------------------------------
+
+
+def connect_domain(site: Site, job: Job, domain: str) -> None:
+    update_company_settings(
+        UpdateCompanySettings(company_id=job.company.id, custom_domain=domain),
+        uow=site.container.uow(),
+    )
+
+
+def test_a_quote_s_public_url_on_the_company_s_own_domain_opens_the_page(site: Site):
+    job = site.crew_job()
+    domain = f"quotes-{secrets.token_hex(3)}.example.com"
+    connect_domain(site, job, domain)
+    quote = quote_for(site, job)
+    own = public_url(
+        base_url="http://testserver",
+        company_slug=job.company.slug,
+        custom_domain=domain,
+        token=quote.public_token,
+    )
+    assert own == f"https://{domain}/q/{quote.public_token}"
+    now = site.container.clock.now()
+    page, accepted, after = fetch(
+        site, now, ("GET", own, {}), ("POST", own, {"action": "accept"}), ("GET", own, {})
+    )
+    assert page.status_code == 200
+    assert "Thanks for asking!" in page.text
+    assert f'action="/q/{quote.public_token}"' in page.text
+    assert accepted.status_code == 303
+    assert accepted.headers["location"] == f"/q/{quote.public_token}"
+    assert "You accepted this quote" in after.text
+    with site.container.uow() as uow:
+        assert uow.quotes.get(job.company.id, quote.id).status is QuoteStatus.ACCEPTED
+
+
+def test_q_token_on_any_other_host_is_the_404_page(site: Site):
+    job, other = site.crew_job(), site.crew_job()
+    domain = f"quotes-{secrets.token_hex(3)}.example.com"
+    connect_domain(site, job, domain)
+    connect_domain(site, other, f"other-{domain}")
+    quote = quote_for(site, job)
+    draft = quote_for(site, job, send=False)
+    now = site.container.clock.now()
+    for url in (
+        f"/q/{quote.public_token}",  # the service's own host
+        f"https://other-{domain}/q/{quote.public_token}",  # another company's domain
+        f"https://{domain}/q/{draft.public_token}",  # not sent yet
+        f"https://{domain}/q/{secrets.token_urlsafe(32)}",
+    ):
+        answer = get(site, now, url)
+        assert answer.status_code == 404, url
+        assert answer.headers["content-type"].startswith("text/html")
+
+
+def test_every_first_segment_of_the_service_s_addresses_is_a_reserved_slug(site: Site):
+    first = set()
+    routes = list(app_with(site).routes)
+    while routes:
+        route = routes.pop()
+        path = getattr(route, "path", "")
+        head = path.split("/")[1] if path.startswith("/") else ""
+        if head and not head.startswith("{"):
+            first.add(head)
+        routes.extend(getattr(route, "routes", []) if not head else [])
+    assert "admin" in first
+    assert "q" in first
+    assert first <= RESERVED_SLUGS

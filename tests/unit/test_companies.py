@@ -7,7 +7,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from booking_core.companies import Company, default_code_prefix, validate_company
+from booking_core.companies import RESERVED_SLUGS, Company, default_code_prefix, validate_company
 from booking_core.errors import ValidationFailed
 from tests import factories
 
@@ -68,6 +68,12 @@ def test_slug_of_lowercase_letters_digits_and_single_hyphens_is_accepted(slug: s
     ],
 )
 def test_slug_outside_the_address_safe_shape_is_refused(slug: str) -> None:
+    assert refused_fields(slug=slug) == {"slug"}
+
+
+@pytest.mark.parametrize("slug", sorted(RESERVED_SLUGS))
+def test_a_slug_that_is_one_of_the_service_s_own_addresses_is_refused(slug: str) -> None:
+    # /admin/book would be the workspace's 404 page, /q/book a quote token's
     assert refused_fields(slug=slug) == {"slug"}
 
 
