@@ -352,17 +352,35 @@ def process_request(endpoint: Endpoint, deps: HttpDeps, incoming: Incoming) -> _
                 raw,
                 deps.clock.now(),
             )
-            answer = idempotency.run_once(
-                deps.uow,
-                gate,
-                lambda unit: _answer(endpoint, attrs.evolve(context, unit=unit)),
-                lambda error: _refused(error, request_id, endpoint.path),
+            answer = _as_this_request(
+                idempotency.run_once(
+                    deps.uow,
+                    gate,
+                    lambda unit: _answer(endpoint, attrs.evolve(context, unit=unit)),
+                    lambda error: _refused(error, request_id, endpoint.path),
+                ),
+                request_id,
             )
         else:
             answer = _answer(endpoint, context)
     except Exception as error:
         answer = _refused(error, request_id, endpoint.path)
     return _Outcome(answer.status, answer.body, {**headers, **answer.headers}, key)
+
+
+def _as_this_request(answer: idempotency.Answer, request_id: str) -> idempotency.Answer:
+    """A replayed refusal carries this request's id in ``error.requestId``, as its
+    ``x-request-id`` header does, and the first request's in ``original-request-id``;
+    every other answer is given as it is."""
+    if answer.status < 400 or answer.headers.get("idempotent-replayed") != "true":
+        return answer
+    payload = json.loads(answer.body)
+    error = payload.get("error") if isinstance(payload, dict) else None
+    if not isinstance(error, dict) or error.get("requestId") in (None, request_id):
+        return answer
+    body = _encode({**payload, "error": {**error, "requestId": request_id}})
+    headers = {**answer.headers, "original-request-id": str(error["requestId"])}
+    return idempotency.Answer(answer.status, body, headers)
 
 
 def _answer(endpoint: Endpoint, context: Context) -> idempotency.Answer:

@@ -284,7 +284,11 @@ def test_a_refusal_is_replayed_too(fresh: httpx.Client):
     again = fresh.post(f"{API}/quotes/{quote_id}", json={"action": "accept"}, headers=key)
     assert again.status_code == 422
     assert again.headers["idempotent-replayed"] == "true"
-    assert again.json() == first.json()
+    # The same refusal, told as this request's: its id is the one in its own header.
+    replayed, original = again.json()["error"], first.json()["error"]
+    assert replayed["requestId"] == again.headers["x-request-id"] != original["requestId"]
+    assert again.headers["original-request-id"] == original["requestId"]
+    assert {**replayed, "requestId": original["requestId"]} == original
     assert fresh.get(f"{API}/quotes/{quote_id}").json()["status"] == "sent"
 
 
