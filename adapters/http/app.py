@@ -50,7 +50,8 @@ async def _http_error(request: Request, exc: Exception) -> Response:
     request_id = getattr(request.state, "request_id", "")
     status = getattr(exc, "status_code", 500)
     headers: dict[str, str] = {}
-    if request.url.path.startswith(PUBLIC_PREFIX + "/"):
+    path = request.url.path
+    if path == PUBLIC_PREFIX or path.startswith(PUBLIC_PREFIX + "/"):
         if status == 405:
             allow = dict(getattr(exc, "headers", None) or {})
             return public_error(405, f"{request.method} is not allowed here.", allow)

@@ -1,8 +1,9 @@
 """Every route of the pages: sign-in, the admin workspace, the crew portal, the stylesheet.
 
 A module of pages adds its ``routes(deps)`` to ``PAGE_MODULES`` (and its pages to
-``adapters.web.nav``). Unknown addresses under ``/admin`` and ``/crew`` answer the 404 page,
-not the API's JSON.
+``adapters.web.nav``). Unknown addresses answer a 404 page, not the API's JSON: the
+workspace's under ``/admin``, ``/crew`` and ``/account``, a customer page's under any
+other ``/{slug}/...``; only ``/api/...`` keeps the API's JSON 404.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from collections.abc import Callable
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Route
+from starlette.routing import BaseRoute, Match, Route
+from starlette.types import Scope
 
 from adapters.web import (
     admin,
@@ -28,8 +30,9 @@ from adapters.web import (
     track,
     webhook_pages,
 )
+from adapters.web.customer import NOT_FOUND, customer_page
 from adapters.web.deps import WebDeps
-from adapters.web.pages import ASSET_VERSION, STATIC, PageError, page
+from adapters.web.pages import ANY_METHOD, ASSET_VERSION, STATIC, PageError, Visit, page
 
 PAGE_MODULES: tuple[Callable[[WebDeps], list[BaseRoute]], ...] = (
     signin.routes,
@@ -68,8 +71,23 @@ def _not_found(path: str, deps: WebDeps) -> BaseRoute:
     return page(path, deps, handler, methods=("GET", "POST"))
 
 
+def _no_customer_page(_: Visit) -> Response:
+    raise NOT_FOUND
+
+
+class _OutsideApi(Route):
+    """A route that never matches an address under ``/api``: those keep the API's own
+    404 and 405 answers, in its error shape."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        if str(scope.get("path", "")).startswith("/api/"):
+            return Match.NONE, {}
+        return super().matches(scope)
+
+
 def web_routes(deps: WebDeps) -> list[BaseRoute]:
-    """The routes of every page, then the 404 pages of the workspace's unknown addresses."""
+    """The routes of every page, then the 404 pages of unknown addresses: the
+    workspace's, a customer page's, and the API's JSON one under ``/api``."""
     routes: list[BaseRoute] = [Route("/assets/app.css", stylesheet, methods=["GET"])]
     for module_routes in PAGE_MODULES:
         routes.extend(module_routes(deps))
@@ -77,4 +95,6 @@ def web_routes(deps: WebDeps) -> list[BaseRoute]:
         _not_found(path, deps)
         for path in ("/admin/{rest:path}", "/crew/{rest:path}", "/account/{rest:path}")
     )
+    unknown = customer_page("/{slug}/{rest:path}", deps, _no_customer_page, methods=ANY_METHOD)
+    routes.append(_OutsideApi(unknown.path, unknown.endpoint, methods=ANY_METHOD))
     return routes

@@ -514,3 +514,31 @@ def test_every_first_segment_of_the_service_s_addresses_is_a_reserved_slug(site:
     assert "admin" in first
     assert "q" in first
     assert first <= RESERVED_SLUGS
+
+
+# --- Unknown addresses ------------------------------------------------------------------
+
+
+def test_an_unknown_address_under_a_company_is_the_404_page_and_under_api_the_json_one(
+    site: Site,
+):
+    job = site.crew_job()
+    slug = job.company.slug
+    now = site.container.clock.now()
+    for path in (
+        f"/{slug}/zzz",
+        f"/{slug}/book/",
+        f"{track(job)}/zzz",
+        "/no-such-company/book/zzz",
+    ):
+        answer = get(site, now, path)
+        assert answer.status_code == 404, path
+        assert answer.headers["content-type"].startswith("text/html"), path
+        assert "There is nothing here" in answer.text
+    api = get(site, now, "/api/zzz")
+    assert api.status_code == 404
+    assert api.json()["error"]["code"] == "not_found"
+    public = get(site, now, "/api/public")
+    assert public.status_code == 404
+    assert isinstance(public.json()["error"], str)
+    assert public.headers["access-control-allow-origin"] == "*"

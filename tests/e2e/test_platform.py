@@ -264,9 +264,16 @@ def test_unknown_api_routes_are_404_in_the_error_shape_with_rate_headers(
     assert all(h in response.headers for h in RATE_HEADERS)
 
 
-def test_unknown_routes_outside_the_api_are_404_in_the_error_shape(anon: httpx.Client):
-    error_of(anon.get("/definitely/not/here"), 404, "not_found")
+def test_unknown_routes_under_api_are_404_in_the_error_shape(anon: httpx.Client):
     error_of(anon.get("/api/openapi.json/"), 404, "not_found")
+    error_of(anon.get("/api/v2/services"), 404, "not_found")
+    error_of(anon.get("/definitely-not-here"), 404, "not_found")
+
+
+def test_unknown_addresses_of_the_pages_are_the_404_page(anon: httpx.Client):
+    page = anon.get("/definitely/not/here")  # read as /{slug}/...: a customer page
+    assert page.status_code == 404
+    assert page.headers["content-type"].startswith("text/html")
 
 
 @pytest.mark.parametrize(
