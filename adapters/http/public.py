@@ -68,7 +68,7 @@ from adapters.http.endpoint import (
 )
 from adapters.http.errors import ApiError
 from adapters.http.ratelimit import Verdict
-from adapters.http.reading import json_body
+from adapters.http.reading import json_body, read_limited
 from adapters.http.routes.booking_forms import get_public_booking_form
 from adapters.http.routes.bookings import (
     AvailabilityQuery,
@@ -405,13 +405,15 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
             return public_error(429, rate_limited(verdict).message, verdict.headers())
         early: ApiError | None = None
         raw_body = b""
-        if endpoint.body is not None:
-            try:
+        try:
+            if endpoint.body is not None:
                 raw_body = await json_body(request, MAX_PUBLIC_BODY_BYTES)
-            except ApiError as refusal:
-                if refusal.status == 413:
-                    return public_error(413, refusal.message, verdict.headers())
-                early = refusal
+            else:  # a body on a read is ignored, but counted like any other
+                await read_limited(request, MAX_PUBLIC_BODY_BYTES)
+        except ApiError as refusal:
+            if refusal.status == 413:
+                return public_error(413, refusal.message, verdict.headers())
+            early = refusal
         incoming = Incoming.of(
             request,
             request_id,

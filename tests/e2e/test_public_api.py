@@ -215,10 +215,13 @@ def test_refusals_carry_cors_and_the_public_shape(shop: Shop, public: httpx.Clie
     assert "serviceId" in refusal(public.post(f"{base}/quote", json=unknown), 400)
 
 
-@pytest.mark.parametrize("path", ["quote", "book", "waitlist"])
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("POST", "quote"), ("POST", "book"), ("POST", "waitlist"), ("GET", "catalog")],
+)
 @pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
 def test_a_body_over_64_kb_is_413_before_parsing(
-    shop: Shop, public: httpx.Client, chunked: bool, path: str
+    shop: Shop, public: httpx.Client, chunked: bool, method: str, path: str
 ):
     big = b"{" + b" " * (65 * 1024) + b"}"
     assert len(big) > MAX_PUBLIC_BODY_BYTES
@@ -227,7 +230,8 @@ def test_a_body_over_64_kb_is_413_before_parsing(
         for i in range(0, len(big), 4096):
             yield big[i : i + 4096]
 
-    response = public.post(
+    response = public.request(
+        method,
         f"{PUBLIC}/{shop.company.slug}/{path}",
         content=stream() if chunked else big,
         headers={"content-type": "application/json"},
