@@ -79,7 +79,15 @@ from adapters.http.routes.bookings import (
 )
 from adapters.http.routes.catalog import PriceRequest, get_services, post_quote
 from adapters.http.routes.waitlist import WaitlistBody, post_waitlist
-from adapters.http.structuring import Between, Days, Id, ItemSpec, Zip
+from adapters.http.structuring import (
+    MAX_YEAR,
+    YEARS_TEXT,
+    Between,
+    Days,
+    Id,
+    ItemSpec,
+    Zip,
+)
 from adapters.http.views.booking_forms import PublicBookingFormView
 from adapters.http.views.bookings import AvailabilityView, CreatedBookingView
 from adapters.http.views.catalog import CatalogView
@@ -87,6 +95,7 @@ from adapters.http.views.prices import PlanPriceView
 from adapters.http.views.waitlist import WaitlistEntryView
 from booking_core.auth import ApiKey, KeyStatus
 from booking_core.companies import SLUG_PATTERN
+from booking_core.errors import ValidationFailed
 from booking_core.services import scheduling
 
 PUBLIC_PREFIX = "/api/public"
@@ -145,6 +154,9 @@ def get_days(ctx: Context) -> Reply:
     """For each date of the range, whether ``GET slots`` would list any start."""
     query: DaysQuery = ctx.query
     first = query.from_ or ctx.now().astimezone(ctx.render().zone).date()
+    room = (date(MAX_YEAR, 12, 31) - first).days + 1  # dates are read up to 2199 only
+    if query.count > room:
+        raise ValidationFailed({"count": f"At most {room} from {first}: {YEARS_TEXT}"})
     days = scheduling.open_days(
         scheduling.AvailabilityRequest(
             company_id=ctx.company_id,

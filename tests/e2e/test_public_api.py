@@ -149,6 +149,16 @@ def test_days_default_to_today_and_refuse_a_count_outside_1_to_62(shop: Shop, pu
         assert "count" in refusal(public.get(url, params={**params, "count": count}), 400)
 
 
+def test_days_end_by_the_last_date_any_request_may_name(shop: Shop, public: httpx.Client):
+    url = f"{PUBLIC}/{shop.company.slug}/days"
+    params = {"serviceId": "svc_standard_clean", "zip": LOOP, "from": "2199-12-01"}
+    last = ok(public.get(url, params={**params, "count": 31}))
+    assert last[-1]["date"] == "2199-12-31"
+    message = refusal(public.get(url, params={**params, "count": 32}), 400)
+    assert "count" in message
+    assert "At most 31 from 2199-12-01" in message
+
+
 def test_no_key_or_cookie_is_read(stack: Stack, shop: Shop):
     url = f"{PUBLIC}/{shop.company.slug}/catalog"
     with stack.client("not-a-key", cookie="session=forged") as c:
