@@ -54,7 +54,14 @@ first (in a transaction of its own), then the key is claimed afresh."""
 def key_from(headers: Mapping[str, str]) -> str:
     """The request's key, or ``invalid_request`` naming the header."""
     key = headers.get(HEADER)
-    if key is None or not key.strip():
+    if key is not None and not key.strip():  # sent, but blank: a client's bug, named so
+        raise ApiError(
+            400,
+            "invalid_request",
+            "The Idempotency-Key header is empty.",
+            field_errors={"Idempotency-Key": "May not be blank: a unique string per write."},
+        )
+    if key is None:
         raise ApiError(
             400,
             "invalid_request",

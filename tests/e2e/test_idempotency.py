@@ -166,6 +166,16 @@ def test_a_missing_idempotency_key_is_invalid_request_naming_the_header(
     assert write.effects() == 0
 
 
+def test_a_blank_idempotency_key_is_refused_as_blank_not_as_missing(
+    fresh: httpx.Client, write: Write
+):
+    # Blanks around a header's value are not part of it: "   " arrives as "".
+    error = error_of(send(fresh, write, ""), 400, "invalid_request")
+    assert "blank" in error["fieldErrors"]["Idempotency-Key"]
+    assert "empty" in error["message"]
+    assert write.effects() == 0
+
+
 def test_an_idempotency_key_over_255_characters_is_refused(fresh: httpx.Client, write: Write):
     error = error_of(send(fresh, write, "k" * 256), 400, "invalid_request")
     assert "Idempotency-Key" in error["fieldErrors"]

@@ -407,6 +407,10 @@ def test_the_idempotency_key_is_optional_and_replays_when_given(
     other = booking_body(first_open_start(shop, public, days_ahead=8), LOOP)
     assert "Idempotency-Key" in refusal(public.post(url, json=other, headers=key), 409)
     assert [b["id"] for b in listed(stack, shop)] == [first["id"]]
+    # A blank key is a client's mistake, said so (not "required": here it is optional).
+    blank = refusal(public.post(url, json=other, headers={"Idempotency-Key": ""}), 400)
+    assert "empty" in blank
+    assert "Required" not in blank
     # With no key, it just books.
     second = created(public.post(url, json=other))
     assert {b["id"] for b in listed(stack, shop)} == {first["id"], second["id"]}
