@@ -217,9 +217,14 @@ def read_choice(catalog: Mapping[str, Any], values: Mapping[str, str], form: str
         parameters.append((p, quantity))
     extras = []
     for e in service["extras"]:
-        if not _goes_with(e, frequency):
-            continue
         quantity, problem = _quantity(values.get(f"extra.{e['id']}", ""), 0, e["maxQuantity"], 0)
+        if not _goes_with(e, frequency):
+            if quantity > 0 and not problem:  # asked for: refused by name, never dropped
+                errors[f"extra.{e['id']}"] = (
+                    f"{e['name']} is not offered on this frequency. Continue without it,"
+                    " or choose a frequency it is offered on."
+                )
+            continue
         if problem:
             errors[f"extra.{e['id']}"] = problem
         extras.append((e, quantity))

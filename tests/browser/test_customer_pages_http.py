@@ -398,6 +398,13 @@ BOOK_QUERIES = [
     ("step=date&zip=10001&date=0001-01-01", 200, "Choose a date"),
     ("step=details&zip=10001&start=0001-01-01T00:00:00%2B14:00", 200, "Choose a date"),
     ("step=details&zip=10001&start=9999-12-31T23:59:59-12:00", 200, "Choose a date"),
+    # an extra ticked on one time, then the plan switched to weekly: refused, not dropped
+    (
+        "service=svc_standard_clean&frequency=weekly&extra.ext_move_out=1&zip=10001&step=date",
+        422,
+        "Move-out detail is not offered on this frequency. Continue without it",
+    ),
+    ("service=svc_standard_clean&frequency=one_time&extra.ext_move_out=1", 200, "$120.00"),
 ]
 
 
