@@ -161,7 +161,7 @@ def _annotated_hook(converter: cattrs.Converter) -> Any:
 
         def structure_constrained(value: object, _: object) -> Any:
             for check in checks:
-                if isinstance(check, MaxItems) and isinstance(value, list | str):
+                if isinstance(check, MaxItems) and isinstance(value, list):
                     _check(check, value)  # the ceiling alone: the items are not read
             parsed = read(value, base)
             for check in checks:
