@@ -31,7 +31,7 @@ from adapters.web.setup_forms import (
     checked,
     items,
     money,
-    new_id,
+    new_slug,
     percent,
     plain_hundredths,
     show_hundredths,
@@ -50,6 +50,7 @@ from booking_core.catalog_drafts import (
     ServiceDraft,
 )
 from booking_core.errors import NotFoundError, ValidationFailed
+from booking_core.ids import new_id
 from booking_core.services.setup import (
     CatalogChanged,
     ReplaceCatalog,
@@ -287,9 +288,8 @@ def service_form(visit: Visit) -> Response:
         if not values["industry"].strip():
             errors.add("industry", "Required: the services of one industry are listed together.")
         if not errors:
-            taken = {s.id for i in draft.industries for s in i.services}
             changed = ServiceDraft(
-                id=current.id if current else new_id("svc_", values["name"], taken),
+                id=current.id if current else new_id("svc"),
                 name=values["name"].strip(),
                 description=values["description"].strip(),
                 base_price_cents=price,
@@ -345,8 +345,7 @@ def _placed(
         None,
     )
     if target is None:
-        taken = {i.id for i in industries}
-        made = IndustryDraft(id=new_id("ind_", industry_name, taken), name=industry_name)
+        made = IndustryDraft(id=new_id("ind"), name=industry_name)
         industries.append(made)
         target = len(industries) - 1
     original = draft.industries[target].services if target < len(draft.industries) else ()
@@ -432,9 +431,8 @@ def extra_form(visit: Visit) -> Response:
         most = whole(errors, "max_quantity", values["max_quantity"], high=10_000)
         if not errors:
             extras = list(service.extras)
-            taken = {e.id for e in extras}
             changed = ExtraDraft(
-                id=current.id if current else new_id("ext_", values["name"], taken),
+                id=current.id if current else new_id("ext"),
                 name=values["name"].strip(),
                 price_cents=price,
                 duration_minutes=duration or 0,
@@ -509,9 +507,8 @@ def parameter_form(visit: Visit) -> Response:
         most = whole(errors, "max_quantity", values["max_quantity"], high=10_000)
         if not errors:
             parameters = list(service.parameters)
-            taken = {p.id for p in parameters}
             changed = ParameterDraft(
-                id=current.id if current else new_id("par_", values["name"], taken),
+                id=current.id if current else new_id("par"),
                 name=values["name"].strip(),
                 price_cents=price,
                 duration_minutes=duration or 0,
@@ -573,9 +570,9 @@ def frequency_form(visit: Visit) -> Response:
             frequencies = list(draft.frequencies)
             if current is None:
                 made = ONE_TIME if interval is None else None
-                new_slug = made or new_id("", values["name"], {f.slug for f in frequencies})
+                slug = made or new_slug(values["name"], {f.slug for f in frequencies})
                 changed = FrequencyDraft(
-                    slug=new_slug,
+                    slug=slug,
                     name=values["name"].strip(),
                     interval_days=interval,
                     discount_bps=discount,
@@ -686,9 +683,8 @@ def coupon_form(visit: Visit) -> Response:
         least = money(errors, "min_subtotal", values["min_subtotal"] or "0")
         if not errors:
             coupons = list(draft.coupons)
-            taken = {c.id for c in coupons}
             changed = CouponDraft(
-                id=current.id if current else new_id("cpn_", values["code"], taken),
+                id=current.id if current else new_id("cpn"),
                 code=values["code"].strip(),
                 percent_bps=share,
                 amount_cents=amount,
@@ -798,9 +794,8 @@ def fee_form(visit: Visit) -> Response:
         zips = _fee_zips(errors, values["zips"]) if kind is FeeKind.ZIP else ()
         if not errors and kind is not None:
             fees = list(draft.fees)
-            taken = {f.id for f in fees}
             changed = FeeDraft(
-                id=current.id if current else new_id("fee_", values["name"], taken),
+                id=current.id if current else new_id("fee"),
                 name=values["name"].strip(),
                 kind=kind,
                 amount_cents=cents,

@@ -113,14 +113,15 @@ def readable_path(path: str) -> str:
     return path.replace("_", " ").replace(".", " \u203a ")
 
 
-def new_id(prefix: str, name: str, taken: Collection[str]) -> str:
-    """An id for a new catalog item from its name: ``svc_deep_clean``, then
-    ``svc_deep_clean_2`` when that is taken (ids: 1 to 100 letters, digits, ``_``)."""
+def new_slug(name: str, taken: Collection[str]) -> str:
+    """A new frequency's slug from its name: ``every_ten_days``, then
+    ``every_ten_days_2`` when that is taken (1 to 100 letters, digits, ``_``). Catalog
+    items get random ids instead (``booking_core.ids.new_id``)."""
     stem = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")[:60] or "item"
-    candidate, count = f"{prefix}{stem}", 1
+    candidate, count = stem, 1
     while candidate in taken:
         count += 1
-        candidate = f"{prefix}{stem}_{count}"
+        candidate = f"{stem}_{count}"
     return candidate
 
 

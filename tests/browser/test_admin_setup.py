@@ -6,6 +6,7 @@ service, parameter, fee or crew member in the address is the 404 page."""
 
 from __future__ import annotations
 
+import re
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -385,7 +386,10 @@ def test_a_parameter_added_in_the_browser_prices_a_quote_to_the_cent(site: Site,
     expect(page.get_by_role("status")).to_have_text(
         "Saved Bedrooms of Standard clean.", use_inner_text=True
     )
-    row = page.locator("#parameter-svc_clean-par_bedrooms")
+    (service,) = services_of(site, company)
+    (parameter,) = service.parameters
+    assert re.fullmatch(r"par_[0-9a-f]{24}", parameter.id)  # drawn at random, not named
+    row = page.locator(f"#parameter-svc_clean-{parameter.id}")
     expect(row).to_contain_text("$24.75", use_inner_text=True)
     expect(row).to_contain_text("1 to 6", use_inner_text=True)
 
@@ -393,7 +397,7 @@ def test_a_parameter_added_in_the_browser_prices_a_quote_to_the_cent(site: Site,
         answer = api.post(
             "/api/v1/quote",
             json={"serviceId": "svc_clean", "frequencySlug": "one_time",
-                  "parameters": [{"id": "par_bedrooms", "quantity": quantity}]},
+                  "parameters": [{"id": parameter.id, "quantity": quantity}]},
         )  # fmt: skip
         assert answer.status_code == 200, answer.text
         return dict(answer.json()["firstVisit"])
@@ -452,32 +456,24 @@ def test_a_fee_added_in_the_browser_is_listed_and_charged_then_retired(
     page.get_by_role("button", name="Add fee").click()
     expect(page.get_by_role("status")).to_have_text("Saved fee Travel charge.", use_inner_text=True)
     (fee,) = export_catalog(company.id, uow=site.container.reader()).fees
-    assert (fee.id, fee.kind, fee.amount_cents, fee.amount_bps) == (
-        "fee_travel_charge",
-        FeeKind.SERVICE,
-        1_500,
-        None,
-    )
+    assert re.fullmatch(r"fee_[0-9a-f]{24}", fee.id)  # drawn at random, not named
+    assert (fee.kind, fee.amount_cents, fee.amount_bps) == (FeeKind.SERVICE, 1_500, None)
     assert (fee.service_ids, fee.zips) == (("svc_clean",), ())  # the zip kind's field left out
 
     quote = {"serviceId": "svc_clean", "frequencySlug": "one_time"}
     with site.api(api_key(site, company)) as api:
         listed = api.get("/api/v1/services").json()["fees"]
         assert [(f["id"], f["amountCents"], f["serviceIds"]) for f in listed] == [
-            ("fee_travel_charge", 1_500, ["svc_clean"])
+            (fee.id, 1_500, ["svc_clean"])
         ]
         priced = api.post("/api/v1/quote", json=quote).json()["firstVisit"]
-        assert [(f["id"], f["amountCents"]) for f in priced["fees"]] == [
-            ("fee_travel_charge", 1_500)
-        ]
+        assert [(f["id"], f["amountCents"]) for f in priced["fees"]] == [(fee.id, 1_500)]
         assert priced["totalCents"] == 10_000 + 1_500
 
-        page.locator("#fee-fee_travel_charge").get_by_role("button", name="Retire").click()
+        page.locator(f"#fee-{fee.id}").get_by_role("button", name="Retire").click()
         expect(page.get_by_role("status")).to_contain_text(
             "Travel charge is retired", use_inner_text=True
         )
-        expect(page.locator("#fee-fee_travel_charge")).to_contain_text(
-            "Retired", use_inner_text=True
-        )
+        expect(page.locator(f"#fee-{fee.id}")).to_contain_text("Retired", use_inner_text=True)
         assert api.get("/api/v1/services").json()["fees"] == []
         assert api.post("/api/v1/quote", json=quote).json()["firstVisit"]["totalCents"] == 10_000
