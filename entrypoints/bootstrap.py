@@ -23,7 +23,7 @@ from booking_core.ports import (
     Resolver,
     UnitOfWork,
 )
-from entrypoints.settings import Settings
+from entrypoints.settings import ConfigError, Settings
 
 
 @define
@@ -86,9 +86,14 @@ def bootstrap(settings: Settings | None = None, *, resolver: Resolver | None = N
     """Build the container from ``settings`` (default: the environment); ``resolver``
     (default: the system's) decides what webhook URLs resolve to."""
     settings = settings or Settings.from_env()
+    try:
+        database = Database.from_url(settings.database_url, schema=settings.database_schema)
+    except ValueError as refused:  # a URL scheme or a schema name the service cannot use
+        name = "BOOKING_DATABASE_SCHEMA" if "schema" in str(refused) else "BOOKING_DATABASE_URL"
+        raise ConfigError(f"{name}: {refused}") from None
     return Container(
         settings=settings,
-        database=Database.from_url(settings.database_url, schema=settings.database_schema),
+        database=database,
         clock=SystemClock(),
         phones=PhonenumbersNormalizer(),
         drive=drive_time(settings),

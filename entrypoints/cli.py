@@ -147,6 +147,9 @@ class Cli:
             for line in error.lines():
                 print(f"booking: {line}", file=self.err)
             return EXIT_FAULT
+        except CannotListen as error:
+            print(f"booking: {error}", file=self.err)
+            return EXIT_FAULT
         except (UsageError, ConfigError) as error:
             print(f"booking: {error}", file=self.err)
             return EXIT_USAGE
@@ -306,6 +309,7 @@ class Cli:
         port = container.settings.port if args.port is None else args.port
         if not 1 <= port <= 65535:
             raise UsageError("--port takes 1 to 65535")
+        _check_can_listen(host, port)
         cursor_secret()  # one secret in the environment, inherited by every worker
         session_secret(container.settings)  # likewise for the pages' session cookies
         # The app is imported by uvicorn (in each worker) and reads its settings from the
@@ -1049,6 +1053,25 @@ def _require_migrated(container: Container) -> None:
             f"database {database.location} is not migrated: run 'booking migrate' to set it"
             " up, or point BOOKING_DATABASE_URL at the database you meant"
         )
+
+
+class CannotListen(Exception):
+    """``serve`` cannot take its address: another server holds it (exit status 1)."""
+
+
+def _check_can_listen(host: str, port: int) -> None:
+    """Raise ``CannotListen`` unless ``host:port`` can be bound now, as uvicorn binds it
+    (``SO_REUSEADDR``): "serving" must never be announced for another process's port."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as refused:
+            raise CannotListen(
+                f"cannot serve on {host}:{port}: {refused.strerror or refused}"
+                " (another server there? choose --port or BOOKING_PORT)"
+            ) from None
 
 
 def _announce_when_listening(host: str, port: int, address: str, err: TextIO) -> None:

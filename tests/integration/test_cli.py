@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -343,3 +344,51 @@ def test_a_database_behind_the_newest_migration_is_refused_until_migrated(tmp_pa
     status, _, err = run("key", "list", "--company", "acme")
     assert status == 2
     assert "booking migrate" in one_line(err)
+
+
+def test_serve_on_a_port_another_server_holds_says_so_and_never_serving(tmp_path):
+    env = clean_env(BOOKING_DATABASE_URL=f"sqlite:///{tmp_path / 'held.sqlite3'}")
+    subprocess.run([str(BOOKING), "migrate"], env=env, capture_output=True, check=True)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = subprocess.run(
+            [str(BOOKING), "serve", "--port", str(port)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 1
+    line = one_line(done.stderr)
+    assert line.startswith(f"booking: cannot serve on 127.0.0.1:{port}: ")
+    assert "serving" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("BOOKING_DATABASE_URL", "nonsense://x"),
+        ("BOOKING_DATABASE_SCHEMA", "Not-A-Schema"),
+    ],
+)
+def test_a_database_setting_the_service_cannot_use_is_one_line_and_exit_status_2(
+    tmp_path, setting, value
+):
+    env = clean_env(
+        **{"BOOKING_DATABASE_URL": f"sqlite:///{tmp_path / 'x.sqlite3'}", setting: value}
+    )
+    done = subprocess.run(
+        [str(BOOKING), "key", "list", "--company", "acme"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    line = one_line(done.stderr)
+    assert line.startswith(f"booking: {setting}: ")
+    assert "Error" not in line  # no Python exception class
