@@ -278,16 +278,21 @@ def test_a_port_setting_that_is_no_port_is_one_line_and_exit_status_2(tmp_path, 
     assert "BOOKING_PORT" in one_line(done.stderr)
 
 
-def test_command_run_elsewhere_names_the_database_and_how_to_migrate_it(tmp_path):
-    done = subprocess.run(
-        [str(BOOKING), "key", "list", "--company", "acme"],
-        cwd=tmp_path,
-        env=clean_env(),
+def booking(env: dict[str, str], *argv: str, cwd: Path | None = None):
+    """``booking argv`` as a console script: its exit status, stdout and stderr."""
+    return subprocess.run(
+        [str(BOOKING), *argv],
+        cwd=cwd,
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
         check=False,
     )
+
+
+def test_command_run_elsewhere_names_the_database_and_how_to_migrate_it(tmp_path):
+    done = booking(clean_env(), "key", "list", "--company", "acme", cwd=tmp_path)
     assert done.returncode == 2
     line = one_line(done.stderr)
     assert str(tmp_path / "booking.sqlite3") in line
@@ -297,15 +302,7 @@ def test_command_run_elsewhere_names_the_database_and_how_to_migrate_it(tmp_path
 
 
 def test_serve_without_a_migrated_database_refuses_to_start(tmp_path):
-    done = subprocess.run(
-        [str(BOOKING), "serve", "--port", str(free_port())],
-        cwd=tmp_path,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = booking(clean_env(), "serve", "--port", str(free_port()), cwd=tmp_path)
     assert done.returncode == 2
     assert "booking migrate" in one_line(done.stderr)
 
@@ -353,14 +350,7 @@ def test_serve_on_a_port_another_server_holds_says_so_and_never_serving(tmp_path
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        done = subprocess.run(
-            [str(BOOKING), "serve", "--port", str(port)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = booking(env, "serve", "--port", str(port))
     assert done.returncode == 1
     line = one_line(done.stderr)
     assert line.startswith(f"booking: cannot serve on 127.0.0.1:{port}: ")
@@ -380,14 +370,7 @@ def test_a_database_setting_the_service_cannot_use_is_one_line_and_exit_status_2
     env = clean_env(
         **{"BOOKING_DATABASE_URL": f"sqlite:///{tmp_path / 'x.sqlite3'}", setting: value}
     )
-    done = subprocess.run(
-        [str(BOOKING), "key", "list", "--company", "acme"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = booking(env, "key", "list", "--company", "acme")
     assert done.returncode == 2
     line = one_line(done.stderr)
     assert line.startswith(f"booking: {setting}: ")
