@@ -95,6 +95,8 @@ def web_routes(deps: WebDeps) -> list[BaseRoute]:
         _not_found(path, deps)
         for path in ("/admin/{rest:path}", "/crew/{rest:path}", "/account/{rest:path}")
     )
-    unknown = customer_page("/{slug}/{rest:path}", deps, _no_customer_page, methods=ANY_METHOD)
+    unknown = customer_page(  # writes nothing, so a POST needs no CSRF token to learn that
+        "/{slug}/{rest:path}", deps, _no_customer_page, methods=ANY_METHOD, csrf=lambda _: True
+    )
     routes.append(_OutsideApi(unknown.path, unknown.endpoint, methods=ANY_METHOD))
     return routes

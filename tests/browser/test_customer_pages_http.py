@@ -542,6 +542,8 @@ def test_an_unknown_address_under_a_company_is_the_404_page_and_under_api_the_js
         assert answer.status_code == 404, path
         assert answer.headers["content-type"].startswith("text/html"), path
         assert "There is nothing here" in answer.text
+    posted = fetch(site, now, ("POST", f"/{slug}/zzz", {"a": "b"}))[0]
+    assert posted.status_code == 404  # not 403 for the missing CSRF token: nothing is there
     api = get(site, now, "/api/zzz")
     assert api.status_code == 404
     assert api.json()["error"]["code"] == "not_found"
