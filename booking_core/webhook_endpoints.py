@@ -62,12 +62,22 @@ class WebhookEndpoint:
     """Why the service turned it off (410 from the receiver, failing for 5 days)."""
     failing_since: datetime | None = field(default=None, validator=_aware)
     """The first failure since the last success; None while deliveries succeed."""
+    active_since: datetime | None = field(default=None, validator=_aware)
+    """When its owner last turned it back on; None: on since ``created_at``."""
 
     def subscribes(self, event_type: str) -> bool:
         """True when an event of ``event_type`` goes to this endpoint."""
         if event_type == EventType.WEBHOOK_TEST:
             return False
         return ALL_EVENTS in self.events or event_type in self.events
+
+    def receives(self, event_type: str, recorded_at: datetime) -> bool:
+        """True when an event of ``event_type`` recorded at ``recorded_at`` goes to this
+        endpoint: it subscribes to the type and was on when the event was recorded (an
+        endpoint registered, or turned back on, later never gets earlier events)."""
+        return self.subscribes(event_type) and recorded_at >= (
+            self.active_since or self.created_at
+        )
 
     def signing_secrets(self, now: datetime) -> tuple[str, ...]:
         """The secrets that sign a delivery sent at ``now``: current first."""

@@ -523,6 +523,7 @@ webhook_endpoints = Table(
     Column("created_at", instant_type(), nullable=False),
     _text("disabled_reason", nullable=True),
     Column("failing_since", instant_type(), nullable=True),
+    Column("active_since", instant_type(), nullable=True),  # NULL: on since created_at
     PrimaryKeyConstraint("company_id", "id"),
     Index("ix_webhook_endpoints_created", "company_id", "created_at", "id"),
 )

@@ -231,6 +231,7 @@ def _endpoint_values(endpoint: WebhookEndpoint) -> dict[str, Any]:
         "created_at": endpoint.created_at,
         "disabled_reason": endpoint.disabled_reason,
         "failing_since": endpoint.failing_since,
+        "active_since": endpoint.active_since,
     }
 
 
@@ -246,6 +247,7 @@ def _endpoint(row: AnyRow) -> WebhookEndpoint:
         created_at=row.created_at,
         disabled_reason=row.disabled_reason,
         failing_since=row.failing_since,
+        active_since=row.active_since,
     )
 
 

@@ -253,6 +253,7 @@ def set_active(visit: Visit) -> Response:
         ),
         uow=deps.uow(),
         urls=_urls(visit),
+        clock=deps.clock,
     )
     said = (
         "Turned on: new events are sent to it again."

@@ -148,8 +148,9 @@ def dispatch_events(
     """Fan up to ``limit`` undispatched events out into deliveries, in one transaction.
 
     Each event becomes one pending ``Delivery`` (due now) per active endpoint of its
-    company subscribed to its type; an event nobody subscribes to is marked dispatched all
-    the same. An event whose body ``render`` cannot make is left undispatched for the next
+    company subscribed to its type and on when the event was recorded
+    (``WebhookEndpoint.receives``); an event nobody receives is marked dispatched all the
+    same. An event whose body ``render`` cannot make is left undispatched for the next
     call and reported in ``Dispatched.unrenderable``; the others go on."""
     with uow:
         events = uow.outbox.claim_undispatched(limit)
@@ -162,7 +163,9 @@ def dispatch_events(
         for event in events:
             if event.company_id not in endpoints:
                 endpoints[event.company_id] = uow.webhooks.active(event.company_id)
-            targets = [e for e in endpoints[event.company_id] if e.subscribes(event.type)]
+            targets = [
+                e for e in endpoints[event.company_id] if e.receives(event.type, event.created_at)
+            ]
             if not targets:
                 continue
             try:

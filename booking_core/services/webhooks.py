@@ -157,13 +157,16 @@ class UpdateEndpoint:
     description: str | _Unset = UNSET
 
 
-def update_endpoint(cmd: UpdateEndpoint, *, uow: UnitOfWork, urls: UrlPolicy) -> WebhookEndpoint:
+def update_endpoint(
+    cmd: UpdateEndpoint, *, uow: UnitOfWork, urls: UrlPolicy, clock: Clock
+) -> WebhookEndpoint:
     """The changed endpoint.
 
     Turning an endpoint on again clears why the service had turned it off
-    (``disabled_reason``) and its failing streak (``failing_since``). Turning it off marks
-    its pending deliveries failed: nothing is sent to it while it is off, and nothing
-    queued meanwhile is sent when it comes back."""
+    (``disabled_reason``) and its failing streak (``failing_since``), and notes when
+    (``active_since``): events recorded while it was off are never sent to it. Turning it
+    off marks its pending deliveries failed: nothing is sent to it while it is off, and
+    nothing queued meanwhile is sent when it comes back."""
     problems = _Problems()
     url = None if isinstance(cmd.url, _Unset) else problems.check(partial(urls.check, cmd.url))
     events = (
@@ -189,6 +192,7 @@ def update_endpoint(cmd: UpdateEndpoint, *, uow: UnitOfWork, urls: UrlPolicy) ->
             active=active,
             disabled_reason=None if revived else endpoint.disabled_reason,
             failing_since=None if revived else endpoint.failing_since,
+            active_since=clock.now() if revived else endpoint.active_since,
         )
         if changed == endpoint:
             return endpoint

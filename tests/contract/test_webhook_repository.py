@@ -139,6 +139,7 @@ def test_save_stores_the_changed_endpoint_and_refuses_an_unknown_one(uow_factory
         events=("quote.sent",),
         description="",
         failing_since=f.at(5),
+        active_since=f.at(7),
         secrets=(
             Secret(value="whsec_2"),
             Secret(value=stored.secrets[0].value, expires_at=f.at(9)),

@@ -74,6 +74,7 @@ def test_a_change_racing_a_secret_rotation_keeps_both(database: Database):
                     ),
                     uow=database.uow(),
                     urls=URLS,
+                    clock=CLOCK,
                 )
             else:
                 _, secret = cases.rotate_secret(

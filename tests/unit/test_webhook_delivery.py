@@ -18,6 +18,7 @@ from booking_core.clock import FixedClock
 from booking_core.events import Event, EventType, event
 from booking_core.paging import PageRequest
 from booking_core.ports import UnitOfWork
+from booking_core.services import webhooks as cases
 from booking_core.services.webhook_delivery import (
     LEASE,
     SEND_BUDGET,
@@ -33,6 +34,7 @@ from booking_core.webhook_endpoints import (
 )
 from booking_core.webhooks import MAX_ATTEMPTS, RETRY_DELAYS, new_secret
 from tests import factories as f
+from tests.unit.test_webhook_services import URLS
 
 COMPANY = "cmp_hooks"
 
@@ -171,6 +173,38 @@ def test_an_event_nobody_subscribes_to_is_marked_dispatched_without_deliveries(w
     assert (done.events, done.deliveries) == (1, 0)
     assert dispatch_events(uow=world.uow(), render=render, clock=world.clock).events == 0
     assert world.deliveries() == []
+
+
+def test_an_endpoint_gets_only_events_recorded_while_it_was_on(world):
+    before = world.record()  # no worker ran yet: still undispatched when the endpoint comes
+    world.clock.advance(timedelta(seconds=1))
+    endpoint = world.endpoint("*")
+    world.clock.advance(timedelta(seconds=1))
+    after = world.record()
+    assert world.dispatch() == 1
+    assert [d.event_id for d in world.deliveries()] == [after.id]
+    assert before.id not in [d.event_id for d in world.deliveries()]
+
+    def set_active(active: bool) -> WebhookEndpoint:
+        return cases.update_endpoint(
+            cases.UpdateEndpoint(company_id=COMPANY, endpoint_id=endpoint.id, active=active),
+            uow=world.uow(),
+            urls=URLS,
+            clock=world.clock,
+        )
+
+    world.clock.advance(timedelta(seconds=1))
+    set_active(False)
+    world.clock.advance(timedelta(seconds=1))
+    while_off = world.record()
+    world.clock.advance(timedelta(seconds=1))
+    assert set_active(True).active_since == world.clock.now()
+    world.clock.advance(timedelta(seconds=1))
+    back_on = world.record()
+    assert world.dispatch() == 1
+    sent = [d.event_id for d in world.deliveries()]
+    assert back_on.id in sent
+    assert while_off.id not in sent
 
 
 def test_an_event_that_cannot_be_rendered_holds_up_nothing_and_is_tried_again(world):

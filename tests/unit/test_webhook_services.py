@@ -120,6 +120,7 @@ def test_an_update_changes_only_what_it_names(store, clock, company_id):
         ),
         uow=MemoryUnitOfWork(store),
         urls=URLS,
+        clock=clock,
     )
     assert changed == attrs.evolve(endpoint, url="http://dev.test:9000/x")
     with pytest.raises(ValidationFailed) as refused:
@@ -129,6 +130,7 @@ def test_an_update_changes_only_what_it_names(store, clock, company_id):
             ),
             uow=MemoryUnitOfWork(store),
             urls=URLS,
+            clock=clock,
         )
     assert refused.value.field_errors == {"url": "Webhook URLs must use https."}
     with MemoryUnitOfWork(store) as uow:
@@ -153,6 +155,7 @@ def test_turning_off_drops_what_is_queued_and_turning_on_forgives_the_service_st
             cases.UpdateEndpoint(company_id=company_id, endpoint_id=endpoint.id, active=active),
             uow=MemoryUnitOfWork(store),
             urls=URLS,
+            clock=clock,
         )
 
     assert set_active(True).failing_since == NOW  # still on: its streak stands

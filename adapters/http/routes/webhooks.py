@@ -153,6 +153,7 @@ def patch_webhook(ctx: Context) -> Reply:
         ),
         uow=ctx.deps.uow(),
         urls=_urls(ctx),
+        clock=ctx.deps.clock,
     )
     return Reply(_view(ctx, endpoint))
 
