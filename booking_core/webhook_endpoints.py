@@ -75,9 +75,7 @@ class WebhookEndpoint:
         """True when an event of ``event_type`` recorded at ``recorded_at`` goes to this
         endpoint: it subscribes to the type and was on when the event was recorded (an
         endpoint registered, or turned back on, later never gets earlier events)."""
-        return self.subscribes(event_type) and recorded_at >= (
-            self.active_since or self.created_at
-        )
+        return self.subscribes(event_type) and recorded_at >= (self.active_since or self.created_at)
 
     def signing_secrets(self, now: datetime) -> tuple[str, ...]:
         """The secrets that sign a delivery sent at ``now``: current first."""
