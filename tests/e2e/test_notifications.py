@@ -214,7 +214,12 @@ def test_reschedule_and_cancel_mail_their_notices(mail_stack, inbox, clock):
     assert "1:00 PM" in rescheduled["Subject"]
     assert "10:00 AM to:" in rescheduled.get_body(("plain",)).get_content()
     assert cancel["Subject"].startswith("Cancelled: Standard clean on ")
-    assert "Reason: Moving" in cancel.get_body(("plain",)).get_content()
+    cancel_text = cancel.get_body(("plain",)).get_content()
+    assert "Reason: Moving" in cancel_text
+    # Like every booking email: the service, the address, the code and the tracking link.
+    for detail in ("Service: Standard clean", "Where:   ", booking["code"], booking["trackingUrl"]):
+        assert detail in cancel_text
+    assert f'href="{booking["trackingUrl"]}"' in cancel.get_body(("html",)).get_content()
     kinds = [m["kind"] for m in messages_about(mail_stack, shop, booking["id"])]
     assert kinds == ["booking.cancelled", "booking.rescheduled", "booking.confirmed"]
 
