@@ -158,11 +158,12 @@ def _annotated_hook(converter: cattrs.Converter) -> Any:
     def factory(tp: Any) -> Any:
         base, checks = constraints(tp)
         read = converter.get_structure_hook(base)
+        ceilings = [check for check in checks if isinstance(check, MaxItems)]
 
         def structure_constrained(value: object, _: object) -> Any:
-            for check in checks:
-                if isinstance(check, MaxItems) and isinstance(value, list):
-                    _check(check, value)  # the ceiling alone: the items are not read
+            if ceilings and isinstance(value, list):
+                for ceiling in ceilings:  # the length alone: no item is read past it
+                    _check(ceiling, value)
             parsed = read(value, base)
             for check in checks:
                 _check(check, parsed)
