@@ -32,6 +32,7 @@ from adapters.sql.context import (
     is_unique_violation,
     without_keys,
 )
+from adapters.sql.direct import run_kept
 from adapters.sql.tables import booking_assignments, bookings
 from booking_core.availability import Block
 from booking_core.bookings import Booking, BookingStatus
@@ -183,11 +184,11 @@ class SqlBookingRepository:
         values = _values(booking)
         rows = rows_of(booking)
         if not rows:
-            if connection.execute(_INSERT_BOOKING, values).first() is None:
+            if run_kept(connection, _INSERT_BOOKING, values).first() is None:
                 raise ConflictError(_KEYS_TAKEN)
             return
         block = {f"block_{name}": rows[0][name] for name in _BLOCK_COLUMNS}
-        written = connection.execute(_INSERT_BOOKING_WITH_BLOCK, values | block).one()
+        written = run_kept(connection, _INSERT_BOOKING_WITH_BLOCK, values | block).one()
         if not written.booking_written:
             raise ConflictError(_KEYS_TAKEN)
         if not written.block_written:

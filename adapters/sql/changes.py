@@ -145,10 +145,18 @@ def watch_transactions(engine: Engine, feed: ChangeFeed) -> None:
             feed.committing(marks)
 
     def on_rollback(connection: Connection) -> None:
-        connection.info.pop(MARKS, None)
+        # An invalidated connection (the server ended it mid-unit) lets nothing be read
+        # until this rollback ends: its marks were dropped with it (on_invalidate).
+        if not connection.invalidated:
+            connection.info.pop(MARKS, None)
+
+    def on_invalidate(_dbapi: object, record: Any, _error: object) -> None:
+        record.info.pop(MARKS, None)
 
     event.listen(engine, "commit", on_commit)
     event.listen(engine, "rollback", on_rollback)
+    event.listen(engine.pool, "invalidate", on_invalidate)
+    event.listen(engine.pool, "soft_invalidate", on_invalidate)
 
 
 class SqliteFeed(ChangeFeed):

@@ -32,6 +32,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from adapters.sql.columns import id_column_type, instant_type
+from adapters.sql.direct import run_kept
 from booking_core.errors import ConflictError, NotFoundError
 from booking_core.paging import Page, PageRequest, Position, page_of
 
@@ -152,6 +153,19 @@ class UnitContext:
         if found is None:
             found = _SHAPES.setdefault(key, build(self.dialect))
         return found
+
+    def run_kept(
+        self,
+        statement: Executable,
+        params: Mapping[str, Any],
+        conflict_message: str = "That already exists.",
+    ) -> Any:
+        """``execute`` for a statement built once and kept (``shape``, or a module's
+        constant): on PostgreSQL it runs straight on psycopg (``adapters.sql.direct``).
+        The answer has ``first``, ``one``, ``all``, ``scalar``, ``rowcount`` and
+        iteration."""
+        with translated_errors(conflict_message):
+            return run_kept(self.connection, statement, params)
 
     def execute_guarded(self, statement: Executable, conflict_message: str) -> AnyResult:
         """Run a write that may break a unique constraint inside a savepoint, so that a

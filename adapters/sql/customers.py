@@ -77,7 +77,7 @@ class SqlCustomerRepository:
 
     def by_email(self, company_id: str, email: str) -> Customer | None:
         params = {"company_id": company_id, "email_key": normalize_email(email)}
-        row = self._cx.execute(_BY_EMAIL, params=params).first()
+        row = self._cx.run_kept(_BY_EMAIL, params).first()
         return None if row is None else _customer(row)
 
     def add(self, customer: Customer) -> None:

@@ -130,7 +130,7 @@ class SqlIdempotencyRepository:
         record, or, while the first still runs, an in-progress record is answered."""
         statement = self._cx.shape("idempotency.claim_unless_busy", _claim_unless_busy)
         values["lock_id"] = _lock_id(record.company_id, record.key)
-        if self._cx.execute(statement, params=values).first() is not None:
+        if self._cx.run_kept(statement, values).first() is not None:
             return None
         existing = self.get(record.company_id, record.key)
         if existing is not None:
@@ -139,12 +139,12 @@ class SqlIdempotencyRepository:
         return attrs.evolve(record, state=RecordState.IN_PROGRESS)
 
     def get(self, company_id: str, key: str) -> IdempotencyRecord | None:
-        row = self._cx.execute(_GET, params={"company_id": company_id, "key": key}).first()
+        row = self._cx.run_kept(_GET, {"company_id": company_id, "key": key}).first()
         return None if row is None else _record(row)
 
     def complete(self, company_id: str, key: str, status: int, body: bytes) -> None:
         params = {"of_company": company_id, "of_key": key, "status": status, "body": body}
-        if self._cx.execute(_COMPLETE, params=params).rowcount == 0:
+        if self._cx.run_kept(_COMPLETE, params).rowcount == 0:
             raise NotFoundError("idempotency key", key)
 
     def release(self, company_id: str, key: str) -> None:

@@ -156,7 +156,10 @@ class SqlOutboxRepository:
         for start in range(0, len(events), INSERT_CHUNK):
             chunk = events[start : start + INSERT_CHUNK]
             statement = self._cx.shape("outbox_insert", _insert)
-            result = self._cx.execute(statement, params=[_event_values(one) for one in chunk])
+            if len(chunk) == 1:  # most use cases record one event
+                result = self._cx.run_kept(statement, _event_values(chunk[0]))
+            else:
+                result = self._cx.execute(statement, params=[_event_values(one) for one in chunk])
             written = {row.id for row in result}
             missing = next((one.id for one in chunk if one.id not in written), None)
             if missing is not None:
