@@ -1,16 +1,29 @@
-"""The yardstick for the HTTP benchmarks: a bare Starlette JSON endpoint, no auth, no
-storage, answering a body the size of the demo catalog.
+"""The yardsticks for the HTTP benchmarks: bare Starlette endpoints, no auth.
 
-``make bench-http`` sets ``BOOKING_BENCH_BARE_BODIES`` to a folder holding the real
-server's answers (``services.json``, ``quote.json``), so the yardstick serves exactly
-the same bytes."""
+``GET /api/v1/services`` and ``POST /api/v1/quote`` have no storage and answer a body the
+size of the demo catalog. ``make bench-http`` sets ``BOOKING_BENCH_BARE_BODIES`` to a
+folder holding the real server's answers (``services.json``, ``quote.json``), so the
+yardstick serves exactly the same bytes.
+
+``POST /api/v1/bookings`` is the floor of the booking scenario: it reads the JSON body,
+runs pgbench's own simple-update transaction (``-N``: update an account, read its
+balance, insert a history row, commit) on plain psycopg in the database named by
+``BOOKING_BENCH_FLOOR_URL``, in a worker thread (at most ``BOOKING_REQUEST_THREADS`` at
+once, as the real server's requests), and answers 201 with the balance. Served like the
+real server (uvicorn, the same number of workers), it is what HTTP and Python cost
+around exactly the transaction pgbench runs, with no work of the booking's own.
+"""
 
 from __future__ import annotations
 
 import json
 import os
+import random
+from functools import partial
 from pathlib import Path
 
+import anyio.to_thread
+from psycopg_pool import ConnectionPool
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
@@ -43,9 +56,56 @@ async def quote(request: Request) -> Response:
     return Response(QUOTE_BODY, media_type="application/json")
 
 
+FLOOR_THREADS = int(os.environ.get("BOOKING_REQUEST_THREADS", "4"))
+ACCOUNTS = 100_000
+"""pgbench's accounts per unit of scale (and one branch, ten tellers)."""
+_floor: dict[str, object] = {}
+
+
+def _pgbench_transaction(scale: int, delta: int) -> int:
+    """pgbench's ``-N`` script once, on a pooled connection; the account's new balance."""
+    pool = _floor.get("pool")
+    if pool is None:
+        url = os.environ["BOOKING_BENCH_FLOOR_URL"]
+        pool = _floor.setdefault(
+            "pool", ConnectionPool(url, min_size=FLOOR_THREADS, max_size=FLOOR_THREADS)
+        )
+    assert isinstance(pool, ConnectionPool)
+    aid = random.randint(1, ACCOUNTS * scale)
+    tid, bid = random.randint(1, 10 * scale), random.randint(1, scale)
+    with pool.connection() as connection:  # commits as the block ends
+        connection.execute(
+            "UPDATE pgbench_accounts SET abalance = abalance + %s WHERE aid = %s", (delta, aid)
+        )
+        row = connection.execute(
+            "SELECT abalance FROM pgbench_accounts WHERE aid = %s", (aid,)
+        ).fetchone()
+        connection.execute(
+            "INSERT INTO pgbench_history (tid, bid, aid, delta, mtime)"
+            " VALUES (%s, %s, %s, %s, CURRENT_TIMESTAMP)",
+            (tid, bid, aid, delta),
+        )
+    assert row is not None
+    return int(row[0])
+
+
+async def floor(request: Request) -> Response:
+    body = json.loads(await request.body())
+    limiter = _floor.get("limiter")
+    if limiter is None:  # made on the event loop, on first use
+        limiter = _floor.setdefault("limiter", anyio.CapacityLimiter(FLOOR_THREADS))
+    assert isinstance(limiter, anyio.CapacityLimiter)
+    scale = int(os.environ.get("BOOKING_BENCH_FLOOR_SCALE", "10"))
+    work = partial(_pgbench_transaction, scale, random.randint(-5000, 5000))
+    balance = await anyio.to_thread.run_sync(work, limiter=limiter)
+    answer = {"balance": balance, "startIso": body.get("startIso")}
+    return Response(json.dumps(answer).encode(), 201, media_type="application/json")
+
+
 app = Starlette(
     routes=[
         Route("/api/v1/services", services, methods=["GET"]),
         Route("/api/v1/quote", quote, methods=["POST"]),
+        Route("/api/v1/bookings", floor, methods=["POST"]),
     ]
 )

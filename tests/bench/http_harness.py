@@ -14,6 +14,10 @@ Scenarios, each over ``BENCH_HTTP_ROUNDS`` rounds (default 3, at least 3) of
   ``booking serve --workers 2`` (each request a distinct crew member and slot, a fresh
   ``Idempotency-Key``, one of 60 keys), against ``pgbench -N -c 32 -j 2`` at scale 10.
   Then p99 latency, and the double bookings found by the overlap query (must be 0).
+  Each round also measures the floor (``bare_app.py``'s ``POST /api/v1/bookings``:
+  pgbench's own transaction behind bare Starlette under uvicorn with as many workers,
+  sent the same requests): ``floor_vs_pgbench`` is what HTTP and Python alone leave of
+  pgbench's rate, ``bookings_vs_floor`` how much of that the booking keeps.
 - ``services_vs_bare``, ``quote_vs_bare``: ``GET /api/v1/services`` and ``POST
   /api/v1/quote`` on one worker, 32 connections rotating 60 keys, against bare Starlette
   (``bare_app.py``) serving the bytes the real server answered.
@@ -26,7 +30,8 @@ Scenarios, each over ``BENCH_HTTP_ROUNDS`` rounds (default 3, at least 3) of
 ``availability``; default all) runs only those scenarios and seeds only what they need.
 
 Every answer other than the expected status is reported and makes the exit status 1.
-The last lines are one per figure: ``ratio <scenario> <median>``, ``p50_ms <scenario>
+The last lines are one per figure: ``ratio <scenario> <median>`` (``floor_vs_pgbench``
+and ``bookings_vs_floor`` too), ``p50_ms <scenario>
 <median>``, ``p99_ms bookings <median>`` and ``double_bookings bookings <count>``.
 """
 
@@ -192,18 +197,35 @@ class Harness:
         say(f"seeding took {time.perf_counter() - started:.0f} s")
 
     def alternate(
-        self, scenario: str, real: Callable[[], float], reference: Callable[[], float]
+        self,
+        scenario: str,
+        real: Callable[[], float],
+        reference: Callable[[], float],
+        floor: Callable[[], float] | None = None,
     ) -> None:
-        """``ROUNDS`` rounds of both sides, order swapped each round; the median ratio."""
-        ratios = []
+        """``ROUNDS`` rounds of both sides, order swapped each round; the median ratio.
+        With ``floor`` (the booking scenario's), each round measures it too, and the
+        medians of ``floor_vs_pgbench`` and ``bookings_vs_floor`` follow."""
+        sides = {"real": real, "reference": reference} | ({"floor": floor} if floor else {})
+        ratios: dict[str, list[float]] = {scenario: [], "floor_vs_pgbench": [], "vs_floor": []}
         for n in range(ROUNDS):
-            if n % 2 == 0:
-                ours, theirs = real(), reference()
-            else:
-                theirs, ours = reference(), real()
-            ratios.append(ours / theirs)
-            say(f"  round {n + 1}: {ours:,.1f} vs {theirs:,.1f} per second, ratio {ratios[-1]:.3f}")
-        self.figures.append(f"ratio {scenario} {statistics.median(ratios):.3f}")
+            order = list(sides) if n % 2 == 0 else list(sides)[::-1]
+            rate = {name: sides[name]() for name in order}
+            ours, theirs = rate["real"], rate["reference"]
+            ratios[scenario].append(ours / theirs)
+            line = f"  round {n + 1}: {ours:,.1f} vs {theirs:,.1f} per second"
+            line += f", ratio {ratios[scenario][-1]:.3f}"
+            if floor is not None:
+                ratios["floor_vs_pgbench"].append(rate["floor"] / theirs)
+                ratios["vs_floor"].append(ours / rate["floor"])
+                line += f"; floor {rate['floor']:,.1f} per second"
+            say(line)
+        self.figures.append(f"ratio {scenario} {statistics.median(ratios[scenario]):.3f}")
+        if floor is not None:
+            floor_ratio = statistics.median(ratios["floor_vs_pgbench"])
+            self.figures.append(f"ratio floor_vs_pgbench {floor_ratio:.3f}")
+            vs_floor = statistics.median(ratios["vs_floor"])
+            self.figures.append(f"ratio bookings_vs_floor {vs_floor:.3f}")
 
     def bookings(self) -> None:
         """``bookings_vs_pgbench``, p99 and double bookings."""
@@ -220,7 +242,23 @@ class Harness:
             return Request("POST", "/api/v1/bookings", headers, json.dumps(body))
 
         command = [str(BIN / "booking"), "serve", "--workers", str(BOOKING_WORKERS)]
-        with serving(command, self.env, self.log) as base:
+        floor_command = [
+            str(BIN / "uvicorn"),
+            "tests.bench.bare_app:app",
+            "--workers",
+            str(BOOKING_WORKERS),
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ]
+        floor_env = self.env | {
+            "BOOKING_BENCH_FLOOR_URL": self.pgbench_url,
+            "BOOKING_BENCH_FLOOR_SCALE": str(PGBENCH_SCALE),
+        }
+        with (
+            serving(command, self.env, self.log) as base,
+            serving(floor_command, floor_env, self.log) as floor_base,
+        ):
             # One booking per client first, one at a time: each creates its customer, which
             # later bookings reuse (as test_bench_bookings.py's warm-up does).
             with httpx.Client(base_url=base, timeout=60, trust_env=False) as client:
@@ -251,8 +289,19 @@ class Harness:
                     self.pgbench_url, clients=CONNECTIONS, threads=2, seconds=int(SECONDS)
                 )
 
+            floor_pool = [request(n) for n in range(CREW)]  # the floor reads bodies only
+
+            def floor(seconds: float = SECONDS, record: bool = True) -> float:
+                outcome = self.load.run(
+                    floor_base, floor_pool, connections=CONNECTIONS, seconds=seconds, cycle=True
+                )
+                if record:
+                    self.check("floor_vs_pgbench", outcome, 201)
+                return outcome.rate(201)
+
             book(seconds=3, record=False)  # warm: connections, pools, caches
-            self.alternate("bookings_vs_pgbench", book, pgbench)
+            floor(seconds=3, record=False)
+            self.alternate("bookings_vs_pgbench", book, pgbench, floor)
         with self.db.engine.connect() as connection:
             overlaps = connection.execute(text(OVERLAPPING_OPEN_PAIRS)).scalar_one()
             made = connection.execute(
