@@ -116,3 +116,10 @@ def test_a_named_members_busy_blocks_come_through_an_index(history):
     kinds = [node["Node Type"] for node in nodes(plan)]
     assert blocks == 2
     assert "Seq Scan" not in kinds, kinds
+
+
+def test_a_few_named_members_busy_blocks_come_through_an_index(history):
+    plan, blocks = plan_of(history, ["crew_3", "crew_7", "crew_11"])
+    kinds = [node["Node Type"] for node in nodes(plan)]
+    assert blocks == 6
+    assert "Seq Scan" not in kinds, kinds
