@@ -4,7 +4,7 @@ executed without SQLAlchemy's per-call execution machinery.
 A booking runs six statements, each built once and kept (``UnitContext.shape``). Even
 so, ``Connection.execute`` spent as much CPU again as psycopg itself on every call:
 building an execution context, processing parameters and result metadata, firing
-events (issue 9; ``docs/performance.md``). ``run_kept`` does only what those statements
+events (issue 9; ``docs/storage.md``, "Kept statements on psycopg"). ``run_kept`` does only what those statements
 need: the SQL and its parameter processing come from SQLAlchemy's own compilation of
 the statement for the connection's dialect, done once per statement and kept; each call
 fills in the parameters (``construct_params``, which also checks that every required

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import threading
 from functools import partial
 from pathlib import Path
 
@@ -60,16 +61,18 @@ FLOOR_THREADS = int(os.environ.get("BOOKING_REQUEST_THREADS", "4"))
 ACCOUNTS = 100_000
 """pgbench's accounts per unit of scale (and one branch, ten tellers)."""
 _floor: dict[str, object] = {}
+_opening = threading.Lock()
 
 
 def _pgbench_transaction(scale: int, delta: int) -> int:
     """pgbench's ``-N`` script once, on a pooled connection; the account's new balance."""
-    pool = _floor.get("pool")
-    if pool is None:
-        url = os.environ["BOOKING_BENCH_FLOOR_URL"]
-        pool = _floor.setdefault(
-            "pool", ConnectionPool(url, min_size=FLOOR_THREADS, max_size=FLOOR_THREADS)
-        )
+    with _opening:  # one pool per process, whichever thread comes first
+        pool = _floor.get("pool")
+        if pool is None:
+            url = os.environ["BOOKING_BENCH_FLOOR_URL"]
+            pool = _floor["pool"] = ConnectionPool(
+                url, min_size=FLOOR_THREADS, max_size=FLOOR_THREADS
+            )
     assert isinstance(pool, ConnectionPool)
     aid = random.randint(1, ACCOUNTS * scale)
     tid, bid = random.randint(1, 10 * scale), random.randint(1, scale)

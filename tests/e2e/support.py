@@ -57,7 +57,7 @@ class LiveServer:
             log_level="warning",
             access_log=False,
             lifespan="off",
-            http="httptools",  # what `booking serve` runs (server/pyproject.toml)
+            http="h11",
             ws="none",
             timeout_graceful_shutdown=5,
         )
