@@ -3,14 +3,15 @@ executed without SQLAlchemy's per-call execution machinery.
 
 A booking runs six statements, each built once and kept (``UnitContext.shape``). Even
 so, ``Connection.execute`` spent as much CPU again as psycopg itself on every call:
-building an execution context, processing parameters and result metadata, firing
-events (issue 9; ``docs/storage.md``, "Kept statements on psycopg"). ``run_kept`` does only what those statements
-need: the SQL and its parameter processing come from SQLAlchemy's own compilation of
-the statement for the connection's dialect, done once per statement and kept; each call
-fills in the parameters (``construct_params``, which also checks that every required
-one is given), applies the column types' bind processors (``UtcDateTime`` refuses a
-naive instant as it does on the SQLAlchemy path), runs the SQL on the DBAPI connection
-in the SQLAlchemy connection's transaction, and applies the types' result processors.
+building an execution context, processing parameters and result metadata, firing events
+(issue 9; ``docs/storage.md``, "Kept statements on psycopg"). ``run_kept`` does only
+what those statements need: the SQL and its parameter processing come from SQLAlchemy's
+own compilation of the statement for the connection's dialect, done once per statement
+and kept; each call fills in the parameters (``construct_params``, which also checks
+that every required one is given), applies the column types' bind processors
+(``UtcDateTime`` refuses a naive instant as it does on the SQLAlchemy path), runs the
+SQL on the DBAPI connection in the SQLAlchemy connection's transaction, and applies the
+types' result processors.
 Listeners of ``before_cursor_execute`` and ``after_cursor_execute`` on the engine or the
 connection are called as SQLAlchemy calls them (with no execution context), so what
 counts or explains statements sees these too; ``echo`` logging does not.
