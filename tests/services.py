@@ -28,6 +28,21 @@ def postgres_url() -> str:
     return required_service("BOOKING_TEST_POSTGRES_URL", "PostgreSQL")
 
 
+def terminate_backend(url: str, pid: int) -> None:
+    """End PostgreSQL backend ``pid`` and wait until it is gone (its farewell is then
+    sent to its client)."""
+    import psycopg  # only the PostgreSQL tests need the driver
+
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        for _ in range(500):
+            row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,))
+            if row.fetchone() == (0,):
+                return
+            time.sleep(0.01)
+    raise AssertionError(f"backend {pid} did not end")
+
+
 def free_port() -> int:
     """A loopback TCP port nobody listens on right now."""
     with socket.socket() as sock:

@@ -21,13 +21,14 @@ from pathlib import Path
 import attrs
 import httpx
 import pytest
-from sqlalchemy import event, text
+from sqlalchemy import event
 
 from adapters.sql import Database
 from adapters.sql.changes import PostgresFeed
 from booking_core.services import companies as company_cases
 from tests.bench.test_bench_http import QUOTE_BODY
 from tests.e2e.support import Stack
+from tests.services import postgres_url, terminate_backend
 
 BIN = Path(sys.executable).parent
 SETTLE_SECONDS = 30
@@ -226,18 +227,6 @@ def _listening(database: Database) -> int:
     return pid
 
 
-def _terminated(database: Database, pid: int) -> None:
-    """End backend ``pid`` and wait until PostgreSQL has let it go."""
-    deadline = time.monotonic() + SETTLE_SECONDS
-    with database.engine.connect() as connection:
-        connection.execute(text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
-        alive = text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid")
-        while connection.execute(alive, {"pid": pid}).scalar_one():
-            connection.rollback()
-            assert time.monotonic() < deadline, "the backend never ended"
-            time.sleep(0.01)
-
-
 def test_a_lost_change_feed_connection_never_serves_a_stale_catalog(
     stack: Stack, postgres: Database
 ):
@@ -249,7 +238,7 @@ def test_a_lost_change_feed_connection_never_serves_a_stale_catalog(
         with stack.client(key) as client:
             _warm(stack, client)
             cut = _listening(postgres)
-            _terminated(postgres, cut)
+            terminate_backend(postgres_url(), cut)
             # Written through a database of its own, as another process would: this
             # process has no mark of it, and its feed heard nothing while cut off.
             with other.uow() as uow:

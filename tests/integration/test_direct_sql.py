@@ -23,8 +23,7 @@ from adapters.sql.direct import run_kept
 from adapters.sql.idempotency import _GET, _claim
 from adapters.sql.tables import idempotency_records
 from booking_core.errors import ConflictError
-from tests.integration.test_liveness import _terminate
-from tests.services import postgres_url
+from tests.services import postgres_url, terminate_backend
 
 AT = datetime(2026, 11, 24, 15, 30, 0, 123456, tzinfo=UTC)
 CLAIM = _claim("postgresql")
@@ -190,7 +189,7 @@ def test_a_unit_whose_connection_the_server_ended_leaves_with_the_drivers_error(
         with postgres.uow() as uow:
             connection = uow._cx.connection
             pids.append(connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
-            _terminate(postgres_url(), pids[0])
+            terminate_backend(postgres_url(), pids[0])
             read(uow)
 
     with pytest.raises(DBAPIError) as raised:

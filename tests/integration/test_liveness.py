@@ -3,7 +3,6 @@ costs no statement (``adapters.sql.liveness``)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import psycopg
@@ -12,7 +11,7 @@ from sqlalchemy import event, text
 
 from adapters.sql import Database
 from adapters.sql.liveness import is_alive
-from tests.services import required_service
+from tests.services import required_service, terminate_backend
 
 
 @pytest.fixture
@@ -29,22 +28,10 @@ def database(url: str) -> Iterator[Database]:
         db.dispose()
 
 
-def _terminate(url: str, pid: int) -> None:
-    """End backend ``pid`` and wait until it is gone (its farewell is then sent)."""
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        for _ in range(500):
-            row = admin.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", (pid,))
-            if row.fetchone() == (0,):
-                return
-            time.sleep(0.01)
-    raise AssertionError(f"backend {pid} did not end")
-
-
 def test_a_connection_the_server_closed_is_replaced_before_use(url: str, database: Database):
     with database.engine.connect() as connection:  # the pool now holds this one
         first = connection.execute(text("SELECT pg_backend_pid()")).scalar_one()
-    _terminate(url, first)
+    terminate_backend(url, first)
     statements: list[str] = []
     event.listen(database.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
     with database.engine.connect() as connection:
@@ -60,5 +47,5 @@ def test_a_live_idle_connection_is_alive_and_a_closed_one_is_not(url: str):
         assert not is_alive(connection)  # inside a transaction: not for the pool
         connection.rollback()
         assert is_alive(connection)
-        _terminate(url, connection.info.backend_pid)
+        terminate_backend(url, connection.info.backend_pid)
         assert not is_alive(connection)
