@@ -34,6 +34,7 @@ from adapters.http.reading import json_body, parse_json
 from adapters.http.redaction import error_fields
 from adapters.http.structuring import RequestInvalid, structure, structure_query
 from adapters.http.views import PageView, RenderContext, to_json
+from adapters.jsontext import compact
 from booking_core.auth import ApiKey
 from booking_core.errors import DomainError, ValidationFailed
 from booking_core.paging import Page, PageRequest
@@ -403,10 +404,7 @@ def _refused(error: Exception, request_id: str, route: str) -> idempotency.Answe
 
 
 def _encode(payload: Any) -> bytes:
-    try:
-        return json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
-    except UnicodeEncodeError:  # a lone surrogate echoed in a field path: escape it
-        return json.dumps(payload, separators=(",", ":")).encode()
+    return compact(payload)  # a lone surrogate echoed in a field path comes escaped
 
 
 def build_routes(endpoints: Sequence[Endpoint], deps: HttpDeps) -> list[Route]:
