@@ -3,9 +3,9 @@
 Availability reads the whole active roster on every request, so a row is decoded once
 per stored content (``_decoded``): the cache is keyed by every value the member is
 built from, so an edited member is a new key and is served at once, never a stale one.
-The first page of the active roster is also kept whole in the read cache
-(``adapters.sql.readcache``) while the change feed vouches for it; adding or saving a
-member announces the change in the same transaction.
+The whole active roster is also kept in the read cache (``adapters.sql.readcache``) while
+the change feed vouches for it, and its pages are cut from it; adding or saving a member
+announces the change in the same transaction.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 
 from adapters.sql import codecs
 from adapters.sql.changes import Kind
@@ -22,7 +22,7 @@ from adapters.sql.readcache import announce, through
 from adapters.sql.tables import crew_members
 from booking_core.crew import CrewMember, TimeOff, WorkingHours
 from booking_core.errors import NotFoundError
-from booking_core.paging import Page, PageRequest
+from booking_core.paging import Page, PageRequest, Position, page_of
 
 Zips = tuple[str, ...]
 ServiceIds = frozenset[str]
@@ -110,18 +110,38 @@ class SqlCrewRepository:
         announce(self._cx, Kind.CREW, member.company_id)
 
     def list_active(self, company_id: str, page: PageRequest) -> Page[CrewMember]:
-        if page.after is not None or page.by_change:
+        if page.by_change or (page.after is not None and page.after.at.tzinfo is None):
             return self._page(company_id, page)
-        # The first page, newest first, is what every availability check and booking
-        # reads: kept in the read cache while the change feed vouches for the roster.
-        limit, first = through(
-            self._cx,
-            Kind.CREW,
-            company_id,
-            lambda: (page.limit, self._page(company_id, page)),
-        )
-        return first if limit == page.limit else self._page(company_id, page)
+        # Every availability check and booking reads the whole active roster, newest
+        # first, page after page (``MAX_LIMIT`` members a page): it is kept whole in the
+        # read cache while the change feed vouches for it, and each page is cut from it.
+        roster = through(self._cx, Kind.CREW, company_id, lambda: self._roster(company_id))
+        return _cut(roster, page)
 
     def _page(self, company_id: str, page: PageRequest) -> Page[CrewMember]:
         where = [crew_members.c.active]
         return self._cx.keyset_page(crew_members, company_id, page, where, _member)
+
+    def _roster(self, company_id: str) -> tuple[CrewMember, ...]:
+        """Every active member, newest first: the keyset order, ``(created_at, id)``
+        descending (ids sort by byte, as Python's strings do)."""
+        c = crew_members.c
+        statement = (
+            select(crew_members)
+            .where(c.company_id == company_id, c.active)
+            .order_by(c.created_at.desc(), c.id.desc())
+        )
+        return tuple(_member(row) for row in self._cx.execute(statement))
+
+
+def _cut(roster: tuple[CrewMember, ...], page: PageRequest) -> Page[CrewMember]:
+    """The page of the newest-first ``roster`` that ``keyset_page`` would read: the
+    members strictly before ``page.after``, at most ``page.limit`` of them."""
+    start = 0
+    if page.after is not None:
+        cursor = (page.after.at, page.after.id)
+        start = next(
+            (n for n, m in enumerate(roster) if (m.created_at, m.id) < cursor), len(roster)
+        )
+    rows = roster[start : start + page.limit + 1]
+    return page_of([(Position(m.created_at, m.id), m) for m in rows], page)

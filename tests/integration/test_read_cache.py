@@ -193,6 +193,52 @@ def test_a_kept_roster_costs_no_statement_and_a_change_here_is_read_at_once(shop
     assert roster_of(database, company_id) == ["Bo"]
 
 
+def test_a_roster_longer_than_a_page_is_kept_whole_and_paged_as_storage_pages_it(shop):
+    """Availability reads every page of the roster; past ``MAX_LIMIT`` members the later
+    pages come from the kept roster too, each the page the keyset query gives."""
+    database, company_id = shop
+    at = datetime.now(UTC)
+    with database.uow() as uow:
+        for n in range(MAX_LIMIT + 5):
+            member = factories.all_week_crew(company_id, at, member_id=new_id("crew"))
+            uow.crew.add(attrs.evolve(member, name=f"m{n:03d}"))  # one created_at: ids tie-break
+        uow.commit()
+
+    def pages(read: str, limit: int) -> list[tuple[list[str], bool, object]]:
+        found, after = [], None
+        with database.uow() as uow:
+            while True:
+                request = PageRequest(limit=limit, after=after)
+                crew = uow.crew
+                page = (
+                    crew.list_active(company_id, request)
+                    if read == "kept"
+                    else (
+                        crew._page(company_id, request)  # type: ignore[attr-defined]
+                    )
+                )
+                found.append(([m.id for m in page.items], page.has_more, page.next_after))
+                if not page.has_more:
+                    return found
+                after = page.next_after
+
+    for limit in (MAX_LIMIT, 7):
+        assert pages("kept", limit) == pages("stored", limit)
+    assert sum(len(ids) for ids, _, _ in pages("kept", MAX_LIMIT)) == MAX_LIMIT + 5
+    deadline = time.monotonic() + SETTLE_SECONDS
+    statements: list[str] = []
+    event.listen(database.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+    while True:
+        statements.clear()
+        pages("kept", MAX_LIMIT)
+        if not [s for s in statements if "crew_members" in s]:
+            break
+        assert time.monotonic() < deadline, "the roster was never kept"
+        time.sleep(0.05)
+    hire(database, company_id, "Late")
+    assert len([ids for ids, _, _ in pages("kept", MAX_LIMIT)][-1]) == 6
+
+
 def test_a_roster_changed_through_another_database_is_read_once_heard(shop):
     database, company_id = shop
     assert roster_of(database, company_id) == []
