@@ -37,6 +37,8 @@ def _aware(_: object, attribute: object, value: datetime) -> None:
 
 
 def _utc(value: datetime) -> datetime:
+    if value.tzinfo is UTC:  # as storage gives it: aware, and nothing to convert
+        return value
     return require_aware(value, "a busy block's start and end").astimezone(UTC)
 
 

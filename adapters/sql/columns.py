@@ -46,7 +46,7 @@ class UtcDateTime(TypeDecorator[datetime]):
         if isinstance(value, str):
             return datetime.fromisoformat(value)
         assert isinstance(value, datetime)
-        return value.astimezone(UTC)
+        return value if value.tzinfo is UTC else value.astimezone(UTC)
 
 
 def id_column_type() -> TypeEngine[str]:
