@@ -31,8 +31,13 @@ Scenarios, each over ``BENCH_HTTP_ROUNDS`` rounds (default 3, at least 3) of
 
 Every answer other than the expected status is reported and makes the exit status 1.
 The last lines are one per figure: ``ratio <scenario> <median>`` (``floor_vs_pgbench``
-and ``bookings_vs_floor`` too), ``p50_ms <scenario>
-<median>``, ``p99_ms bookings <median>`` and ``double_bookings bookings <count>``.
+and ``bookings_vs_floor`` too), ``p50_ms <scenario> <median>``, ``p99_ms bookings
+<median>``, ``double_bookings bookings <count>``, and ``cpu_ms <side> <median>``: the
+CPU milliseconds per 201 answer spent in each round by the server (``bookings_server``,
+``floor_server``: the process and its workers) and by the PostgreSQL processes of the
+machine (``bookings_postgres``, ``floor_postgres``; left out when PostgreSQL runs
+elsewhere), read from ``/proc``. On a shared machine CPU per answer moves less from run
+to run than answers per second do.
 """
 
 from __future__ import annotations
@@ -121,6 +126,11 @@ def _keys(db: Database, company_id: str, count: int) -> list[str]:
     ]
 
 
+SERVED: dict[str, int] = {}
+"""The process id of each server ``serving`` runs, by base URL (its workers are its
+children)."""
+
+
 @contextmanager
 def serving(command: list[str], env: dict[str, str], log: Path) -> Iterator[str]:
     """``command`` (given ``--port`` last) running until the block ends; its base URL."""
@@ -129,11 +139,47 @@ def serving(command: list[str], env: dict[str, str], log: Path) -> Iterator[str]
         proc = subprocess.Popen(
             [*command, "--port", str(port)], env=env, stdout=subprocess.DEVNULL, stderr=sink
         )
+    base = f"http://127.0.0.1:{port}"
     try:
         wait_for_port(port, proc, lambda: log.read_text()[-2000:])
-        yield f"http://127.0.0.1:{port}"
+        SERVED[base] = proc.pid
+        yield base
     finally:
+        SERVED.pop(base, None)
         stop_process(proc)
+
+
+Ticks = dict[int, int]
+
+
+def cpu_now(base: str) -> tuple[Ticks, Ticks]:
+    """CPU ticks (user and system, from ``/proc``) spent so far by each process of the
+    server at ``base`` (it and its workers, its child processes), and by each PostgreSQL
+    process of this machine (the database the harness loads)."""
+    pid = SERVED[base]
+    server: Ticks = {}
+    postgres: Ticks = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            name, fields = (entry / "stat").read_text().rsplit(")", 1)
+        except OSError:
+            continue  # ended meanwhile
+        parts = fields.split()
+        ticks = int(parts[11]) + int(parts[12])
+        if int(entry.name) == pid or int(parts[1]) == pid:
+            server[int(entry.name)] = ticks
+        elif name.endswith("(postgres"):
+            postgres[int(entry.name)] = ticks
+    return server, postgres
+
+
+def cpu_seconds(before: Ticks, after: Ticks) -> float:
+    """The CPU seconds spent between two readings by the processes alive at the second
+    (one that began meanwhile counts whole; one that ended meanwhile is not counted)."""
+    ticks = sum(spent - before.get(pid, 0) for pid, spent in after.items())
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 class Harness:
@@ -270,13 +316,29 @@ class Harness:
             unused = CREW  # the first request number no round has sent
             created = CREW  # 201 answers
             p99: list[float] = []
+            cpu: dict[str, list[float]] = {}
+
+            def cpu_per_answer(at: str, name: str, run: Callable[[], Outcome]) -> Outcome:
+                """``run()``, recording the server's and PostgreSQL's CPU per 201."""
+                before = cpu_now(at)
+                outcome = run()
+                after = cpu_now(at)
+                answered = max(outcome.answers[201], 1)
+                for side, then, now in zip(("server", "postgres"), before, after, strict=True):
+                    spent = cpu_seconds(then, now)
+                    cpu.setdefault(f"{name}_{side}", []).append(spent / answered * 1000)
+                return outcome
 
             def book(seconds: float = SECONDS, record: bool = True) -> float:
                 nonlocal unused, created
                 pool = [request(n) for n in range(unused, unused + int(seconds * POOL_PER_SECOND))]
-                outcome = self.load.run(
-                    base, pool, connections=CONNECTIONS, seconds=seconds, cycle=False
-                )
+
+                def run() -> Outcome:
+                    return self.load.run(
+                        base, pool, connections=CONNECTIONS, seconds=seconds, cycle=False
+                    )
+
+                outcome = cpu_per_answer(base, "bookings", run) if record else run()
                 unused += outcome.used
                 created += outcome.answers[201]
                 if record:
@@ -292,9 +354,12 @@ class Harness:
             floor_pool = [request(n) for n in range(CREW)]  # the floor reads bodies only
 
             def floor(seconds: float = SECONDS, record: bool = True) -> float:
-                outcome = self.load.run(
-                    floor_base, floor_pool, connections=CONNECTIONS, seconds=seconds, cycle=True
-                )
+                def run() -> Outcome:
+                    return self.load.run(
+                        floor_base, floor_pool, connections=CONNECTIONS, seconds=seconds, cycle=True
+                    )
+
+                outcome = cpu_per_answer(floor_base, "floor", run) if record else run()
                 if record:
                     self.check("floor_vs_pgbench", outcome, 201)
                 return outcome.rate(201)
@@ -316,6 +381,11 @@ class Harness:
             self.problems.append(f"bookings_vs_pgbench: {created} answered 201, {made} booked")
         self.figures.append(f"p99_ms bookings {statistics.median(p99):.0f}")
         self.figures.append(f"double_bookings bookings {overlaps}")
+        for name, spent in cpu.items():
+            if not any(spent):  # PostgreSQL runs elsewhere (another machine, a container)
+                continue
+            say(f"  cpu per 201, {name}: " + ", ".join(f"{ms:.2f} ms" for ms in spent))
+            self.figures.append(f"cpu_ms {name} {statistics.median(spent):.2f}")
 
     def reads(self) -> None:
         """``services_vs_bare``, ``quote_vs_bare`` and the availability latencies."""
