@@ -36,8 +36,10 @@ and ``bookings_vs_floor`` too), ``p50_ms <scenario> <median>``, ``p99_ms booking
 CPU milliseconds per 201 answer spent in each round by the server (``bookings_server``,
 ``floor_server``: the process and its workers) and by the PostgreSQL processes of the
 machine (``bookings_postgres``, ``floor_postgres``; left out when PostgreSQL runs
-elsewhere), read from ``/proc``. On a shared machine CPU per answer moves less from run
-to run than answers per second do.
+elsewhere), read from ``/proc``; and ``cpu_us <side> <median>``: the CPU microseconds
+per 200 answer of the reads, by the real server (``services_server``, ``quote_server``)
+and by bare Starlette (``services_bare``, ``quote_bare``). On a shared machine CPU per
+answer moves less from run to run than answers per second do.
 """
 
 from __future__ import annotations
@@ -417,6 +419,7 @@ class Harness:
                 "--no-access-log",
             ]
             with serving(bare_command, self.env, self.log) as bare:
+                cpu: dict[str, list[float]] = {}  # microseconds per 200, by side
                 for scenario, pool in (("services_vs_bare", services), ("quote_vs_bare", quotes)):
                     if scenario.split("_")[0] not in ONLY:
                         continue
@@ -425,15 +428,24 @@ class Harness:
                     def throughput(
                         at: str, pool: list[Request] = pool, name: str = scenario
                     ) -> float:
+                        before, _ = cpu_now(at)
                         outcome = self.load.run(
                             at, pool, connections=CONNECTIONS, seconds=SECONDS, cycle=True
                         )
+                        after, _ = cpu_now(at)
                         self.check(name, outcome, 200)
+                        which = "server" if at == base else "bare"
+                        side = f"{name.removesuffix('_vs_bare')}_{which}"
+                        spent = cpu_seconds(before, after) / max(outcome.answers[200], 1)
+                        cpu.setdefault(side, []).append(spent * 1e6)
                         return outcome.rate(200)
 
                     for at in (base, bare):  # warm both
                         self.load.run(at, pool, connections=CONNECTIONS, seconds=2, cycle=True)
                     self.alternate(scenario, lambda: throughput(base), lambda: throughput(bare))
+                for name, spent in cpu.items():
+                    say(f"  cpu per 200, {name}: " + ", ".join(f"{us:.0f} us" for us in spent))
+                    self.figures.append(f"cpu_us {name} {statistics.median(spent):.0f}")
             if "availability" in ONLY:
                 self.latencies(base)
 
