@@ -11,6 +11,7 @@ import attrs
 import structlog
 from starlette.applications import Starlette
 
+from adapters.drivetime import centroids
 from adapters.http.app import create_app
 from adapters.http.cursors import CursorCodec
 from adapters.http.deps import HttpDeps, NotInMemory
@@ -148,4 +149,5 @@ def build_app(settings: Settings | None = None) -> Starlette:
     configure_logging()
     container = bootstrap(settings)
     warn_about_allowed_hosts(container.settings)
+    centroids()  # the zip data, loaded before the first request rather than by it
     return web_app(container)

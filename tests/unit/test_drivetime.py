@@ -12,8 +12,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+import zipcodes
 
-from adapters.drivetime import OsrmDriveTime, OsrmError, ZipCentroidDriveTime, zip_centroid
+from adapters.drivetime import (
+    OsrmDriveTime,
+    OsrmError,
+    ZipCentroidDriveTime,
+    centroids,
+    zip_centroid,
+)
 from adapters.drivetime.zipcentroid import MINIMUM_MINUTES, great_circle_km
 from booking_core.availability import SlotQuery, available_slots
 from booking_core.crew import CrewMember, WorkingHours
@@ -29,6 +36,17 @@ def test_centroid_of_a_known_zip():
     lat, lon = zip_centroid(MIDTOWN)
     assert 40.7 < lat < 40.8
     assert -74.1 < lon < -73.9
+
+
+def test_every_zip_of_the_data_has_the_centroid_the_package_itself_finds():
+    index = centroids()
+    records = zipcodes.list_all()
+    assert len(index) == len({record["zip_code"] for record in records}) > 40_000
+    # Every 50th record, and both ends: the package's own lookup scans them all each time.
+    for record in [*records[::50], records[0], records[-1]]:
+        (found, *_) = zipcodes.matching(record["zip_code"])
+        expected = float(found["lat"]), float(found["long"])
+        assert zip_centroid(record["zip_code"]) == index[record["zip_code"]] == expected
 
 
 def test_same_zip_takes_the_fixed_minimum():
@@ -53,7 +71,12 @@ def test_far_zips_take_days_of_driving_and_are_symmetric():
     assert drive.minutes(SAN_FRANCISCO, MIDTOWN) == minutes
 
 
-@pytest.mark.parametrize("zip_code", ["00000", "99999", "1234", "abcde", "10001-1234", ""])
+FULLWIDTH_10001 = "\uff11\uff10\uff10\uff10\uff11"  # digits to isdigit(), not a zip
+
+
+@pytest.mark.parametrize(
+    "zip_code", ["00000", "99999", "1234", "abcde", "10001-1234", "", FULLWIDTH_10001, " 10001"]
+)
 def test_unknown_zip_raises_unknown_zip(zip_code):
     with pytest.raises(UnknownZip) as unknown:
         ZipCentroidDriveTime().minutes(MIDTOWN, zip_code)
