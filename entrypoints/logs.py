@@ -1,24 +1,34 @@
-"""structlog configured for JSON lines on stderr (one per request, with its request id)."""
+"""structlog configured for compact JSON lines on stderr (one per request, with its request
+id)."""
 
 from __future__ import annotations
 
 import logging
 import os
 import sys
+from typing import Any
 
 import structlog
 
+from adapters.jsontext import compact
+
 
 def json_processors() -> list[structlog.typing.Processor]:
-    """How a line is rendered: one JSON object with the context, level, ISO time (UTC) and
-    a plain traceback when there is one."""
+    """How a line is rendered: one compact JSON object with the context, level, ISO time
+    (UTC) and a plain traceback when there is one."""
     return [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
         structlog.processors.format_exc_info,
-        structlog.processors.JSONRenderer(),
+        structlog.processors.JSONRenderer(serializer=_line),
     ]
+
+
+def _line(event: object, **options: Any) -> str:
+    """The event as compact JSON, written by orjson (``adapters.jsontext.compact``): the
+    standard library's renderer cost a request about a third of its log line."""
+    return compact(event, default=options.get("default")).decode()
 
 
 def configure_logging(level: str | None = None) -> None:

@@ -41,7 +41,7 @@ def lines_since(log: Path, offset: int, requests: int) -> list[str]:
         with log.open("rb") as sink:
             sink.seek(offset)
             lines = [line.decode() for line in sink if line.endswith(b"\n")]
-        done = sum('"event": "request"' in line for line in lines) >= requests
+        done = sum('"event":"request"' in line for line in lines) >= requests
         if done or time.monotonic() > deadline:
             return lines
         time.sleep(0.02)

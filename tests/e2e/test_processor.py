@@ -273,7 +273,7 @@ def test_each_event_is_logged_with_its_outcome_never_its_signature(stack, hooks,
         refused = http.post(PATH, content=body, headers={"stripe-signature": signature + "0"})
         assert refused.status_code == 400
     lines = _log_lines(server_logs, offset, requests=2)
-    (line,) = [json.loads(x) for x in lines if '"event": "processor_event"' in x]
+    (line,) = [json.loads(x) for x in lines if '"event":"processor_event"' in x]
     assert (line["event_id"], line["account_id"], line["company_id"]) == (
         unknown["id"],
         shop.account,
@@ -297,6 +297,6 @@ def _log_lines(log: Path, offset: int, requests: int) -> list[str]:
         with log.open("rb") as sink:
             sink.seek(offset)
             lines = [line.decode() for line in sink if line.endswith(b"\n")]
-        if sum('"event": "request"' in x for x in lines) >= requests or time.monotonic() > deadline:
+        if sum('"event":"request"' in x for x in lines) >= requests or time.monotonic() > deadline:
             return lines
         time.sleep(0.02)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 import attrs
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -48,6 +49,24 @@ def test_a_lone_surrogate_comes_escaped_and_the_rest_as_utf8() -> None:
 
 def test_a_key_that_is_not_a_string_is_written_as_the_standard_library_writes_it() -> None:
     assert compact({1: True}) == b'{"1":true}'
+
+
+class Opaque:
+    def __repr__(self) -> str:
+        return "<opaque>"
+
+
+def test_default_writes_what_json_has_no_type_for_on_either_path() -> None:
+    assert compact({"o": Opaque()}, default=repr) == b'{"o":"<opaque>"}'
+    # An integer beyond 64 bits sends the whole value to the standard library.
+    assert compact({"o": Opaque(), "n": 2**64}, default=repr) == (
+        b'{"o":"<opaque>","n":18446744073709551616}'
+    )
+
+
+def test_without_default_a_value_json_has_no_type_for_is_refused() -> None:
+    with pytest.raises(TypeError):
+        compact({"o": Opaque()})
 
 
 def test_a_bookings_documents_do_not_depend_on_what_was_unstructured_before() -> None:
