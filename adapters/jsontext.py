@@ -6,7 +6,7 @@ as UTF-8 bytes, byte for byte for the values the adapters write (dicts with stri
 keys, lists and tuples, strings, integers, booleans and None; orjson writes a float as
 the same number, possibly spelled differently), written by orjson some fifteen times
 faster: a booking encodes its row's document, its event's and its answer, and every
-request writes a log line (``entrypoints/logs.py``, with ``default=repr``). What orjson
+request writes a log line (``entrypoints/logs.py``, ``default`` structlog's fallback). What orjson
 refuses goes to the standard library, which writes it as before: an integer beyond
 64 bits, a key that is not a string, and a lone surrogate (echoed from a request's
 field path), written as a ``\\ud800`` escape.
