@@ -3,6 +3,7 @@ id)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import sys
@@ -27,8 +28,16 @@ def json_processors() -> list[structlog.typing.Processor]:
 
 def _line(event: object, **options: Any) -> str:
     """The event as compact JSON, written by orjson (``adapters.jsontext.compact``): the
-    standard library's renderer cost a request about a third of its log line."""
-    return compact(event, default=options.get("default")).decode()
+    standard library's renderer cost a request about a third of its log line.
+
+    A line stays ASCII, as the standard library wrote it, whatever the locale's encoding
+    of stderr: one that holds other characters (a customer's name in a logged email) is
+    written again with them escaped."""
+    default = options.get("default")
+    line = compact(event, default=default).decode()
+    if line.isascii():
+        return line
+    return json.dumps(event, separators=(",", ":"), default=default)
 
 
 def configure_logging(level: str | None = None) -> None:
