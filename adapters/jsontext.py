@@ -6,10 +6,10 @@ as UTF-8 bytes, byte for byte for the values the adapters write (dicts with stri
 keys, lists and tuples, strings, integers, booleans and None; orjson writes a float as
 the same number, possibly spelled differently), written by orjson some fifteen times
 faster: a booking encodes its row's document, its event's and its answer, and every
-request writes a log line (``entrypoints/logs.py``, ``default`` structlog's fallback). What orjson
-refuses goes to the standard library, which writes it as before: an integer beyond
-64 bits, a key that is not a string, and a lone surrogate (echoed from a request's
-field path), written as a ``\\ud800`` escape.
+request writes a log line (``entrypoints/logs.py``, given structlog's fallback as
+``default``). What orjson refuses goes to the standard library, which writes it as
+before: an integer beyond 64 bits, a key that is not a string, and a lone surrogate
+(echoed from a request's field path), written as a ``\\ud800`` escape.
 
 Only writing: orjson reads an integer beyond 64 bits as a float, so documents and
 request bodies are read by the standard library.

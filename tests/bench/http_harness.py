@@ -184,6 +184,22 @@ def cpu_seconds(before: Ticks, after: Ticks) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_per_answer(
+    base: str, status: int, run: Callable[[], Outcome]
+) -> tuple[Outcome, dict[str, float]]:
+    """``run()``, and the CPU seconds per ``status`` answer it cost the server at ``base``
+    and PostgreSQL, as ``{"server": s, "postgres": s}``."""
+    before = cpu_now(base)
+    outcome = run()
+    after = cpu_now(base)
+    answered = max(outcome.answers[status], 1)
+    spent = {
+        side: cpu_seconds(then, now) / answered
+        for side, then, now in zip(("server", "postgres"), before, after, strict=True)
+    }
+    return outcome, spent
+
+
 class Harness:
     """One run: the database, the load generator, the figures and the problems seen."""
 
@@ -320,15 +336,11 @@ class Harness:
             p99: list[float] = []
             cpu: dict[str, list[float]] = {}
 
-            def cpu_per_answer(at: str, name: str, run: Callable[[], Outcome]) -> Outcome:
-                """``run()``, recording the server's and PostgreSQL's CPU per 201."""
-                before = cpu_now(at)
-                outcome = run()
-                after = cpu_now(at)
-                answered = max(outcome.answers[201], 1)
-                for side, then, now in zip(("server", "postgres"), before, after, strict=True):
-                    spent = cpu_seconds(then, now)
-                    cpu.setdefault(f"{name}_{side}", []).append(spent / answered * 1000)
+            def recorded(at: str, name: str, run: Callable[[], Outcome]) -> Outcome:
+                """``run()``, recording the server's and PostgreSQL's CPU ms per 201."""
+                outcome, spent = cpu_per_answer(at, 201, run)
+                for side, seconds in spent.items():
+                    cpu.setdefault(f"{name}_{side}", []).append(seconds * 1000)
                 return outcome
 
             def book(seconds: float = SECONDS, record: bool = True) -> float:
@@ -340,7 +352,7 @@ class Harness:
                         base, pool, connections=CONNECTIONS, seconds=seconds, cycle=False
                     )
 
-                outcome = cpu_per_answer(base, "bookings", run) if record else run()
+                outcome = recorded(base, "bookings", run) if record else run()
                 unused += outcome.used
                 created += outcome.answers[201]
                 if record:
@@ -361,7 +373,7 @@ class Harness:
                         floor_base, floor_pool, connections=CONNECTIONS, seconds=seconds, cycle=True
                     )
 
-                outcome = cpu_per_answer(floor_base, "floor", run) if record else run()
+                outcome = recorded(floor_base, "floor", run) if record else run()
                 if record:
                     self.check("floor_vs_pgbench", outcome, 201)
                 return outcome.rate(201)
@@ -428,16 +440,17 @@ class Harness:
                     def throughput(
                         at: str, pool: list[Request] = pool, name: str = scenario
                     ) -> float:
-                        before, _ = cpu_now(at)
-                        outcome = self.load.run(
-                            at, pool, connections=CONNECTIONS, seconds=SECONDS, cycle=True
+                        outcome, spent = cpu_per_answer(
+                            at,
+                            200,
+                            lambda: self.load.run(
+                                at, pool, connections=CONNECTIONS, seconds=SECONDS, cycle=True
+                            ),
                         )
-                        after, _ = cpu_now(at)
                         self.check(name, outcome, 200)
                         which = "server" if at == base else "bare"
                         side = f"{name.removesuffix('_vs_bare')}_{which}"
-                        spent = cpu_seconds(before, after) / max(outcome.answers[200], 1)
-                        cpu.setdefault(side, []).append(spent * 1e6)
+                        cpu.setdefault(side, []).append(spent["server"] * 1e6)
                         return outcome.rate(200)
 
                     for at in (base, bare):  # warm both
