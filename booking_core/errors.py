@@ -167,22 +167,44 @@ class UnknownZip(ValidationFailed):
 
 
 class SlotUnavailable(RuleViolation):
-    """The start asked for is not an open slot (hours, notice, area, service, crew)."""
+    """The start asked for is not an open slot (hours, notice, area, service, crew).
+    ``field`` is the request field that gave the start, when it was not the main one
+    (``additional_start_isos.1``)."""
 
-    def __init__(self, start: str, reason: str) -> None:
+    def __init__(self, start: str, reason: str, field: str | None = None) -> None:
         self.start = start
         self.reason = reason
+        self.field = field
         super().__init__(f"{start} is not an open slot: {reason}")
+
+    def naming(self, field: str) -> SlotUnavailable:
+        """The same refusal, named on ``field``."""
+        return SlotUnavailable(self.start, self.reason, field)
 
 
 class SlotTaken(ConflictError):
-    """Another job took the slot (or a crew member's time) between listing and booking."""
+    """Only other jobs stand in the way of the slot: taken between listing and booking,
+    as far as the service can tell (it cannot know when the caller listed, so a job
+    booked long before reads the same). ``field`` as for ``SlotUnavailable``; ``hint``
+    says what to do instead."""
 
-    def __init__(self, start: str, crew_id: str | None = None) -> None:
+    def __init__(
+        self,
+        start: str,
+        crew_id: str | None = None,
+        field: str | None = None,
+        hint: str = "list availability again",
+    ) -> None:
         self.start = start
         self.crew_id = crew_id
+        self.field = field
+        self.hint = hint
         who = f" for crew member {crew_id}" if crew_id else ""
-        super().__init__(f"The slot at {start}{who} was just taken; list availability again.")
+        super().__init__(f"The slot at {start}{who} is taken by another job; {hint}.")
+
+    def naming(self, field: str, hint: str | None = None) -> SlotTaken:
+        """The same refusal, named on ``field`` (with another ``hint`` when given)."""
+        return SlotTaken(self.start, self.crew_id, field, hint or self.hint)
 
 
 class SelfServiceClosed(RuleViolation):

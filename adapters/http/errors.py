@@ -16,6 +16,8 @@ from booking_core.errors import (
     DomainError,
     NotFoundError,
     RuleViolation,
+    SlotTaken,
+    SlotUnavailable,
     ValidationFailed,
 )
 
@@ -77,6 +79,11 @@ def from_domain(error: DomainError) -> ApiError:
             elif isinstance(error, ValidationFailed):
                 # The core names fields in snake_case; the wire spells them in camelCase.
                 field_errors = {wire_path(k): v for k, v in error.field_errors.items()}
+            elif isinstance(error, SlotTaken | SlotUnavailable) and error.field is not None:
+                # A start other than startIso's (one of several dates) is named by its path.
+                path = wire_path(error.field)
+                message = f"{path}: {error.message}"
+                return ApiError(status, code, message, field_errors={path: error.message})
             return ApiError(status, code, error.message, field_errors=field_errors)
     return internal_error()
 

@@ -294,7 +294,7 @@ PUBLIC_ERROR_SCHEMA: dict[str, Any] = {
 PUBLIC_ERRORS = {
     "400": "fields missing or invalid (the message names each)",
     "404": "no company has this slug",
-    "409": "the slot was just taken, or the Idempotency-Key is reused or busy",
+    "409": "the slot is taken by another job, or the Idempotency-Key is reused or busy",
     "413": "the body is over 64 KB",
     "422": "a field over its ceiling (the message names the field and the limit), "
     "or understood but refused by a rule",

@@ -47,7 +47,13 @@ from booking_core.customers import (
     merge_survivor,
     new_customer,
 )
-from booking_core.errors import ConflictError, NotFoundError, SlotTaken, ValidationFailed
+from booking_core.errors import (
+    ConflictError,
+    NotFoundError,
+    SlotTaken,
+    SlotUnavailable,
+    ValidationFailed,
+)
 from booking_core.events import EventType, events_for
 from booking_core.ids import new_id
 from booking_core.paging import MAX_LIMIT, PageRequest
@@ -340,7 +346,20 @@ def _check_every_visit(
     """Every visit after the first must be open for the chosen crew too (all or nothing),
     for as long as that visit lasts (a plan's later visits skip first-visit extras)."""
     for visit in made[1:]:
-        check_visit(uow, company, catalog, visit, drive=drive, at=at, crew=crew)
+        try:
+            check_visit(uow, company, catalog, visit, drive=drive, at=at, crew=crew)
+        except SlotTaken as taken:
+            if visit.group_id is None:
+                raise
+            field = f"additional_start_isos.{visit.visit_index - 1}"
+            raise taken.naming(field, SAME_CREW_HINT) from None
+        except SlotUnavailable as refused:
+            if visit.group_id is None:
+                raise
+            raise refused.naming(f"additional_start_isos.{visit.visit_index - 1}") from None
+
+
+SAME_CREW_HINT = "every date of a booking goes to the crew of startIso: book this date on its own"
 
 
 def check_visit(

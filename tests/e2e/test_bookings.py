@@ -335,8 +335,13 @@ def test_one_bad_date_among_several_books_none_of_them(
     body = booking_body(good[0], crewIds=[rosa], additionalStartIsos=[good[1], bad_start])
     body["customer"]["email"] = email
 
-    error_of(post(client, "/bookings", body), status, code)
+    error = error_of(post(client, "/bookings", body), status, code)
 
+    # The refusal names the date it is about, by its place in the request.
+    assert error["message"].startswith("additionalStartIsos.1: "), error
+    assert list(error["fieldErrors"]) == ["additionalStartIsos.1"], error
+    if bad == "taken":  # and says why listing again would not help
+        assert "every date of a booking goes to the crew of startIso" in error["message"]
     assert [b["id"] for b in every(client)] == blockers
     for start in good:
         day = datetime.fromisoformat(start).astimezone(shop.zone).date()
