@@ -22,7 +22,7 @@ from attrs import frozen
 from cattrs.errors import ForbiddenExtraKeysError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, override
 
-from booking_core.bookings import MAX_DAYS
+from booking_core.bookings import CANCEL_REASON_MAX, MAX_DAYS
 from booking_core.customers import email_errors
 from booking_core.errors import ValidationFailed
 from booking_core.paging import MAX_LIMIT
@@ -107,6 +107,7 @@ Id = Annotated[str, NotEmpty(), MaxLength(100)]
 ShortText = Annotated[str, MaxLength(200)]
 Cursor = Annotated[str, MaxLength(1_000)]
 IntakeAnswer = Annotated[str, MaxLength(500)]
+CancelReason = Annotated[str, MaxLength(CANCEL_REASON_MAX)]
 """String types with their SPEC.md section 8 ceilings, for validation and the OpenAPI
 description alike."""
 

@@ -668,6 +668,7 @@ def test_cancel_scope_fields_are_checked(shop: Shop, client: httpx.Client, tuesd
         (plan["id"], {"scope": "this", "after": after}, "after"),
         (plan["id"], {"scope": "everything"}, "scope"),
         (plan["id"], {"scope": "plan_after", "after": "soon"}, "after"),
+        (single["id"], {"scope": "this", "reason": "x" * 501}, "reason"),
     ):
         response = cancel(client, ref, **body)
         assert field in error_of(response, 400, "invalid_request")["fieldErrors"], body
@@ -675,6 +676,10 @@ def test_cancel_scope_fields_are_checked(shop: Shop, client: httpx.Client, tuesd
     missing = client.post(f"{API}/bookings/{single['id']}/cancel", json={"scope": "this"})
     assert "Idempotency-Key" in error_of(missing, 400, "invalid_request")["fieldErrors"]
     assert {b["status"] for b in every(client)} == {"scheduled"}
+    # A reason may be as long as the booking's cancelReason holds (500 characters).
+    reason = "r" * 500
+    assert cancel(client, single["id"], scope="this", reason=reason).status_code == 200
+    assert fetch(client, single["id"])["cancelReason"] == reason
 
 
 def test_cancelling_this_and_future_on_a_single_booking_cancels_it(

@@ -13,6 +13,7 @@ from adapters.http.queries import PageQuery
 from adapters.http.routes.catalog import Item, selected
 from adapters.http.routes.customers import AddressBody
 from adapters.http.structuring import (
+    CancelReason,
     Code,
     Days,
     Email,
@@ -23,7 +24,6 @@ from adapters.http.structuring import (
     Name,
     Note,
     Phone,
-    ShortText,
     Zip,
 )
 from adapters.http.views.bookings import (
@@ -103,7 +103,7 @@ class CancelBody:
 
     scope: CancelScope = CancelScope.THIS
     after: date | None = None
-    reason: ShortText | None = None
+    reason: CancelReason | None = None
 
 
 @frozen(kw_only=True)
