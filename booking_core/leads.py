@@ -8,7 +8,7 @@ Phones reach the core already in E.164 (the ``PhoneNormalizer`` port does that).
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
 
 import attrs
@@ -197,10 +197,13 @@ def update(
     owner: str | object | None = UNSET,
     follow_up_on: date | object | None = UNSET,
     actor: str | None = None,
+    open_twins: Sequence[Lead] = (),
 ) -> Lead:
     """Move stage, reassign, and/or set the follow-up date; each change is on the timeline.
 
-    A won lead is final (the work became a customer); a lost lead may be reopened.
+    A won lead is final (the work became a customer); a lost lead may be reopened, unless
+    another lead of the same contact is open (``open_twins``): enquiries fold into one
+    open lead per contact, so two would leave it unclear which one they join.
     """
     entries: list[TimelineEntry] = []
     new = lead
@@ -208,6 +211,16 @@ def update(
         if lead.stage is LeadStage.WON:
             raise InvalidTransition(
                 "lead", lead.id, lead.stage, f"move to {stage}", "a won lead is final."
+            )
+        twins = [t for t in open_twins if t.id != lead.id]
+        if stage.open and not lead.stage.open and twins:
+            raise InvalidTransition(
+                "lead",
+                lead.id,
+                lead.stage,
+                f"move to {stage}",
+                f"lead {twins[0].id} is open for the same contact and takes its enquiries;"
+                " close that one first.",
             )
         new = attrs.evolve(new, stage=stage)
         entries.append(

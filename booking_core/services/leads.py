@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 
 from attrs import frozen
@@ -91,6 +92,13 @@ def update_lead(cmd: UpdateLead, *, uow: UnitOfWork, clock: Clock) -> Lead:
     at = clock.now()
     with uow:
         lead = uow.leads.get_for_update(cmd.company_id, cmd.lead_id)
+        twins: Sequence[Lead] = ()
+        if cmd.stage is not None and cmd.stage.open and not lead.stage.open:
+            # Reopening: as capture_lead does, hold the contact so no enquiry starts a
+            # lead for it meanwhile, then look for another open lead of the contact.
+            keys = [key for key in (lead.email_key, lead.phone_e164) if key]
+            uow.leads.lock_contact(cmd.company_id, keys)
+            twins = uow.leads.open_matching(cmd.company_id, lead.email, lead.phone_e164)
         changed = leads.update(
             lead,
             at=at,
@@ -98,6 +106,7 @@ def update_lead(cmd: UpdateLead, *, uow: UnitOfWork, clock: Clock) -> Lead:
             owner=cmd.owner,
             follow_up_on=cmd.follow_up_on,
             actor=cmd.actor,
+            open_twins=twins,
         )
         if changed is not lead:
             uow.leads.save(changed)

@@ -130,6 +130,25 @@ def test_an_enquiry_matching_only_a_closed_lead_starts_a_new_one(api: httpx.Clie
     assert again.json()["id"] != first["id"]
 
 
+def test_a_lost_lead_cannot_be_reopened_beside_a_newer_open_lead_of_its_contact(
+    api: httpx.Client,
+):
+    email = unique_email("reopen")
+    first = capture(api, email=email).json()
+    assert api.patch(f"{API}/leads/{first['id']}", json={"stage": "lost"}).status_code == 200
+    second = capture(api, email=email.upper()).json()
+
+    refused = api.patch(f"{API}/leads/{first['id']}", json={"stage": "contacted"})
+
+    assert second["id"] in error_of(refused, 422, "unprocessable")["message"]
+    assert api.get(f"{API}/leads/{first['id']}").json()["stage"] == "lost"
+    # Enquiries keep folding into the one open lead.
+    assert capture(api, email=email).json()["id"] == second["id"]
+    assert api.patch(f"{API}/leads/{second['id']}", json={"stage": "won"}).status_code == 200
+    reopened = api.patch(f"{API}/leads/{first['id']}", json={"stage": "contacted"})
+    assert reopened.status_code == 200, reopened.text
+
+
 def test_an_enquiry_needs_a_way_to_reach_the_person(api: httpx.Client):
     response = capture(api, message="no contact at all")
     error_of(response, 400, "invalid_request")

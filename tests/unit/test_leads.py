@@ -382,6 +382,19 @@ def test_lost_lead_may_be_reopened(stage: LeadStage) -> None:
     assert reopened.timeline[-1].details == {"from": "lost", "to": stage.value}
 
 
+def test_a_lost_lead_is_not_reopened_while_another_lead_of_its_contact_is_open() -> None:
+    lost = update(start(), at=at(10), stage=LeadStage.LOST)
+    newer, folded = enquire(ADA, lost, minutes=30)  # the lost lead takes no enquiry
+    assert not folded
+
+    with pytest.raises(InvalidTransition, match=newer.id):
+        update(lost, at=at(40), stage=LeadStage.NEW, open_twins=[newer])
+    # Once the newer lead is closed too, the old one may come back; closing is not blocked.
+    closed = update(newer, at=at(50), stage=LeadStage.LOST, open_twins=[newer])
+    assert update(lost, at=at(60), stage=LeadStage.NEW).stage is LeadStage.NEW
+    assert closed.stage is LeadStage.LOST
+
+
 def test_reopened_lead_takes_enquiries_again() -> None:
     lost = update(start(), at=at(10), stage=LeadStage.LOST)
     reopened = update(lost, at=at(20), stage=LeadStage.CONTACTED)
