@@ -358,14 +358,14 @@ def process_request(endpoint: Endpoint, deps: HttpDeps, incoming: Incoming) -> _
                     deps.uow,
                     gate,
                     lambda unit: _answer(endpoint, attrs.evolve(context, unit=unit)),
-                    lambda error: _refused(error, request_id, endpoint.path),
+                    lambda error: refusal_answer(error, request_id, endpoint.path),
                 ),
                 request_id,
             )
         else:
             answer = _answer(endpoint, context)
     except Exception as error:
-        answer = _refused(error, request_id, endpoint.path)
+        answer = refusal_answer(error, request_id, endpoint.path)
     return _Outcome(answer.status, answer.body, {**headers, **answer.headers}, key)
 
 
@@ -390,8 +390,8 @@ def _answer(endpoint: Endpoint, context: Context) -> idempotency.Answer:
     return idempotency.Answer(reply.status, _encode(reply.body), reply.headers)
 
 
-def _refused(error: Exception, request_id: str, route: str) -> idempotency.Answer:
-    """The answer to what a request raised: its refusal, or ``internal_error``."""
+def refusal_answer(error: Exception, request_id: str, route: str) -> idempotency.Answer:
+    """The answer to what a request raised: its refusal, or ``internal_error`` (logged)."""
     if isinstance(error, ApiError):
         return idempotency.Answer(error.status, _encode(error.body(request_id)), error.headers)
     if isinstance(error, DomainError):

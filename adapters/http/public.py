@@ -65,6 +65,7 @@ from adapters.http.endpoint import (
     json_response,
     process_request,
     rate_limited,
+    refusal_answer,
 )
 from adapters.http.errors import ApiError
 from adapters.http.ratelimit import Verdict
@@ -332,9 +333,13 @@ def public_message(status: int, body: bytes) -> tuple[int, str]:
 
 def _run(deps: HttpDeps, endpoint: Endpoint, incoming: Incoming, slug: str) -> Response:
     """The slug's company, then the ``/api/v1`` pipeline for it (in a worker thread)."""
-    company_id = _company_id(deps, slug)
     assert incoming.admitted is not None
     headers = incoming.admitted[1].headers()
+    try:
+        company_id = _company_id(deps, slug)
+    except Exception as error:  # the database failed: 500, in the public shape
+        fault = refusal_answer(error, incoming.request_id, endpoint.path)
+        return public_error(*public_message(fault.status, fault.body), headers)
     if company_id is None:
         return public_error(404, "No such company.", headers)
     admitted = (_public_key(company_id, endpoint.scope), incoming.admitted[1])

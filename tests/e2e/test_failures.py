@@ -166,6 +166,20 @@ def test_a_database_error_with_sql_inside_is_a_generic_500(
     assert_generic_500(response)
 
 
+@pytest.mark.parametrize("slug", ["sparkle-cleaning", "no-such-company"])
+def test_a_database_error_on_a_public_route_is_a_500_in_the_public_shape(
+    unreachable: str, stack: Stack, slug: str
+):
+    # The company is looked up by its slug first; that lookup failing is a fault too.
+    response = httpx.get(f"{unreachable}/api/public/{slug}/catalog")
+    assert response.status_code == 500
+    assert response.json() == {"error": INTERNAL_MESSAGE}
+    assert response.headers["access-control-allow-origin"] == "*"
+    assert "x-ratelimit-limit" in response.headers
+    leaked = [word for word in LEAKS if word in response.text.lower()]
+    assert not leaked, response.text
+
+
 def test_a_failing_key_lookup_is_a_generic_500_without_rate_headers(stack: Stack):
     def authenticate(secret: str) -> Any:
         raise driver_error()
