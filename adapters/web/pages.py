@@ -186,7 +186,8 @@ CsrfCheck = Callable[[Visit], bool]
 
 
 async def read_form(request: Request) -> dict[str, str]:
-    """A POSTed form's fields (the first value of each); {} for any other body."""
+    """A POSTed form's fields (the first value of each); {} for any other body. A form
+    over 64 KB is a 413 page, one holding a NUL character a 400 page."""
     if request.method != "POST":
         return {}
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -204,6 +205,12 @@ async def read_form(request: Request) -> dict[str, str]:
     )
     form: dict[str, str] = {}
     for name, value in pairs:
+        if "\x00" in name or "\x00" in value:  # no text is stored with one, as in the API
+            raise PageError(
+                400,
+                "That form could not be read",
+                "It holds a NUL character, which no text may hold. Remove it and send again.",
+            )
         form.setdefault(name, value)
     return form
 

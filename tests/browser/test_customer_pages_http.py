@@ -382,8 +382,12 @@ def test_a_reschedule_to_a_start_no_calendar_holds_is_422_and_moves_nothing(site
         ("GET", listed, {}),
         ("POST", f"{track(job)}/reschedule", {"start": start, "date": day.isoformat()}),
     )
-    assert refused.status_code == 422, refused.text
-    assert "Choose one of the times listed." in refused.text
+    if "\x00" in start:  # no form field may hold one, on any page
+        assert refused.status_code == 400, refused.text
+        assert "NUL character" in refused.text
+    else:
+        assert refused.status_code == 422, refused.text
+        assert "Choose one of the times listed." in refused.text
     assert site.booking(job).start == job.booking.start
 
 

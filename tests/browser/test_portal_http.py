@@ -316,6 +316,13 @@ def test_details_are_saved_and_errors_shown_beside_their_fields(site: Site):
                     "zip": "2220",
                 },
             )
+            for path, field in (("details", "name"), ("addresses/new", "line1")):
+                nul = await browser.post(
+                    f"/{slug}/portal/{path}",
+                    data={"csrf_token": csrf.group(1), field: "1 Navy Way\x00", "zip": "22202"},
+                )
+                assert nul.status_code == 400, path
+                assert "NUL character" in nul.text
         return bad, good, address
 
     bad, good, address = run_async(scenario)
