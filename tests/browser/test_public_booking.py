@@ -191,6 +191,15 @@ def test_without_javascript_on_a_phone_with_errors_and_a_slot_taken(
 
         expect(page.get_by_role("heading", name="Choose a date and time")).to_be_visible()
         page.screenshot(path=str(screenshots / "book-2-date-phone.png"), full_page=True)
+        # A later day than the first one offered: its first time is 8:00 whatever the hour
+        # now, so times are still open that day once that one is taken (today's first
+        # time may be so late that nothing fits after it).
+        later = page.locator("a.bkp-day:not(.bkp-day-chosen)").first
+        later_day = str(later.get_attribute("aria-label"))
+        later.click()
+        expect(page.locator("a.bkp-day-chosen")).to_have_attribute(
+            "aria-label", f"{later_day}, chosen"
+        )
         page.locator(".bkp-time").first.click()
 
         expect(page.get_by_role("heading", name="Your details")).to_be_visible()
