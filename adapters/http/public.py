@@ -106,7 +106,12 @@ PUBLIC_RATE_LIMIT = 120
 """Requests a minute per client address and company."""
 MAX_DAYS_LISTED = 62
 """The most dates one ``days`` request covers (two months of a calendar)."""
-ALLOW_HEADERS = "content-type, idempotency-key"
+ALLOW_HEADERS = "content-type, idempotency-key, x-request-id"
+EXPOSE_HEADERS = (
+    "retry-after, x-ratelimit-limit, x-ratelimit-remaining, x-ratelimit-reset, x-request-id, "
+    "idempotent-replayed"
+)
+"""The answer's headers a page on another origin may read (beside the CORS-safelisted)."""
 PREFLIGHT_MAX_AGE = "600"
 """Seconds a browser may keep a preflight's answer."""
 PUBLIC_SCOPE = "catalog:read"
@@ -498,6 +503,7 @@ class PublicCors:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
                 headers["access-control-allow-origin"] = "*"
+                headers["access-control-expose-headers"] = EXPOSE_HEADERS
                 if "access-control-allow-credentials" in headers:
                     del headers["access-control-allow-credentials"]
             await send(message)

@@ -198,10 +198,20 @@ def test_every_route_answers_a_preflight(
     assert response.headers["access-control-allow-origin"] == "*"
     assert methods in response.headers["access-control-allow-methods"].split(", ")
     allowed = response.headers["access-control-allow-headers"].split(", ")
-    assert {"content-type", "idempotency-key"} <= set(allowed)
+    assert {"content-type", "idempotency-key", "x-request-id"} <= set(allowed)
     assert int(response.headers["access-control-max-age"]) > 0
     # A credentialed request is never granted: no allow-credentials, and the origin is *.
     assert "access-control-allow-credentials" not in response.headers
+
+
+def test_a_page_on_another_origin_may_read_the_rate_limit_and_request_id_headers(
+    shop: Shop, public: httpx.Client
+):
+    base = f"{PUBLIC}/{shop.company.slug}"
+    for response in (public.get(f"{base}/catalog"), public.get(f"{base}/nothing-here")):
+        exposed = set(response.headers["access-control-expose-headers"].split(", "))
+        wanted = {"retry-after", "x-ratelimit-remaining", "x-ratelimit-reset", "x-request-id"}
+        assert wanted | {"idempotent-replayed"} <= exposed, response.status_code
 
 
 def test_refusals_carry_cors_and_the_public_shape(shop: Shop, public: httpx.Client):
