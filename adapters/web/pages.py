@@ -71,6 +71,15 @@ templates = Environment(
 """Every template is autoescaped: a name or note typed by anyone is shown as text."""
 
 
+def end_sentence(text: str) -> str:
+    """``text`` closing a sentence: with a full stop, unless it ends in one already
+    ("Sparkle Cleaning Co." stays as it is)."""
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+templates.filters["end_sentence"] = end_sentence
+
+
 def asset_version(name: str) -> str:
     """A short digest of a static file: its address changes whenever its content does."""
     return hashlib.sha256((STATIC / name).read_bytes()).hexdigest()[:12]

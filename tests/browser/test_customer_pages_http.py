@@ -93,6 +93,17 @@ def test_the_tracking_page_shows_the_visit_and_only_the_crew_s_first_names(site:
     assert "script-src" not in page.headers["content-security-policy"]
 
 
+def test_a_company_name_ending_in_a_full_stop_closes_a_sentence_once(site: Site):
+    job = site.crew_job()
+    update_company_settings(
+        UpdateCompanySettings(company_id=job.company.id, name="Brightside Cleaning Co."),
+        uow=site.container.uow(),
+    )
+    text = get(site, job.booking.start - timedelta(days=3), track(job)).text
+    assert "write to Brightside Cleaning Co. " in text
+    assert "Co.." not in text
+
+
 def test_another_company_s_token_and_an_unknown_one_are_the_404_page(site: Site):
     job, other = site.crew_job(), site.crew_job()
     at = job.booking.start - timedelta(days=3)
