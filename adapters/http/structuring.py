@@ -13,7 +13,7 @@ import re
 import typing
 from collections import abc
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from typing import Annotated, Any, TypeVar
 
 import attrs
@@ -221,9 +221,13 @@ def _datetime(value: object, _: object) -> datetime:
         parsed = datetime.fromisoformat(text)
     except ValueError:
         raise FieldProblem(AWARE_TEXT) from None
-    if parsed.utcoffset() is None:
+    offset = parsed.utcoffset()
+    if offset is None:
         raise FieldProblem(AWARE_TEXT)
-    _in_years(parsed.year)
+    if offset.seconds % 60 or offset.microseconds:  # ISO 8601 offsets are hours and minutes
+        raise FieldProblem(AWARE_TEXT)
+    _in_years(parsed.year)  # first: year 1 or 9999 may not convert
+    _in_years(parsed.astimezone(UTC).year)  # the instant, not only the year as written
     return parsed
 
 

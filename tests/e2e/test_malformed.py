@@ -167,6 +167,20 @@ CASES = [
         _booking(startIso="9999-12-31T10:00:00+00:00"),
     ),
     Case(
+        "2199 as written, 2200 as an instant",
+        "POST",
+        "/bookings",
+        frozenset({"startIso"}),
+        _booking(startIso="2199-12-31T23:00:00-14:00"),
+    ),
+    Case(
+        "an offset with seconds",
+        "POST",
+        "/bookings",
+        frozenset({"startIso"}),
+        _booking(startIso="2030-01-08T10:00:00-05:00:30"),
+    ),
+    Case(
         "naive time",
         "POST",
         "/bookings",
@@ -221,6 +235,13 @@ CASES = [
         "/customers",
         frozenset({"updatedSince"}),
         params={"updatedSince": "0001-01-01T00:00:00+14:00"},
+    ),
+    Case(
+        "updatedSince 1970 as written, 1969 as an instant",
+        "GET",
+        "/customers",
+        frozenset({"updatedSince"}),
+        params={"updatedSince": "1970-01-01T00:00:00+14:00"},
     ),
     Case(
         "misspelt filter", "GET", "/bookings", frozenset({"stauts"}), params={"stauts": "cancelled"}
