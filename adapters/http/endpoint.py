@@ -238,7 +238,7 @@ def _inputs(endpoint: Endpoint, incoming: Incoming) -> tuple[Any, Any, Any]:
         problems.update(failed.field_errors)
     if endpoint.body is None:
         if problems:
-            raise RequestInvalid(problems)
+            raise RequestInvalid(problems | _key_problem(endpoint, incoming))
         return query, None, None
     raw, found = parse_json(incoming.raw_body)
     body: Any = None
@@ -248,8 +248,21 @@ def _inputs(endpoint: Endpoint, incoming: Incoming) -> tuple[Any, Any, Any]:
         problems.update(failed.field_errors)
     problems.update(found)
     if problems:
-        raise RequestInvalid(problems)
+        raise RequestInvalid(problems | _key_problem(endpoint, incoming))
     return query, raw, body
+
+
+def _key_problem(endpoint: Endpoint, incoming: Incoming) -> dict[str, str]:
+    """A missing, blank or overlong ``Idempotency-Key`` of a write that needs one, named
+    beside the body's problems so that one answer names them all (alone, the header's
+    own answer says more)."""
+    if not endpoint.idempotent:
+        return {}
+    try:
+        idempotency.key_from(incoming.headers)
+    except ApiError as refused:
+        return dict(refused.field_errors or {})
+    return {}
 
 
 def _safe_path_params(params: Mapping[str, Any]) -> dict[str, str]:

@@ -166,6 +166,18 @@ def test_a_missing_idempotency_key_is_invalid_request_naming_the_header(
     assert write.effects() == 0
 
 
+def test_a_missing_idempotency_key_is_named_beside_the_body_s_problems(
+    fresh: httpx.Client, write: Write
+):
+    # One answer names every problem: the body's and the header's.
+    error = error_of(
+        send(fresh, write, None, content='{"unknownField": 1}'), 400, "invalid_request"
+    )
+    assert "unknownField" in error["fieldErrors"]
+    assert "Required" in error["fieldErrors"]["Idempotency-Key"]
+    assert write.effects() == 0
+
+
 def test_a_blank_idempotency_key_is_refused_as_blank_not_as_missing(
     fresh: httpx.Client, write: Write
 ):
