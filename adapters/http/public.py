@@ -336,7 +336,9 @@ def public_message(status: int, body: bytes) -> tuple[int, str]:
     return status, message
 
 
-def _run(deps: HttpDeps, endpoint: Endpoint, incoming: Incoming, slug: str) -> Response:
+def _run(
+    deps: HttpDeps, endpoint: Endpoint, incoming: Incoming, slug: str, address: str
+) -> Response:
     """The slug's company, then the ``/api/v1`` pipeline for it (in a worker thread)."""
     assert incoming.admitted is not None
     headers = incoming.admitted[1].headers()
@@ -346,7 +348,12 @@ def _run(deps: HttpDeps, endpoint: Endpoint, incoming: Incoming, slug: str) -> R
         fault = refusal_answer(error, incoming.request_id, endpoint.path)
         return public_error(*public_message(fault.status, fault.body), headers)
     if company_id is None:
-        return public_error(404, "No such company.", headers)
+        # Each slug has its own count, so slugs that name no company are counted once
+        # more, together per address: guessing slugs is limited like any other use.
+        verdict = deps.rate_limiter.hit(f"public-unknown:{address}", PUBLIC_RATE_LIMIT)
+        if not verdict.allowed:
+            return public_error(429, rate_limited(verdict).message, verdict.headers())
+        return public_error(404, "No such company.", verdict.headers())
     admitted = (_public_key(company_id, endpoint.scope), incoming.admitted[1])
     if endpoint.idempotent and idempotency.HEADER not in incoming.headers:
         endpoint = attrs.evolve(endpoint, idempotent=False)  # optional here: just book
@@ -444,7 +451,8 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
             admitted=(_public_key("", endpoint.scope), verdict),
             early=early,
         )
-        return await run_in_threadpool(_run, deps, endpoint, incoming, slug)
+        address = client_address(request)
+        return await run_in_threadpool(_run, deps, endpoint, incoming, slug, address)
 
     return run
 

@@ -21,13 +21,16 @@ from openapi_schema_validator import OAS31Validator
 from sqlalchemy import text
 
 from adapters.http.public import MAX_PUBLIC_BODY_BYTES, PUBLIC_RATE_LIMIT
+from adapters.http.ratelimit import RateLimiter
 from tests.e2e.support import (
     API,
     CrewSpec,
+    LiveServer,
     Shop,
     Stack,
     booking_body,
     crewed_company,
+    free_socket,
     idem,
     overlapping_assignments,
     weekday_ahead,
@@ -278,6 +281,22 @@ def test_the_client_address_is_rate_limited_per_company(
     # /api/v1 keys are not touched by the public counter.
     with stack.client(shop.key) as api:
         assert api.get(f"{API}/services").status_code == 200
+
+
+def test_slugs_that_name_no_company_are_counted_together_per_address(stack: Stack):
+    server = LiveServer(free_socket())  # a counter of its own: the others are untouched
+    server.start(stack.app(server.base_url, RateLimiter()))
+    try:
+        with httpx.Client(base_url=server.base_url, trust_env=False) as c:
+            for n in range(PUBLIC_RATE_LIMIT):
+                assert c.get(f"{PUBLIC}/guess-{n}/catalog").status_code == 404, n
+            guessed = c.get(f"{PUBLIC}/guess-{PUBLIC_RATE_LIMIT}/catalog")
+            assert refusal(guessed, 429)
+            assert int(guessed.headers["retry-after"]) >= 1
+            # A real company's own count is another one.
+            assert c.get(f"{PUBLIC}/{stack.company.slug}/catalog").status_code == 200
+    finally:
+        server.stop()
 
 
 def documented(document: dict[str, Any], method: str, path: str, status: str) -> Any:
