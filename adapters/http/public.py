@@ -321,18 +321,23 @@ def _company_id(deps: HttpDeps, slug: str) -> str | None:
 
 def public_message(status: int, body: bytes) -> tuple[int, str]:
     """The status and message of a public refusal made from an ``/api/v1`` one: a field
-    over its ceiling is 422 naming the field and the limit; other field problems are
-    400 naming each field."""
+    over its ceiling is 422 naming the field and the limit (each such field, then any
+    other problem); other field problems are 400 naming each field."""
     error: dict[str, Any] = json.loads(body)["error"]
     message: str = error["message"]
     problems: dict[str, str] = error.get("fieldErrors") or {}
+    over, others = [], []
     for name, problem in problems.items():
         ceiling = _CEILING.match(problem)
         if ceiling:
             limit, unit = ceiling.groups()
-            return 422, f"{name} is over its limit of {limit} {unit}."
+            over.append(f"{name} is over its limit of {limit} {unit}.")
+        else:
+            others.append(f"{name}: {problem}")
+    if over:
+        return 422, " ".join(over + others)
     if problems:
-        message = f"{message} " + " ".join(f"{k}: {v}" for k, v in problems.items())
+        message = f"{message} " + " ".join(others)
     return status, message
 
 

@@ -223,8 +223,9 @@ def test_a_public_field_at_its_ceiling_is_read_and_one_character_more_is_422_nam
         assert "address.zip" in message
         assert path not in message
     else:
-        message = public_refusal(response, 422)
-        assert message == f"{path} is over its limit of {limit} characters."
+        message = public_refusal(response, 422)  # the ceiling first, then the bad zip
+        assert message.startswith(f"{path} is over its limit of {limit} characters.")
+        assert "address.zip" in message
 
 
 @SQLITE_ONLY

@@ -229,6 +229,13 @@ def test_refusals_carry_cors_and_the_public_shape(shop: Shop, public: httpx.Clie
     message = refusal(public.post(f"{base}/quote", json=over), 422)
     assert "couponCode" in message
     assert "100" in message
+    # Every problem comes in the one answer: each field over its ceiling, then the rest.
+    several = {"couponCode": "c" * 101, "customer": {"name": "n" * 201, "email": "bad"}}
+    message = refusal(public.post(f"{base}/book", json=several), 422)
+    assert "couponCode is over its limit of 100" in message
+    assert "customer.name is over its limit of 200" in message
+    assert "customer.email" in message
+    assert "serviceId" in message
     many = {**DEMO_SELECTION, "extras": [{"id": "ext_oven", "quantity": 1}] * 201}
     message = refusal(public.post(f"{base}/quote", json=many), 422)
     assert "extras" in message
