@@ -70,25 +70,27 @@ def create_customer(
     except ValidationFailed as failed:
         phone, phone_errors = None, failed.field_errors
     at = clock.now()
+    # The request is checked whole first, whether or not the email is known: a bad field
+    # is refused the same way for a new and for an existing customer.
+    try:
+        customer = new_customer(
+            customer_id=new_id("cus"),
+            company_id=cmd.company_id,
+            name=cmd.name,
+            email=cmd.email,
+            phone=phone,
+            at=at,
+            address=SavedAddress(new_id("adr"), cmd.address) if cmd.address else None,
+        )
+    except ValidationFailed as failed:
+        raise ValidationFailed({**phone_errors, **failed.field_errors}) from None
+    if phone_errors:
+        # Every field problem at once: the phone with whatever else is wrong.
+        raise ValidationFailed(phone_errors)
     with uow:
         existing = uow.customers.by_email(cmd.company_id, cmd.email)
         if existing is not None:
             return _survivor(uow, existing), False
-        try:
-            customer = new_customer(
-                customer_id=new_id("cus"),
-                company_id=cmd.company_id,
-                name=cmd.name,
-                email=cmd.email,
-                phone=phone,
-                at=at,
-                address=SavedAddress(new_id("adr"), cmd.address) if cmd.address else None,
-            )
-        except ValidationFailed as failed:
-            raise ValidationFailed({**phone_errors, **failed.field_errors}) from None
-        if phone_errors:
-            # Every field problem at once: the phone with whatever else is wrong.
-            raise ValidationFailed(phone_errors)
         held, created = uow.customers.add_unless_email_taken(customer)
         if not created:
             return _survivor(uow, held), False

@@ -264,6 +264,8 @@ def _customer_for(
     is refused because its customer was being created at the same moment. Only the winner
     says it created the customer (so ``customer.created`` is recorded once).
     """
+    # Checked whether or not the email is known: a bad phone is refused for both alike.
+    phone = normalized_phone(details.phone, phones, "customer.phone")
     existing = uow.customers.by_email(company_id, details.email)
     if existing is None:
         customer = new_customer(
@@ -271,7 +273,7 @@ def _customer_for(
             company_id=company_id,
             name=details.name,
             email=details.email,
-            phone=normalized_phone(details.phone, phones, "customer.phone"),
+            phone=phone,
             at=at,
             address=SavedAddress(new_id("adr"), address),
         )

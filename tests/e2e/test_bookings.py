@@ -350,6 +350,24 @@ def test_one_bad_date_among_several_books_none_of_them(
     assert customers == []
 
 
+def test_a_bad_phone_is_refused_for_a_known_customer_as_for_a_new_one(
+    shop: Shop, client: httpx.Client, tuesday: date
+):
+    first = book(client, at(shop, tuesday, "09:00"))
+    body = booking_body(at(shop, tuesday, "13:00"))
+    body["customer"]["phone"] = "abc"
+    for email in (unique_email("new-caller"), fetch_customer_email(client, first)):
+        body["customer"]["email"] = email
+        refused = error_of(post(client, "/bookings", body), 400, "invalid_request")
+        assert "customer.phone" in refused["fieldErrors"], email
+    assert [b["id"] for b in every(client)] == [first["id"]]
+
+
+def fetch_customer_email(client: httpx.Client, booking: dict[str, Any]) -> str:
+    listed = client.get(f"{API}/customers", params={"limit": 200}).json()["data"]
+    return str(next(c["email"] for c in listed if c["id"] == booking["customerId"]))
+
+
 def test_an_unknown_zip_is_invalid_on_address_zip(shop: Shop, client: httpx.Client, tuesday: date):
     for bad in ("00000", "1234", "ABCDE"):
         response = post(client, "/bookings", booking_body(at(shop, tuesday, "10:00"), bad))

@@ -49,6 +49,9 @@ def test_creating_with_an_existing_email_in_any_case_returns_that_customer(api: 
         assert again.status_code == 200, again.text
         assert again.json()["id"] == first.json()["id"]
         assert again.json()["name"] == "First Name"
+    # A bad field is refused as it would be for a new email, not passed over.
+    bad = api.post(f"{API}/customers", json={"name": "X", "email": email, "phone": "abc"})
+    assert "phone" in error_of(bad, 400, "invalid_request")["fieldErrors"]
 
 
 def test_customers_are_listed_and_searched(api: httpx.Client):
