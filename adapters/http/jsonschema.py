@@ -152,6 +152,7 @@ def request_schema(cls: type) -> Schema:
     out: Schema = {"type": "object", "properties": properties, "additionalProperties": False}
     if required:
         out["required"] = required
+    out.update(getattr(cls, "SCHEMA", {}))  # rules across fields (``anyOf`` of requireds)
     if cls.__doc__:
         out["description"] = _first_paragraph(cls)
     return out

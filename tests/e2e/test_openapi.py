@@ -331,3 +331,20 @@ def test_the_docs_page_renders_the_document_from_packaged_files(stack: Stack):
             assert asset in page.text
             assert c.get(asset).status_code == 200
         assert "https://" not in page.text
+
+
+def _body_schema(document: dict[str, Any], method: str, path: str) -> dict[str, Any]:
+    operation = document["paths"][path][method]
+    found: dict[str, Any] = operation["requestBody"]["content"]["application/json"]["schema"]
+    while "$ref" in found:  # "#/components/schemas/Name"
+        found = document["components"]["schemas"][found["$ref"].rsplit("/", 1)[1]]
+    return found
+
+
+def test_rules_across_fields_are_in_the_request_schemas(document: dict[str, Any]):
+    # An enquiry needs an email or a phone; a booking form books at least one service.
+    lead = _body_schema(document, "post", "/api/v1/leads")
+    needs = [option["required"] for option in lead["anyOf"]]
+    assert needs == [["email"], ["phone"]]
+    form = _body_schema(document, "post", "/api/v1/booking-forms")
+    assert form["properties"]["serviceIds"]["minItems"] == 1

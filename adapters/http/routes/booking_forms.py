@@ -13,6 +13,7 @@ import attrs
 from attrs import frozen
 
 from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.jsonschema import schema
 from adapters.http.routes.webhooks import NewestFirstQuery
 from adapters.http.structuring import Id, Matches, Name, ShortText
 from adapters.http.views.booking_forms import (
@@ -68,7 +69,7 @@ class BookingFormBody:
     extras it offers (empty: every one), and up to 100 questions."""
 
     name: Name
-    service_ids: tuple[Id, ...]
+    service_ids: tuple[Id, ...] = attrs.field(metadata=schema(minItems=1))
     frequency_slugs: tuple[Id, ...] = attrs.field(
         default=(), metadata={"description": "empty: every frequency of the catalog"}
     )
@@ -85,7 +86,7 @@ class BookingFormPatch:
     (questions given without an id get new ones)."""
 
     name: Name = attrs.field(default=KEEP)
-    service_ids: tuple[Id, ...] = attrs.field(default=KEEP)
+    service_ids: tuple[Id, ...] = attrs.field(default=KEEP, metadata=schema(minItems=1))
     frequency_slugs: tuple[Id, ...] = attrs.field(default=KEEP)
     extra_ids: tuple[Id, ...] = attrs.field(default=KEEP)
     questions: tuple[QuestionBody, ...] = attrs.field(default=KEEP)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import ClassVar
 
 import attrs
 from attrs import frozen
@@ -24,7 +25,15 @@ from booking_core.services import leads as cases
 
 @frozen(kw_only=True)
 class LeadBody:
-    """An enquiry; one whose email or phone matches an open lead folds into it."""
+    """An enquiry; one whose email or phone matches an open lead folds into it. It
+    needs an email or a phone number (or both)."""
+
+    SCHEMA: ClassVar[dict[str, object]] = {
+        "anyOf": [
+            {"required": ["email"], "properties": {"email": {"type": "string", "minLength": 1}}},
+            {"required": ["phone"], "properties": {"phone": {"type": "string", "minLength": 1}}},
+        ]
+    }
 
     name: Name
     email: Email | None = None
