@@ -100,6 +100,12 @@ def _flip(text: str, at: int) -> str:
     return text[:at] + ("A" if text[at] != "A" else "B") + text[at + 1 :]
 
 
+def test_an_empty_cursor_is_the_first_page(paged: httpx.Client):
+    first = paged.get(f"{API}/customers", params={"limit": 3}).json()
+    empty = paged.get(f"{API}/customers", params={"limit": 3, "cursor": ""}).json()
+    assert [c["id"] for c in empty["data"]] == [c["id"] for c in first["data"]]
+
+
 def test_a_tampered_cursor_is_invalid_request_on_cursor(paged: httpx.Client):
     cursor = _cursor_of(paged, f"{API}/customers")
     body = cursor.partition(".")[0]
