@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Protocol
+from zoneinfo import ZoneInfo
 
 import attrs
 from attrs import frozen
@@ -318,9 +319,10 @@ def _record(
             failing_since = endpoint.failing_since or at
             endpoint = attrs.evolve(endpoint, failing_since=failing_since)
             if outcome is SendOutcome.GONE:
-                reason = gone_reason(at)
+                reason = gone_reason(at.astimezone(_zone(uow, delivery.company_id)))
             elif at - failing_since >= DISABLE_AFTER:
-                reason = failing_reason(failing_since)
+                zone = _zone(uow, delivery.company_id)
+                reason = failing_reason(failing_since.astimezone(zone))
             else:
                 retry_at = next_attempt_at(number, at, random, result.retry_after)
             state = DeliveryState.PENDING if retry_at is not None else DeliveryState.FAILED
@@ -355,6 +357,11 @@ def _record(
             uow.webhooks.save_health(endpoint)
         uow.commit()
     return attempt, disabled
+
+
+def _zone(uow: UnitOfWork, company_id: str) -> ZoneInfo:
+    """The company's timezone, in which a reason gives its time (as every answer does)."""
+    return ZoneInfo(uow.companies.get(company_id).timezone)
 
 
 def gone_reason(at: datetime) -> str:

@@ -318,6 +318,9 @@ def test_410_turns_the_endpoint_off_gives_up_its_deliveries_and_is_logged(shop, 
     assert not off.active
     assert off.disabled_reason is not None
     assert "410 Gone" in off.disabled_reason
+    # Its time is in the company's timezone, as every time the company reads.
+    local = shop.clock.now().astimezone(ZoneInfo(ZONE)).isoformat()
+    assert f"410 Gone at {local}:" in off.disabled_reason
     assert shop.states(gone) == {"failed": 3}
     assert shop.get(fine).active
     (disabled,) = [line for line in logs if line["event"] == "webhook.disabled"]
@@ -344,6 +347,7 @@ def test_an_endpoint_failing_for_five_days_is_turned_off(shop, receiver, sender)
     off = shop.get(endpoint)
     assert off.disabled_reason is not None
     assert "5 days" in off.disabled_reason
+    assert f"since {started.astimezone(ZoneInfo(ZONE)).isoformat()} failed" in off.disabled_reason
     assert shop.states(endpoint)["pending"] == 0
     assert [line["endpoint_id"] for line in logs if line["event"] == "webhook.disabled"] == [
         endpoint.id
