@@ -11,6 +11,7 @@ from adapters.web.pages import Visit, page
 from adapters.web.sessions import new_session
 from booking_core.errors import ValidationFailed
 from booking_core.services import users as cases
+from booking_core.services.scheduling import active_crew
 
 PASSWORD_SAVED = "Password saved. Every other session of yours is signed out."
 
@@ -20,7 +21,16 @@ def admin_home(visit: Visit) -> Response:
     user, company = visit.signed_in_user, visit.signed_in_company
     sections = [e for e in entries_for(user.role) if e.path != "/admin"]
     people = cases.list_users(company.id, uow=visit.deps.reader())
-    return visit.render("admin_home.html", sections=sections, people=people)
+    with visit.deps.reader() as uow:
+        crew_names = {m.id: m.name for m in active_crew(uow, company.id)}
+    customer_base = f"{visit.deps.base_url.rstrip('/')}/{company.slug}"
+    return visit.render(
+        "admin_home.html",
+        sections=sections,
+        people=people,
+        crew_names=crew_names,
+        customer_base=customer_base,
+    )
 
 
 def account(visit: Visit) -> Response:

@@ -132,6 +132,10 @@ def test_an_owner_sets_up_an_empty_company_and_it_takes_a_booking(
     expect(page.get_by_role("status")).to_have_text("Saved Rosa Diaz.", use_inner_text=True)
     row = page.locator("tbody tr").filter(has_text="Rosa Diaz")
     expect(row).to_contain_text("10001, 10003, 10011", use_inner_text=True)
+    # Its id is shown, for `booking user create --crew-member` (a crew member's login).
+    with site.container.uow() as uow:
+        (member,) = uow.crew.list_active(company.id, PageRequest(limit=10)).items
+    expect(row).to_contain_text(member.id, use_inner_text=True)
     page.screenshot(path=str(screenshots / "admin-crew.png"), full_page=True)
 
     zone = ZoneInfo(company.timezone)

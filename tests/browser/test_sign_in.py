@@ -31,6 +31,13 @@ def test_an_owner_signs_in_with_a_password_and_lands_on_the_admin_home(
     expect(people).to_contain_text(owner.email, use_inner_text=True)
     expect(people).to_contain_text("Dev Dispatcher", use_inner_text=True)
     expect(people).to_contain_text("Link only", use_inner_text=True)
+    expect(people).to_contain_text(re.compile("crew rosa diaz", re.I), use_inner_text=True)
+    # Where the company's customers book, and the line that embeds it on its own site.
+    booking_page = f"{site.base_url}/{company.slug}/book"
+    expect(page.get_by_role("link", name=booking_page)).to_have_attribute("href", booking_page)
+    embed = f'<script src="{site.base_url}/{company.slug}/embed.js" async></script>'
+    expect(page.locator("pre.snippet")).to_have_text(embed)
+    assert page.request.get(booking_page).status == 200
     # Only pages that exist are linked, and each of them answers.
     links = page.locator("nav[aria-label=Main] a").all()
     assert [a.inner_text() for a in links if a.is_visible()] == [
