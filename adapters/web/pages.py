@@ -17,6 +17,7 @@ company's, as in the API).
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,14 @@ def end_sentence(text: str) -> str:
 
 
 templates.filters["end_sentence"] = end_sentence
+
+_CREW_ID = re.compile(r"\bcrew_[A-Za-z0-9_-]+")
+
+
+def crew_named(text: str, names: Mapping[str, str]) -> str:
+    """``text`` (a refusal's reason) with each crew member's id replaced by their name in
+    ``names``, since a person reading a page knows the name, not the id."""
+    return _CREW_ID.sub(lambda found: names.get(found.group(0), found.group(0)), text)
 
 
 def asset_version(name: str) -> str:

@@ -28,7 +28,7 @@ from adapters.web.calendar import read_date, read_instant, service_name
 from adapters.web.crew import STATUS_LABELS, clock_time
 from adapters.web.customer import NOT_FOUND, customer_page
 from adapters.web.deps import WebDeps
-from adapters.web.pages import Handler, Visit
+from adapters.web.pages import Handler, Visit, crew_named
 from adapters.web.setup_catalog import minutes_text
 from booking_core.availability import Slot
 from booking_core.bookings import Booking, BookingStatus, tracking_active
@@ -291,7 +291,10 @@ def reschedule(visit: Visit) -> Response:
         if isinstance(refused, SlotTaken):
             message = "That time was just taken. Choose another."
         elif isinstance(refused, SlotUnavailable):
-            message = f"That time is not open: {refused.reason}. Choose another."
+            with visit.deps.reader() as uow:  # the visit's crew, by first name as above
+                crew = [uow.crew.get(booking.company_id, m) for m in booking.crew_ids]
+            reason = crew_named(refused.reason, {m.id: first_name(m.name) for m in crew})
+            message = f"That time is not open: {reason}. Choose another."
         else:
             message = "Choose one of the times listed."
         day = new_start.astimezone(booking.zone).date()

@@ -233,6 +233,9 @@ def test_a_move_into_a_taken_slot_is_refused_beside_the_fields(site: Site, page,
     expect(page.locator("#when-error")).to_have_text(
         re.compile("^" + re.escape("That time is not open")), use_inner_text=True
     )
+    # The crew member is named as the dispatcher knows them, not by an id.
+    expect(page.locator("#when-error")).to_contain_text("Sam", use_inner_text=True)
+    expect(page.locator("#when-error")).not_to_contain_text("crew_", use_inner_text=True)
 
     # Given to Rosa at 2:00 PM it is open: the move and the crew change together.
     page.get_by_label("Start time").fill("14:00")
