@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from adapters import setup_documents as documents
 from adapters.memory import MemoryStore, MemoryUnitOfWork
 from adapters.phone import PhonenumbersNormalizer
+from booking_core.booking_forms import FormDraft
 from booking_core.catalog import Catalog, FeeKind
 from booking_core.catalog_drafts import CatalogDraft, draft_of
 from booking_core.catalog_rules import build_catalog
@@ -26,7 +27,7 @@ from booking_core.drive import TableDriveTime
 from booking_core.errors import NotFoundError, ValidationFailed
 from booking_core.paging import PageRequest
 from booking_core.pricing import SelectedItem, Selection
-from booking_core.services import companies, scheduling, setup
+from booking_core.services import booking_forms, companies, scheduling, setup
 from booking_core.services.pricing import price_selection
 from booking_core.testing import catalogs
 from tests import setup_examples
@@ -321,6 +322,40 @@ def test_a_booked_service_cannot_be_removed_but_can_be_made_inactive(stocked):
     inactive = attrs.evolve(industry.services[0], active=False)
     stocked.replace(attrs.evolve(draft, industries=(attrs.evolve(industry, services=(inactive,)),)))
     assert not stocked.catalog().services_by_id["svc_standard"].active
+
+
+def test_a_service_the_crew_or_a_form_names_cannot_be_removed(stocked):
+    # A crew member excludes a second service and a booking form books it: leaving it
+    # out would leave both naming nothing (and neither would import back its export).
+    draft = example_catalog()
+    industry = draft.industries[0]
+    deep = attrs.evolve(industry.services[0], id="svc_deep", name="Deep clean")
+    two = attrs.evolve(
+        draft, industries=(attrs.evolve(industry, services=(*industry.services, deep)),)
+    )
+    stocked.replace(two)
+    (first, *others) = example_crew().members
+    stocked.import_crew(attrs.evolve(first, excluded_service_ids=("svc_deep",)), *others)
+    booking_forms.create_form(
+        stocked.company.id,
+        FormDraft(name="Deep cleans", service_ids=("svc_deep",)),
+        uow=stocked.uow(),
+        clock=stocked.clock,
+    )
+
+    found = problems(stocked.replace, draft)
+
+    assert list(found) == ["industries"]
+    assert f"'svc_deep' (excluded by crew member {first.name})" in found["industries"]
+    assert "(booking form 'Deep cleans')" in found["industries"]
+    assert [s.id for s in stocked.catalog().services()] == ["svc_standard", "svc_deep"]
+    # Made inactive instead, it may stay named.
+    inactive = attrs.evolve(deep, active=False)
+    stocked.replace(
+        attrs.evolve(
+            draft, industries=(attrs.evolve(industry, services=(*industry.services, inactive)),)
+        )
+    )
 
 
 def test_what_a_plan_is_extended_from_cannot_be_removed_while_it_runs(stocked):
