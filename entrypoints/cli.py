@@ -134,6 +134,11 @@ class Cli:
         """Parse ``argv`` and run the command; return the exit status."""
         args: argparse.Namespace | None = None
         try:
+            for arg in argv:  # bytes that are not UTF-8 arrive as lone surrogates
+                try:
+                    arg.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise UsageError(f"not UTF-8 text: {arg!r}") from None
             args = self.parser().parse_args(argv)
             container = self._factory()
             try:

@@ -155,6 +155,7 @@ def test_revoke_without_confirmation_off_a_terminal_is_refused(run):
         ["key", "revoke", "--company", "nope", "--id", "key_x", "--yes"],
         ["key", "frobnicate"],
         ["--no-such-flag"],
+        ["key", "create", "--company", "nope", "--name", "\udcff\udcfe"],  # bytes not UTF-8
     ],
 )
 def test_bad_input_is_one_line_and_exit_status_2(run, argv):
