@@ -150,6 +150,8 @@ def validate_key_settings(
     errors: dict[str, str] = {}
     if name is not None and (not name.strip() or len(name) > 200):
         errors["name"] = "A name is required: the tool that will use this key (at most 200)."
+    elif name is not None and any(ord(c) < 32 or ord(c) == 127 for c in name):
+        errors["name"] = "One line of text: no line breaks, tabs or other control characters."
     if scopes is not None:
         chosen = set(scopes)
         unknown = sorted(chosen - set(SCOPES))

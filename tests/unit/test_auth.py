@@ -126,7 +126,7 @@ def test_key_with_an_unknown_scope_is_refused_naming_it(scope: str) -> None:
     assert repr(scope)[1:-1] in refused.value.field_errors["scopes"]
 
 
-@pytest.mark.parametrize("name", ["", "   ", "\t\n", "x" * 201])
+@pytest.mark.parametrize("name", ["", "   ", "\t\n", "x" * 201, "a\nb", "tab\there", "bell\x07"])
 def test_key_without_a_usable_name_is_refused(name: str) -> None:
     with pytest.raises(ValidationFailed) as refused:
         auth.issue_key(key_id="key_1", company_id="cmp_1", name=name, at=T0)
