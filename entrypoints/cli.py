@@ -62,8 +62,12 @@ def _flag(path: str, args: argparse.Namespace | None) -> str:
     """A core field path as the person typed it: ``tax_rate_bps`` -> ``--tax-rate-bps``
     when the command has that flag, else the path as the core names it."""
     if args is not None and path in vars(args):
-        return "--" + path.replace("_", "-")
+        return FLAG_NAMES.get(path, "--" + path.replace("_", "-"))
     return path
+
+
+FLAG_NAMES = {"self_service_cutoff_hours": "--cutoff-hours"}
+"""Settings whose documented flag is not their name written with hyphens."""
 
 
 def _progress(stream: TextIO) -> Callable[[str], None]:
@@ -159,8 +163,12 @@ class Cli:
             print(f"booking: {error}", file=self.err)
             return EXIT_USAGE
         except ValidationFailed as error:
-            detail = "; ".join(
-                f"{_flag(path, args)}: {text}" for path, text in error.field_errors.items()
+            parts = [f"{_flag(path, args)}: {text}" for path, text in error.field_errors.items()]
+            # "--slug: ...required; --timezone: ...": one sentence, not "required.; --"
+            detail = (
+                "; ".join(part.removesuffix(".") for part in parts[:-1])
+                + ("; " if len(parts) > 1 else "")
+                + "".join(parts[-1:])
             )
             print(f"booking: {detail or error.message}", file=self.err)
             return EXIT_USAGE
@@ -525,7 +533,7 @@ class Cli:
         try:
             return cases.company_by_slug(slug, uow=container.uow()).id
         except NotFoundError:
-            raise UsageError(f"no company with slug {slug!r}") from None
+            raise UsageError(f"--company: no company with slug {slug!r}") from None
 
     def _show_issued(self, issued: IssuedKey, as_json: bool) -> None:
         if as_json:

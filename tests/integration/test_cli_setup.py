@@ -285,7 +285,7 @@ def test_company_settings_are_shown_changed_and_refused_by_flag(run):
     assert (changed["codePrefix"], changed["timezone"]) == ("AQ", "America/Chicago")
     assert status == 2
     assert err == (
-        "booking: --code-prefix: Two capital letters, e.g. SC.; --self-service-cutoff-hours:"
+        "booking: --code-prefix: Two capital letters, e.g. SC; --cutoff-hours:"
         " Between 0 and 336 hours.\n"
     )
     assert "self-service cutoff: 48 h" in run.ok("company", "settings", "--company", "acme")
