@@ -22,6 +22,7 @@ from typing import Any, NoReturn, TextIO
 from adapters import setup_documents as documents
 from booking_core import auth
 from booking_core.auth import ApiKey, IssuedKey
+from booking_core.booking_forms import BookingForm
 from booking_core.catalog import Catalog
 from booking_core.companies import Company
 from booking_core.crew import CrewMember
@@ -803,10 +804,11 @@ class Cli:
         company_id = self._company_id(container, args.company)
         text, fmt = self._document(args)
         try:
+            document = documents.read_forms(text, fmt)
             changes = form_cases.import_forms(
                 form_cases.ImportForms(
                     company_id=company_id,
-                    forms=documents.read_forms(text, fmt),
+                    forms=document,
                     dry_run=args.dry_run,
                 ),
                 uow=container.uow(),
@@ -815,8 +817,14 @@ class Cli:
         except ValidationFailed as error:
             source = "stdin" if args.file == "-" else args.file
             raise DocumentRejected(source, documents.field_errors(error)) from None
+        given = {draft.id for draft in document.forms if draft.id is not None}
+
+        def shown_id(form: BookingForm) -> str | None:
+            # A dry run draws no id for a form the document gives none (as crew import).
+            return form.id if form.id in given or not args.dry_run else None
+
         summary = {
-            name: [{"id": f.id, "name": f.name} for f in forms]
+            name: [{"id": shown_id(f), "name": f.name} for f in forms]
             for name, forms in (
                 ("added", changes.added),
                 ("updated", changes.updated),

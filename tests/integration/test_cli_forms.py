@@ -38,6 +38,15 @@ forms:
 
 def test_forms_round_trip_through_export_and_import(brightside: Run):
     path = brightside.file("forms.yaml", FORMS)
+    # A dry run shows no id for a form the document gives none: none is drawn yet.
+    dry = json.loads(
+        brightside.ok("forms", "import", "--company", "brightside", path, "--dry-run", "--json")
+    )
+    assert dry["added"] == [
+        {"id": None, "name": "Spring clean"},
+        {"id": None, "name": "Quick quote page"},
+    ]
+    assert json.loads(brightside.ok("forms", "list", "--company", "brightside", "--json")) == []
     out = brightside.ok("forms", "import", "--company", "brightside", path)
     assert (
         out.strip() == "imported the booking forms of brightside: 2 added, 0 updated, 0 unchanged"
