@@ -11,7 +11,7 @@ Nobody is removed: a member leaves the roster by ``active: false``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime, time
+from datetime import datetime, time, timedelta
 
 import attrs
 from attrs import frozen
@@ -176,7 +176,10 @@ def merge_crew(
         targets[key] = index
         if problems.errors:
             continue  # nothing is built once anything is wrong; the checks go on
-        member = _merged(item, current, company_id=company_id, at=at, mint_id=mint_id)
+        # Members added together are a microsecond apart, so that the roster (oldest
+        # first) and an export keep the document's order.
+        when = at if current is not None else at + timedelta(microseconds=len(added))
+        member = _merged(item, current, company_id=company_id, at=when, mint_id=mint_id)
         if current is None:
             added.append(member)
         elif member == attrs.evolve(current, updated_at=at):

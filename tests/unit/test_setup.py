@@ -446,6 +446,14 @@ def test_exported_crew_imports_back_without_a_change(stocked):
     assert sorted(m.name for m in exported.members) == ["Rosa Diaz", "Sam Lee"]
 
 
+def test_members_added_together_export_in_the_document_s_order(shop):
+    names = ["Zoe Park", "Amy Chen", "Moe Diaz", "Bea Ruiz", "Kit Wu"]
+
+    shop.import_crew(*(rosa(name=name) for name in names))
+
+    assert [m.name for m in shop.roster().members] == names  # oldest first, ties none
+
+
 def test_every_crew_problem_is_named_and_no_member_is_written(stocked):
     before = stocked.roster()
 
