@@ -7,6 +7,8 @@ with its summary. Only pages that exist are listed.
 
 from __future__ import annotations
 
+import re
+
 from attrs import frozen
 
 from booking_core.users import Role
@@ -57,3 +59,19 @@ def entries_for(role: Role) -> tuple[NavEntry, ...]:
 def home_path(role: Role) -> str:
     """Where a user lands after signing in: the admin home, or the crew portal."""
     return "/admin" if role.is_admin else "/crew"
+
+
+HOMES = frozenset({"/admin", "/crew", "/account"})
+"""Pages a signed-out visit is simply sent to sign in from (nothing to come back to)."""
+_NEXT = re.compile(r"^/(admin|crew)(/[A-Za-z0-9._~%/-]*)?(\?[A-Za-z0-9._~%&=+-]*)?\Z")
+
+
+def return_path(wanted: str, role: Role | None = None) -> str | None:
+    """``wanted`` when it is a page of the workspace or the crew portal to come back to
+    after signing in (for ``role``'s side, when given), else None: never another site or
+    an address of another shape (``//elsewhere``, ``/admin\\..``, a scheme)."""
+    if len(wanted) > 500 or not _NEXT.match(wanted) or wanted in HOMES or "/." in wanted:
+        return None
+    if role is not None and not wanted.startswith(home_path(role)):
+        return None
+    return wanted

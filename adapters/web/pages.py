@@ -21,7 +21,7 @@ import re
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, quote
 
 import structlog
 from attrs import define, field
@@ -33,7 +33,7 @@ from starlette.routing import Route
 
 from adapters.http.redaction import error_fields
 from adapters.web.deps import WebDeps
-from adapters.web.nav import entries_for
+from adapters.web.nav import entries_for, return_path
 from adapters.web.sessions import COOKIE, LIFETIME, Session, new_session, with_flash
 from booking_core.companies import Company
 from booking_core.errors import NotFoundError
@@ -337,7 +337,9 @@ def _answer(
         if user is None:
             ended = SESSION_ENDED if session.signed_in else None
             visit.replace_session(with_flash(new_session(deps.clock.now()), ended))
-            return visit.redirect("/sign-in")
+            wanted = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            back = return_path(wanted) if request.method == "GET" else None
+            return visit.redirect(f"/sign-in?next={quote(back, safe='/')}" if back else "/sign-in")
         visit.user = user
         with deps.reader() as uow:
             visit.company = uow.companies.get(user.company_id)

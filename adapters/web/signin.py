@@ -15,7 +15,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from adapters.web.deps import WebDeps
-from adapters.web.nav import EVERYONE, home_path
+from adapters.web.nav import EVERYONE, home_path, return_path
 from adapters.web.pages import PageError, Visit, page
 from adapters.web.sessions import new_session, with_flash
 from booking_core.services import users as cases
@@ -33,10 +33,11 @@ def _signed_in_user(visit: Visit) -> User | None:
     return session_user(session.user_id, session.epoch, uow=visit.deps.reader())
 
 
-def _begin(visit: Visit, user: User) -> Response:
-    """A new session for ``user`` and off to their home page."""
+def _begin(visit: Visit, user: User, wanted: str = "") -> Response:
+    """A new session for ``user`` and off to the page they wanted (a page of their side
+    of the service), else their home page."""
     visit.replace_session(new_session(visit.deps.clock.now(), user.id, user.session_epoch))
-    return visit.redirect(home_path(user.role))
+    return visit.redirect(return_path(wanted, user.role) or home_path(user.role))
 
 
 def _client_address(visit: Visit) -> str:
@@ -47,9 +48,10 @@ def _client_address(visit: Visit) -> str:
 def sign_in_form(visit: Visit) -> Response:
     """``GET /sign-in``: the form, or the user's home when already signed in."""
     user = _signed_in_user(visit)
+    wanted = return_path(visit.request.query_params.get("next", ""))
     if user is not None:
-        return visit.redirect(home_path(user.role))
-    return visit.render("sign_in.html", email="", error=None)
+        return visit.redirect(return_path(wanted or "", user.role) or home_path(user.role))
+    return visit.render("sign_in.html", email="", error=None, wanted=wanted)
 
 
 def sign_in(visit: Visit) -> Response:
@@ -73,8 +75,11 @@ def sign_in(visit: Visit) -> Response:
         )
     except SignInRefused as refused:
         throttle.refused(email, address)
-        return visit.render("sign_in.html", status=401, email=email, error=refused.message)
-    return _begin(visit, user)
+        wanted = return_path(visit.field("next"))
+        return visit.render(
+            "sign_in.html", status=401, email=email, error=refused.message, wanted=wanted
+        )
+    return _begin(visit, user, visit.field("next"))
 
 
 def sign_in_page(visit: Visit) -> Response:

@@ -176,3 +176,45 @@ def test_a_redeemed_link_redirects_and_the_log_names_the_route_not_the_token(sit
     assert answer.headers["referrer-policy"] == "no-referrer"
     assert issued.token not in repr(lines)
     assert any(line.get("route") == "/sign-in/link/***" for line in lines)
+
+
+def test_signing_in_from_a_deep_link_comes_back_to_that_page(site: Site):
+    company, _ = site.new_company()
+    owner = site.user(company, Role.OWNER)
+    app = app_with(site)
+
+    async def sign_in_from(browser: httpx.AsyncClient, wanted: str) -> httpx.Response:
+        sent = await browser.get(wanted)
+        assert sent.status_code == 303
+        form = await browser.get(sent.headers["location"])
+        token = CSRF.search(form.text)
+        assert token is not None
+        field = re.search(r'name="next" value="([^"]*)"', form.text)
+        data = {"csrf_token": token.group(1), "email": owner.email, "password": PASSWORD}
+        if field is not None:
+            data["next"] = field.group(1).replace("&amp;", "&")
+        return await browser.post("/sign-in", data=data)
+
+    async def scenario() -> None:
+        wanted = "/admin/calendar?view=week&date=2026-11-24"
+        async with client(app) as browser:
+            back = await sign_in_from(browser, wanted)
+            assert back.headers["location"] == wanted
+        async with client(app) as browser:  # the home itself needs no way back
+            assert (await browser.get("/admin")).headers["location"] == "/sign-in"
+        # Only a page of the service comes back: never another site, nor the crew's side
+        # for an owner.
+        for forged in ("//elsewhere.example/admin", "https://elsewhere.example", "/crew/x"):
+            async with client(app) as browser:
+                form = await browser.get("/sign-in", params={"next": forged})
+                assert 'name="next"' not in form.text or forged == "/crew/x"
+                token = CSRF.search(form.text)
+                assert token is not None
+                answer = await browser.post(
+                    "/sign-in",
+                    data={"csrf_token": token.group(1), "email": owner.email,
+                          "password": PASSWORD, "next": forged},
+                )  # fmt: skip
+                assert answer.headers["location"] == "/admin", forged
+
+    run_async(scenario)
