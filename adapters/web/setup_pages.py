@@ -84,26 +84,32 @@ def settings(visit: Visit) -> Response:
         reminder = whole(errors, "reminder_hours", values["reminder_hours"])
         if values["timezone"] not in TIMEZONES and values["timezone"] != company.timezone:
             errors.add("timezone", "Choose a timezone from the list.")
-        if not errors:
-            try:
-                update_company_settings(
-                    UpdateCompanySettings(
-                        company_id=company.id,
-                        name=values["name"],
-                        timezone=values["timezone"],
-                        self_service_cutoff_hours=cutoff,
-                        min_notice_minutes=notice,
-                        code_prefix=values["code_prefix"].strip(),
-                        tax_rate_bps=tax,
-                        brand_color=values["brand_color"],
-                        notify_email=values["notify_email"],
-                        reminder_hours=reminder,
-                    ),
-                    uow=visit.deps.uow(),
-                )
-            except ValidationFailed as refused:
-                errors, others = sort_errors(refused.field_errors, {"": SETTINGS_FIELDS})
-            else:
+        # With the form's own problems found, the settings that could be read are still
+        # checked (nothing stored), so that every problem shows at once.
+        try:
+            update_company_settings(
+                UpdateCompanySettings(
+                    company_id=company.id,
+                    name=values["name"],
+                    timezone=values["timezone"] if "timezone" not in errors else None,
+                    self_service_cutoff_hours=cutoff,
+                    min_notice_minutes=notice,
+                    code_prefix=values["code_prefix"].strip(),
+                    tax_rate_bps=tax,
+                    brand_color=values["brand_color"],
+                    notify_email=values["notify_email"],
+                    reminder_hours=reminder,
+                    dry_run=bool(errors),
+                ),
+                uow=visit.deps.uow(),
+            )
+        except ValidationFailed as refused:
+            found, others = sort_errors(refused.field_errors, {"": SETTINGS_FIELDS})
+            for name, text in found.items():
+                if name not in errors:
+                    errors.add(name, text)
+        else:
+            if not errors:
                 return visit.redirect("/admin/settings", flash="Settings saved.")
     return visit.render(
         "setup_settings.html",

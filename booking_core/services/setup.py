@@ -309,6 +309,8 @@ class UpdateCompanySettings:
     brand_color: str | None = None
     notify_email: str | None = None
     reminder_hours: int | None = None
+    dry_run: bool = False
+    """Only check: the settings as they would be, nothing stored."""
 
 
 def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> Company:
@@ -339,8 +341,8 @@ def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> C
     with uow:
         company = uow.companies.get_for_update(cmd.company_id)
         changed = validate_company(attrs.evolve(company, **changes))
-        if changed == company:
-            return company
+        if changed == company or cmd.dry_run:
+            return changed
         uow.companies.save(changed)
         catalog = _stored_catalog(uow, company, for_update=True)
         synced = attrs.evolve(catalog, timezone=changed.timezone, tax_rate_bps=changed.tax_rate_bps)

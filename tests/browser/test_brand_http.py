@@ -167,3 +167,16 @@ def test_the_cli_sets_and_clears_the_colour(site: Site, shop: Company):
     status, out, err = site.cli("company", "settings", "--company", shop.slug, "--brand-color", "")
     assert status == 0, err
     assert stored(site, shop) is None
+
+
+def test_every_problem_of_the_settings_form_shows_at_once(
+    site: Site, shop: Company, owner: httpx.Client
+):
+    # A tax rate the form cannot read and a colour and prefix the company cannot take:
+    # one save names all three, and nothing is stored.
+    refused = save_settings(owner, shop, tax_rate="8.255", brand_color="#ffff00", code_prefix="a1")
+    assert refused.status_code == 422
+    assert re.search(r'id="tax_rate-error"', refused.text), refused.text
+    assert "Too light for white text" in refused.text
+    assert re.search(r'id="code_prefix-error"', refused.text)
+    assert stored(site, shop) is None
