@@ -90,6 +90,8 @@ def test_a_company_without_a_colour_gets_an_empty_stylesheet(site: Site, shop: C
 def test_the_settings_page_saves_the_colour_and_brand_css_serves_it(
     site: Site, shop: Company, owner: httpx.Client
 ):
+    plain = httpx.get(f"{site.base_url}/{shop.slug}/book", trust_env=False)
+    assert "brand.css" not in plain.text  # no colour, nothing to fetch
     saved = save_settings(owner, shop, brand_color=" #1D4ED8 ")
     assert saved.status_code in (302, 303), saved.text
     assert stored(site, shop) == "#1d4ed8"
