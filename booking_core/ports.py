@@ -551,6 +551,14 @@ class QuoteRepository(Protocol):
 class PaymentRepository(Protocol):
     """The append-only ledger: entries are added, never changed."""
 
+    def lock_ledger(self, company_id: str, ledger_key: str) -> None:
+        """Hold, until the unit of work ends, the lock of one ledger (``ledger_key``: a
+        booking id, or the id of an entry outside any booking), so that reading it,
+        deciding and adding its new entry is one step: two writers of one ledger take
+        turns (an entry is reversed once; a refund never takes the paid total below
+        zero). Stores that run one writer at a time need do nothing."""
+        ...
+
     def get(self, company_id: str, entry_id: str) -> PaymentEntry:
         """One entry; ``NotFoundError`` for an unknown id or another company's."""
         ...

@@ -371,6 +371,9 @@ class MemoryPaymentRepository:
     def __init__(self, table: Table[PaymentEntry]) -> None:
         self._t = table
 
+    def lock_ledger(self, company_id: str, ledger_key: str) -> None:
+        pass  # units of work on the memory store already run one at a time
+
     def get(self, company_id: str, entry_id: str) -> PaymentEntry:
         return _get(self._t, "payment", company_id, entry_id)
 

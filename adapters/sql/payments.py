@@ -6,7 +6,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, func, select
 
 from adapters.sql.context import AnyRow, UnitContext
 from adapters.sql.tables import payments
@@ -58,6 +58,14 @@ class SqlPaymentRepository:
 
     def __init__(self, context: UnitContext) -> None:
         self._cx = context
+
+    def lock_ledger(self, company_id: str, ledger_key: str) -> None:
+        # SQLite already runs one writer at a time (BEGIN IMMEDIATE). On PostgreSQL a
+        # transaction-scoped advisory lock per ledger, released at commit or rollback.
+        if self._cx.dialect != "postgresql":
+            return
+        key = func.hashtextextended(f"ledger:{company_id}:{ledger_key}", 0)
+        self._cx.execute(select(func.pg_advisory_xact_lock(key)))
 
     def get(self, company_id: str, entry_id: str) -> PaymentEntry:
         statement = select(payments).where(

@@ -104,6 +104,9 @@ ProcessorEvent = CardMoneyReceived | CardMoneyRefunded | CardDisputeOpened | Car
 
 
 def _ledger(uow: UnitOfWork, company_id: str, booking_id: str) -> BookingLedger:
+    """The booking's ledger, held (``lock_ledger``) until the unit ends: its checks and the
+    entry written from them are one step, whoever else writes to it at that moment."""
+    uow.payments.lock_ledger(company_id, booking_id)
     return BookingLedger(company_id, booking_id, uow.payments.for_booking(company_id, booking_id))
 
 
@@ -141,6 +144,7 @@ def reverse_payment(cmd: ReversePayment, *, uow: UnitOfWork, clock: Clock) -> Pa
         original = uow.payments.get(cmd.company_id, cmd.entry_id)
         if original.booking_id is None:
             # An entry outside any booking is its own ledger, with its reversal if it has one.
+            uow.payments.lock_ledger(cmd.company_id, original.id)
             reversal = uow.payments.reversal_of(cmd.company_id, original.id)
             entries = [original] if reversal is None else [original, reversal]
             ledger = BookingLedger(cmd.company_id, None, entries)

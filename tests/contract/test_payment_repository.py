@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from booking_core.card_money import card_payment, card_refund
@@ -83,3 +84,51 @@ def test_entries_are_found_by_processor_reference_within_the_company(uow_factory
             refund.id,
         ]
         assert uow.payments.with_external_ref("cmp_c", "pi_1") == []
+
+
+@pytest.mark.parametrize("ledger_key", ["bkg_1", "pay_lone"])
+def test_writers_of_one_ledger_take_turns(uow_factory, ledger_key):
+    """Eight reversals of one entry racing: with the ledger held while each reads it and
+    writes, exactly one finds the entry unreversed, whatever the store."""
+    import threading
+
+    from booking_core.errors import ReversalRefused
+
+    booking_id = "bkg_1" if ledger_key == "bkg_1" else None
+    original = f.payment("cmp_a", booking_id=booking_id)
+    if booking_id is None:
+        original = attrs.evolve(original, id="pay_lone")
+    with uow_factory() as uow:
+        uow.payments.add(original)
+        uow.commit()
+    barrier = threading.Barrier(8)
+    outcomes: list[str] = []
+
+    def reverse(index: int) -> None:
+        try:
+            barrier.wait()
+            with uow_factory() as uow:
+                uow.payments.lock_ledger("cmp_a", ledger_key)
+                if booking_id is not None:
+                    entries = list(uow.payments.for_booking("cmp_a", booking_id))
+                else:
+                    found = uow.payments.reversal_of("cmp_a", original.id)
+                    entries = [original] + ([found] if found is not None else [])
+                ledger = BookingLedger("cmp_a", booking_id, entries)
+                entry = reverse_entry(
+                    ledger, original, entry_id=f"pay_r{index}", note="x", at=f.at(index + 1)
+                )
+                uow.payments.add(entry)
+                uow.commit()
+            outcomes.append("reversed")
+        except ReversalRefused:
+            outcomes.append("refused")
+        except BaseException as error:
+            outcomes.append(repr(error))
+
+    threads = [threading.Thread(target=reverse, args=(i,)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(outcomes) == ["refused"] * 7 + ["reversed"]

@@ -315,3 +315,41 @@ def test_fifty_creates_for_one_slot_on_a_busy_machine_make_one_booking_and_no_5x
     assert error_codes(outcomes) == {(409, "conflict"): BOOKERS - 1}
     assert bookings_in_database(stack, shop.company.id) == 1
     assert overlapping_assignments(stack, shop.company.id) == 0
+
+
+def test_clients_racing_to_reverse_one_payment_write_one_reversal(stack: Stack):
+    """Twenty reversals of one hand payment and twenty refunds of the booking's whole paid
+    total, at once: one reversal or one refund lands, never both, and never two reversals
+    (the paid total stays at zero or above)."""
+    shop = solo_shop(stack)
+    with stack.client(shop.key) as client:
+        made = client.post(
+            f"{API}/bookings",
+            json=booking_body(at_local(weekday_ahead(shop.zone, 9, weekday=2), "10:00", shop.zone)),
+            headers=idem(),
+        ).json()
+        paid = client.post(
+            f"{API}/payments",
+            json={
+                "bookingId": made["id"],
+                "kind": "PAYMENT",
+                "amountCents": 1_002,
+                "method": "CASH",
+            },
+            headers=idem(),
+        ).json()
+
+    def attempt(client: httpx.Client, n: int) -> httpx.Response:
+        if n % 2:
+            body = {"id": paid["id"], "note": f"racer {n}"}
+            return client.patch(f"{API}/payments", json=body, headers=idem())
+        refund = {"bookingId": made["id"], "kind": "REFUND", "amountCents": 1_002, "note": "back"}
+        return client.post(f"{API}/payments", json=refund, headers=idem())
+
+    outcomes = together(stack, shop.key, 40, attempt)
+
+    statuses = Counter(status for status, _ in outcomes)
+    assert statuses == {201: 1, 422: 39}, error_codes(outcomes)
+    with stack.client(shop.key) as client:
+        entries = client.get(f"{API}/payments", params={"bookingId": made["id"]}).json()["data"]
+    assert sorted(e["amountCents"] for e in entries) == [-1_002, 1_002]
