@@ -10,8 +10,9 @@ made, and the answer is stored, and the three commit together or not at all. So:
   SQLite, which runs one writer at a time, the copy waits and then gets the replay;
 * a refusal (4xx) made by the write itself is stored too, in a transaction of its own
   once the effect's transaction has rolled back, and replayed like a success;
-* an answer of 5xx, or a lost race met while committing (409 ``conflict``), is not
-  stored: the key may be retried;
+* an answer of 5xx, or a lost race (409 ``conflict``: the slot taken, the record
+  changed by another request, met before or while committing), is not stored: the key
+  may be retried;
 * a request that dies leaves nothing behind: its claim rolls back with its effect.
 
 Keys are scoped to the company, at most 255 characters, and kept 24 hours: a record
@@ -32,6 +33,7 @@ from attrs import field, frozen
 
 from adapters.http.errors import ApiError
 from adapters.http.redaction import error_fields
+from booking_core.errors import ConflictError
 from booking_core.idempotency import (
     KEY_MAX,
     RETENTION,
@@ -179,7 +181,11 @@ def run_once(
             if not claimed:
                 raise
             failed = refusal(error)
-            if failed.status < 500 and not committing:
+            # A lost race (409 conflict: the slot taken, the record changed meanwhile) is
+            # not the request's own outcome: like a 5xx it is not kept, and the key may be
+            # retried.
+            lost_race = isinstance(error, ConflictError)
+            if failed.status < 500 and not committing and not lost_race:
                 _store_refusal(uow_factory, gate, failed)
             return failed
     raise ApiError(409, "idempotency_key_in_use", "This Idempotency-Key is busy; retry shortly.")

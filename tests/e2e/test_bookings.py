@@ -9,6 +9,7 @@ week or two ahead on weekdays in the company's zone, so no test meets another's 
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Callable, Iterator
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -426,6 +427,26 @@ def test_one_crew_member_cannot_be_booked_twice_for_the_same_time(
     # ...and once everyone is busy then, it is a conflict too.
     error_of(post(client, "/bookings", booking_body(start)), 409, "conflict")
     assert sorted(b["id"] for b in every(client)) == sorted([first["id"], second["id"]])
+
+
+def test_a_lost_race_is_not_kept_against_the_idempotency_key(
+    shop: Shop, client: httpx.Client, tuesday: date
+):
+    rosa, _ = shop.crew_ids
+    start = at(shop, tuesday, "10:00")
+    blocker = book(client, start, crewIds=[rosa])
+    body = booking_body(start, crewIds=[rosa])
+    key = {"Idempotency-Key": f"lost-race-{secrets.token_hex(4)}"}
+
+    error_of(client.post(f"{API}/bookings", json=body, headers=key), 409, "conflict")
+    assert cancel(client, blocker["id"], scope="this").status_code == 200
+    # The same key again runs the write again (a 409 conflict is not replayed).
+    again = client.post(f"{API}/bookings", json=body, headers=key)
+    assert again.status_code == 201, again.text
+    assert "idempotent-replayed" not in again.headers
+    replay = client.post(f"{API}/bookings", json=body, headers=key)
+    assert replay.headers["idempotent-replayed"] == "true"
+    assert replay.json()["id"] == again.json()["id"]
 
 
 def test_an_extra_outside_its_plans_is_refused_by_name(
