@@ -348,3 +348,13 @@ def test_rules_across_fields_are_in_the_request_schemas(document: dict[str, Any]
     assert needs == [["email"], ["phone"]]
     form = _body_schema(document, "post", "/api/v1/booking-forms")
     assert form["properties"]["serviceIds"]["minItems"] == 1
+    # An address has a street and a city that are not blank, and a two-letter state.
+    customer = _body_schema(document, "post", "/api/v1/customers")
+    address = customer["properties"]["address"]
+    while "$ref" in address or "anyOf" in address:
+        if "anyOf" in address:
+            address = next(a for a in address["anyOf"] if a.get("type") != "null")
+            continue
+        address = document["components"]["schemas"][address["$ref"].rsplit("/", 1)[1]]
+    assert address["properties"]["state"]["pattern"] == "^[A-Za-z]{2}$"
+    assert address["properties"]["line1"]["pattern"] == address["properties"]["city"]["pattern"]

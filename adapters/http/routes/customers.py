@@ -5,6 +5,7 @@ from __future__ import annotations
 from attrs import field, frozen
 
 from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.jsonschema import schema
 from adapters.http.queries import PageQuery
 from adapters.http.structuring import AccessNotes, City, Email, Name, Phone, ShortText, Street, Zip
 from adapters.http.views.customers import CustomerView, customer_view
@@ -22,10 +23,12 @@ from booking_core.services.customers import (
 class AddressBody:
     """A US street address."""
 
-    line1: Street
+    line1: Street = field(metadata=schema(pattern=r"\S"))  # not blank
     line2: Street = ""
-    city: City
-    state: ShortText
+    city: City = field(metadata=schema(pattern=r"\S"))
+    state: ShortText = field(
+        metadata=schema(pattern="^[A-Za-z]{2}$", description="a two-letter state code")
+    )
     zip: Zip
     access_notes: AccessNotes = ""
 
