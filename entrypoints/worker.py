@@ -131,7 +131,8 @@ class Totals:
             "messages": self.messages,
             "mailAttempts": self.mail_attempts,
             "mailsSent": self.mails_sent,
-            "mailsFailed": self.mails_failed,
+            "mailsFailed": self.mail_attempts - self.mails_sent,
+            "mailsGivenUp": self.mails_failed,
         }
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import smtplib
 import ssl
+from email.header import decode_header, make_header
+from email.headerregistry import Address
 from email.message import EmailMessage
 from email.policy import SMTP
 from email.utils import format_datetime, parseaddr
@@ -85,7 +87,7 @@ def email_of(message: Message, sender: str) -> EmailMessage:
     """The email as sent: headers, the plain-text part, then the HTML part. ``ValueError``
     for a header value with a line break (the message validates that already)."""
     email = EmailMessage(policy=POLICY)
-    email["From"] = sender
+    email["From"] = from_header(sender)
     email["To"] = message.to
     if message.reply_to:
         email["Reply-To"] = message.reply_to
@@ -96,6 +98,15 @@ def email_of(message: Message, sender: str) -> EmailMessage:
     email.set_content(message.text)
     email.add_alternative(message.html, subtype="html")
     return email
+
+
+def from_header(sender: str) -> Address:
+    """The sender (``Name <address>``, the name RFC 2047-encoded or quoted) as a header
+    object: given as text, the policy decodes the name and writes it back with its
+    comma, quotes or angle brackets bare, and a reader then finds another address."""
+    name, address = parseaddr(sender)
+    display = str(make_header(decode_header(name))) if name else ""
+    return Address(display_name=display, addr_spec=address)
 
 
 def message_id_header(message: Message, sender: str) -> str:

@@ -28,8 +28,8 @@ from attrs import define, frozen
 
 from booking_core.bookings import ActivityKind, Booking, BookingStatus, tracking_url
 from booking_core.companies import Company
-from booking_core.customers import Customer
-from booking_core.errors import NotFoundError
+from booking_core.customers import Customer, merge_survivor
+from booking_core.errors import NotFoundError, RuleViolation
 from booking_core.events import Event, EventType
 from booking_core.notifications import (
     SEND_LEASE,
@@ -158,10 +158,11 @@ def booking_context(
 def _customer(uow: UnitOfWork, company_id: str, customer_id: str) -> Customer | None:
     """The customer to write to (a merged record's survivor); None if there is none."""
     try:
-        customer = uow.customers.get(company_id, customer_id)
-        if customer.merged_into is not None:
-            customer = uow.customers.get(company_id, customer.merged_into)
-    except NotFoundError:
+        customer = merge_survivor(
+            uow.customers.get(company_id, customer_id),
+            lambda other: uow.customers.get(company_id, other),
+        )
+    except (NotFoundError, RuleViolation):  # gone, or a chain past MAX_MERGE_HOPS
         return None
     return customer if customer.email.strip() else None
 

@@ -140,7 +140,7 @@ def test_once_delivers_everything_due_and_says_what_it_did(shop, receiver):
         0,
         '{"events": 0, "deliveries": 0, "attempts": 0, "delivered": 0, "failed": 0,'
         ' "dropped": 0, "disabled": 0, "expiredQuotes": 0, "messages": 0,'
-        ' "mailAttempts": 0, "mailsSent": 0, "mailsFailed": 0}\n',
+        ' "mailAttempts": 0, "mailsSent": 0, "mailsFailed": 0, "mailsGivenUp": 0}\n',
         "",
     )
 

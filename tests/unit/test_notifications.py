@@ -8,6 +8,7 @@ names), the SMTP URL and the email as written."""
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from email import message_from_bytes, policy
 
 import attrs
 import pytest
@@ -35,6 +36,7 @@ from booking_core.notifications import (
 from booking_core.paging import PageRequest
 from booking_core.plans import CancelScope, RescheduleScope
 from booking_core.services import companies, scheduling
+from booking_core.services.notifications import sender_address
 from booking_core.services.setup import validate_company
 from entrypoints.settings import ConfigError, Settings
 from entrypoints.worker import Mail, Worker
@@ -126,6 +128,23 @@ def test_a_booking_mails_one_confirmation_from_the_company_with_its_reply_to(wor
     assert message.subject == "Booked: Standard clean on Tuesday, November 24, 2026 at 9:00 AM"
     assert f"https://book.example.com/acme/track/{made.tracking_token}" in message.text
     assert [m.status for m in world.stored()] == [MessageStatus.SENT]
+
+
+def test_a_customer_merged_twice_is_written_to_at_the_last_survivor(world: World):
+    (made,) = world.book(tuesday_at(9))
+    middle = factories.customer(world.company.id, "middle@example.com")
+    survivor = factories.customer(world.company.id, "survivor@example.com")
+    with world.uow() as unit:
+        first = unit.customers.get(world.company.id, made.customer_id)
+        unit.customers.add(attrs.evolve(middle, merged_into=survivor.id))
+        unit.customers.add(survivor)
+        unit.customers.save(attrs.evolve(first, merged_into=middle.id))
+        unit.commit()
+
+    world.worker.run_once()
+    world.worker.run_once()
+
+    assert [m.to for m in world.sent(MessageKind.BOOKING_CONFIRMED)] == ["survivor@example.com"]
 
 
 def test_a_plan_mails_one_confirmation_listing_its_visits(world: World):
@@ -273,13 +292,18 @@ def test_a_visit_moved_into_the_window_is_not_reminded_but_one_moved_out_is_agai
 def test_a_transient_failure_is_retried_on_the_schedule_then_given_up(world: World):
     world.book(tuesday_at(9, weeks=2))
     world.mailer.failures = [MailRejected(False, "451 later")] * 6
-    world.worker.run_once()
+    first = world.worker.run_once().as_json()
+    # A retry to come is a failed attempt, not yet an email given up (as the text says).
+    assert (first["mailAttempts"], first["mailsFailed"], first["mailsGivenUp"]) == (1, 1, 0)
+    done = None
     for delay in RETRY_DELAYS:
         (pending,) = world.stored()
         assert pending.status is MessageStatus.PENDING
         assert pending.next_attempt_at == world.clock.now() + delay
         world.clock.advance(delay)
-        world.worker.run_once()
+        done = world.worker.run_once().as_json()
+    assert done is not None
+    assert (done["mailsFailed"], done["mailsGivenUp"]) == (1, 1)
     (failed,) = world.stored()
     assert (failed.status, failed.attempts, failed.last_error) == (
         MessageStatus.FAILED,
@@ -434,6 +458,21 @@ def test_the_email_carries_both_parts_and_the_message_id_of_its_message():
     assert email["Reply-To"] == "office@acme.example"
     assert email["Auto-Submitted"] == "auto-generated"
     assert [p.get_content_type() for p in email.iter_parts()] == ["text/plain", "text/html"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Sparkle Cleaning Co.", "Smith, Jones & Co.", "Zoë Cleaning, Inc.",
+     'Zoë\'s "Ångström" Helpers, Inc. <x@y>'],
+)  # fmt: skip
+def test_a_company_name_of_any_text_stays_the_name_of_the_one_sending_address(name: str):
+    company = attrs.evolve(World().company, name=name)
+    email = email_of(a_message(), sender_address(company, "bookings@example.com"))
+
+    read = message_from_bytes(email.as_bytes(), policy=policy.default)
+
+    (sender,) = read["From"].addresses  # a comma or <x@y> in the name adds no address
+    assert (sender.display_name, sender.addr_spec) == (name, "bookings@example.com")
 
 
 def test_a_company_notify_email_and_reminder_hours_are_validated():
