@@ -1,6 +1,7 @@
 """The rules a whole catalog meets, checked on its draft (``catalog_drafts``): every
 problem at once, each at its field path (``industries.0.services.2.extras.0.price_cents``);
-and what a new catalog may not drop while open bookings still use it."""
+and what a new catalog may not drop while open bookings, the crew or booking forms still
+use or name it."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
+from booking_core.booking_forms import BookingForm, form_errors
 from booking_core.bookings import Booking
 from booking_core.catalog import ONE_TIME, Catalog, FeeKind
 from booking_core.catalog_drafts import (
@@ -21,6 +23,7 @@ from booking_core.catalog_drafts import (
     catalog_of,
 )
 from booking_core.coupons import normalize_code
+from booking_core.crew import CrewMember
 from booking_core.errors import ValidationFailed
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,100}\Z")
@@ -347,6 +350,33 @@ def removal_problems(new: Catalog, open_bookings: Iterable[Booking]) -> dict[str
         + "."
         + _KEEP_INSTEAD.get(where, "")
         for where, counts in missing.items()
+    }
+
+
+def reference_problems(
+    new: Catalog, crew: Iterable[CrewMember], forms: Iterable[BookingForm]
+) -> dict[str, str]:
+    """What ``new`` may not leave out while the crew or booking forms name it: a service a
+    crew member excludes, and a service, frequency or extra a booking form offers (each
+    would stay behind as a name of nothing, and the crew or forms would no longer export
+    and import back)."""
+    named: dict[str, list[str]] = {}
+    for member in crew:
+        for service_id in member.excluded_service_ids:
+            if service_id not in new.services_by_id:
+                named.setdefault("industries", []).append(
+                    f"service {service_id!r} (excluded by crew member {member.name})"
+                )
+    for form in forms:
+        for path, problem in form_errors(form, new).items():
+            where = "frequencies" if path.startswith("frequency_slugs") else "industries"
+            named.setdefault(where, []).append(f"{problem} (booking form {form.name!r})")
+    return {
+        where: "Still named by the crew or booking forms, so it cannot be removed: "
+        + "; ".join(items)
+        + ". Change those first"
+        + (", or make the service inactive instead." if where == "industries" else ".")
+        for where, items in named.items()
     }
 
 

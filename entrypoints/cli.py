@@ -166,11 +166,7 @@ class Cli:
         except ValidationFailed as error:
             parts = [f"{_flag(path, args)}: {text}" for path, text in error.field_errors.items()]
             # "--slug: ...required; --timezone: ...": one sentence, not "required.; --"
-            detail = (
-                "; ".join(part.removesuffix(".") for part in parts[:-1])
-                + ("; " if len(parts) > 1 else "")
-                + "".join(parts[-1:])
-            )
+            detail = "; ".join([part.removesuffix(".") for part in parts[:-1]] + parts[-1:])
             print(f"booking: {detail or error.message}", file=self.err)
             return EXIT_USAGE
         except DomainError as error:

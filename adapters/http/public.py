@@ -430,7 +430,8 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
     async def run(request: Request) -> Response:
         request_id: str = request.state.request_id
         slug = str(request.path_params.get("slug", ""))[:63]
-        counted = f"public:{slug}:{client_address(request)}"
+        address = client_address(request)
+        counted = f"public:{slug}:{address}"
         if deps.rate_limiter.shared:
             verdict = await run_in_threadpool(deps.rate_limiter.hit, counted, PUBLIC_RATE_LIMIT)
         else:
@@ -456,7 +457,6 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
             admitted=(_public_key("", endpoint.scope), verdict),
             early=early,
         )
-        address = client_address(request)
         return await run_in_threadpool(_run, deps, endpoint, incoming, slug, address)
 
     return run

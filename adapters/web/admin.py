@@ -7,11 +7,10 @@ from starlette.routing import BaseRoute
 
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS, EVERYONE, entries_for
-from adapters.web.pages import Visit, page
+from adapters.web.pages import Visit, page, roster_names
 from adapters.web.sessions import new_session
 from booking_core.errors import ValidationFailed
 from booking_core.services import users as cases
-from booking_core.services.scheduling import active_crew
 
 PASSWORD_SAVED = "Password saved. Every other session of yours is signed out."
 
@@ -21,8 +20,7 @@ def admin_home(visit: Visit) -> Response:
     user, company = visit.signed_in_user, visit.signed_in_company
     sections = [e for e in entries_for(user.role) if e.path != "/admin"]
     people = cases.list_users(company.id, uow=visit.deps.reader())
-    with visit.deps.reader() as uow:
-        crew_names = {m.id: m.name for m in active_crew(uow, company.id)}
+    crew_names = roster_names(visit.deps, company.id)
     customer_base = f"{visit.deps.base_url.rstrip('/')}/{company.slug}"
     return visit.render(
         "admin_home.html",

@@ -24,7 +24,7 @@ from adapters.web.calendar import calendar_href, read_date, service_name
 from adapters.web.crew import STATUS_LABELS, clock_time
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
-from adapters.web.pages import Visit, crew_named, page
+from adapters.web.pages import Visit, crew_named, page, roster_names
 from booking_core import plans
 from booking_core.bookings import (
     ActivityEntry,
@@ -379,8 +379,7 @@ def reschedule(visit: Visit) -> Response:
     except SlotTaken:
         errors["when"] = "That time is taken: the crew already has a job then. Pick another time."
     except SlotUnavailable as refused:
-        with deps.reader() as uow:
-            names = {m.id: m.name for m in active_crew(uow, booking.company_id)}
+        names = roster_names(deps, booking.company_id)
         errors["when"] = f"That time is not open: {crew_named(refused.reason, names)}."
     except ValidationFailed as refused:
         for name, text in refused.field_errors.items():

@@ -37,6 +37,7 @@ from adapters.web.nav import entries_for, return_path
 from adapters.web.sessions import COOKIE, LIFETIME, Session, new_session, with_flash
 from booking_core.companies import Company
 from booking_core.errors import NotFoundError
+from booking_core.services.scheduling import active_crew
 from booking_core.services.users import session_user
 from booking_core.users import Role, User
 
@@ -81,6 +82,12 @@ def end_sentence(text: str) -> str:
 templates.filters["end_sentence"] = end_sentence
 
 _CREW_ID = re.compile(r"\bcrew_[A-Za-z0-9_-]+")
+
+
+def roster_names(deps: WebDeps, company_id: str) -> dict[str, str]:
+    """The company's active crew members' names by id."""
+    with deps.reader() as uow:
+        return {m.id: m.name for m in active_crew(uow, company_id)}
 
 
 def crew_named(text: str, names: Mapping[str, str]) -> str:

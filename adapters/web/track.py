@@ -116,10 +116,15 @@ def _when(booking: Booking) -> tuple[str, str]:
     return long_date(local.date()), f"{clock_time(local)} \u2013 {ends} {local:%Z}".strip()
 
 
+def _crew_first_names(visit: Visit, booking: Booking) -> dict[str, str]:
+    """The visit's crew by id, each by first name: all a customer is shown of them."""
+    with visit.deps.reader() as uow:
+        return {m: first_name(uow.crew.get(booking.company_id, m).name) for m in booking.crew_ids}
+
+
 def _facts(visit: Visit, company: Company, booking: Booking) -> dict[str, Any]:
     """What every page of the link shows of the visit."""
-    with visit.deps.reader() as uow:
-        crew = [first_name(uow.crew.get(company.id, m).name) for m in booking.crew_ids]
+    crew = list(_crew_first_names(visit, booking).values())
     day, hours = _when(booking)
     address = booking.address
     length = minutes_text(booking.duration_minutes)
@@ -291,9 +296,7 @@ def reschedule(visit: Visit) -> Response:
         if isinstance(refused, SlotTaken):
             message = "That time was just taken. Choose another."
         elif isinstance(refused, SlotUnavailable):
-            with visit.deps.reader() as uow:  # the visit's crew, by first name as above
-                crew = [uow.crew.get(booking.company_id, m) for m in booking.crew_ids]
-            reason = crew_named(refused.reason, {m.id: first_name(m.name) for m in crew})
+            reason = crew_named(refused.reason, _crew_first_names(visit, booking))
             message = f"That time is not open: {reason}. Choose another."
         else:
             message = "Choose one of the times listed."

@@ -8,17 +8,16 @@ run checks everything a real run does, storage included, and writes nothing eith
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import suppress
 
 import attrs
 from attrs import frozen
 
-from booking_core.booking_forms import BookingForm, form_errors
 from booking_core.bookings import OPEN_STATUSES, Booking
 from booking_core.catalog import Catalog
 from booking_core.catalog_drafts import CatalogDraft, draft_of
-from booking_core.catalog_rules import build_catalog, removal_problems
+from booking_core.catalog_rules import build_catalog, reference_problems, removal_problems
 from booking_core.companies import Company, normalize_brand_color, validate_company
 from booking_core.crew import CrewMember, Team
 from booking_core.crew_drafts import CrewChanges, CrewDraft, crew_draft, merge_crew, name_key
@@ -77,33 +76,6 @@ def _open_bookings(uow: UnitOfWork, company_id: str) -> Iterator[Booking]:
             after = page.next_after
 
 
-def _reference_problems(
-    new: Catalog, crew: Iterable[CrewMember], forms: Iterable[BookingForm]
-) -> dict[str, str]:
-    """What ``new`` may not leave out while the crew or booking forms name it: a service a
-    crew member excludes, and a service, frequency or extra a booking form offers (each
-    would stay behind as a name of nothing, and the crew or forms would no longer export
-    and import back)."""
-    named: dict[str, list[str]] = {}
-    for member in crew:
-        for service_id in member.excluded_service_ids:
-            if service_id not in new.services_by_id:
-                named.setdefault("industries", []).append(
-                    f"service {service_id!r} (excluded by crew member {member.name})"
-                )
-    for form in forms:
-        for path, problem in form_errors(form, new).items():
-            where = "frequencies" if path.startswith("frequency_slugs") else "industries"
-            named.setdefault(where, []).append(f"{problem} (booking form {form.name!r})")
-    return {
-        where: "Still named by the crew or booking forms, so it cannot be removed: "
-        + "; ".join(items)
-        + ". Change those first"
-        + (", or make the service inactive instead." if where == "industries" else ".")
-        for where, items in named.items()
-    }
-
-
 def _drops_anything(old: Catalog, new: Catalog) -> bool:
     """True when ``new`` lacks a service, parameter, extra, frequency, fee or coupon of
     ``old`` (only then can an open booking be left without what it was booked from)."""
@@ -135,7 +107,7 @@ def replace_catalog(cmd: ReplaceCatalog, *, uow: UnitOfWork) -> Catalog:
         catalog = build_catalog(cmd.catalog, company_id=company.id, timezone=company.timezone)
         if _drops_anything(stored, catalog):
             refused = removal_problems(catalog, _open_bookings(uow, company.id))
-            for where, text in _reference_problems(
+            for where, text in reference_problems(
                 catalog, active_crew(uow, company.id), all_forms(uow, company.id)
             ).items():
                 refused[where] = f"{refused[where]} {text}" if where in refused else text
