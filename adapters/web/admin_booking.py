@@ -322,6 +322,10 @@ def cancel(visit: Visit) -> Response:
             return visit.redirect(
                 f"/admin/bookings/{booking.id}", flash=f"Booking {booking.code} cancelled{more}."
             )
+    if booking.plan_id is None and errors.keys() - {"reason"}:
+        # a one-time booking's form has neither scopes nor a date to show the error beside
+        alert = "This booking is not part of a plan: only this visit can be cancelled."
+        return render_booking(visit, booking, Forms(values, errors, cancel_alert=alert), status=422)
     return render_booking(visit, booking, Forms(values, errors), status=422)
 
 

@@ -227,6 +227,15 @@ def test_a_move_into_a_taken_slot_is_refused_beside_the_fields(site: Site, page,
     assert answer.status == 422
     assert "Enter a date" in answer.text()
     assert "Enter a time" in answer.text()
+    # A one-time job's form offers no scopes: a hand-made "end the plan" is refused with
+    # a message the page shows, not a bare 422.
+    answer = page.request.post(
+        f"/admin/bookings/{blocked.id}/cancel",
+        form={"csrf_token": str(token), "cancel_scope": "plan_after"},
+    )
+    assert answer.status == 422
+    assert "not part of a plan" in answer.text()
+    assert _stored(site, board, "blocked").status is BookingStatus.SCHEDULED
 
     page.get_by_label("Start time").fill("21:00")  # outside Sam's hours
     page.get_by_role("button", name="Reschedule").click()
