@@ -671,9 +671,9 @@ def coupon_form(visit: Visit) -> Response:
         if values["percent"].strip() and values["amount"].strip():
             errors.add("amount", "Give a percentage or an amount off, not both.")
         elif values["percent"].strip():
-            share = percent(errors, "percent", values["percent"])
+            share = percent(errors, "percent", values["percent"], low=1)
         elif values["amount"].strip():
-            amount = money(errors, "amount", values["amount"])
+            amount = money(errors, "amount", values["amount"], low=1)
         else:
             errors.add("percent", "Give a percentage or an amount off.")
         first = _date(errors, "valid_from", values["valid_from"])

@@ -22,11 +22,11 @@ class FieldErrors(dict[str, str]):
 
 
 def hundredths(
-    errors: FieldErrors, name: str, text: str, *, what: str, example: str, high: int
+    errors: FieldErrors, name: str, text: str, *, what: str, example: str, high: int, low: int = 0
 ) -> int:
     """``120``, ``120.5`` or ``120.50`` as hundredths (12050): dollars as cents, percent as
-    basis points. Anything else (``1e3``, ``-1``, ``12.345``, ``1,000``, a huge number) is
-    a problem of field ``name``; the answer is then 0."""
+    basis points, from ``low`` to ``high``. Anything else (``1e3``, ``-1``, ``12.345``,
+    ``1,000``, a huge number) is a problem of field ``name``; the answer is then 0."""
     cleaned = text.strip().removeprefix("$").strip() if what == "amount" else text.strip()
     found = DECIMAL.match(cleaned)
     if not cleaned:
@@ -40,17 +40,25 @@ def hundredths(
         most = show_hundredths(high)
         errors.add(name, f"At most ${most}." if what == "amount" else f"At most {most}%.")
         return 0
+    if value < low:
+        least = show_hundredths(low)
+        errors.add(name, f"At least ${least}." if what == "amount" else f"At least {least}%.")
+        return 0
     return value
 
 
-def money(errors: FieldErrors, name: str, text: str) -> int:
+def money(errors: FieldErrors, name: str, text: str, *, low: int = 0) -> int:
     """Dollars and cents as integer cents (at most $1,000,000.00, the catalog's ceiling)."""
-    return hundredths(errors, name, text, what="amount", example="120 or 120.50", high=100_000_000)
+    return hundredths(
+        errors, name, text, what="amount", example="120 or 120.50", high=100_000_000, low=low
+    )
 
 
-def percent(errors: FieldErrors, name: str, text: str, *, high: int = 10_000) -> int:
+def percent(errors: FieldErrors, name: str, text: str, *, high: int = 10_000, low: int = 0) -> int:
     """A percentage (``8.875`` is refused: two decimals) as basis points."""
-    return hundredths(errors, name, text, what="percentage", example="8 or 8.25", high=high)
+    return hundredths(
+        errors, name, text, what="percentage", example="8 or 8.25", high=high, low=low
+    )
 
 
 def whole(

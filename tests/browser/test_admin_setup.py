@@ -348,6 +348,10 @@ def test_frequencies_coupons_and_retiring_a_service(site: Site, page: Any) -> No
     page.get_by_role("button", name="Add coupon").click()
     expect(page.locator("#amount-error")).to_contain_text("not both", use_inner_text=True)
     page.get_by_label("Percent off").fill("")
+    page.get_by_label("Amount off").fill("0")  # refused in dollars, as it is typed
+    page.get_by_role("button", name="Add coupon").click()
+    expect(page.locator("#amount-error")).to_have_text("At least $0.01.", use_inner_text=True)
+    page.get_by_label("Amount off").fill("25")
     page.get_by_label("Last day").fill("2030-08-31")
     page.get_by_label("Every three weeks").check()
     page.get_by_role("button", name="Add coupon").click()
