@@ -21,10 +21,11 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute
 
 from adapters.web.calendar import calendar_href, read_date, service_name
-from adapters.web.crew import STATUS_LABELS, clock_time
+from adapters.web.crew import STATUS_LABELS
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, crew_named, page, roster_names
+from adapters.web.time_text import clock_range, clock_time, moment
 from booking_core import plans
 from booking_core.bookings import (
     ActivityEntry,
@@ -74,12 +75,6 @@ def money(cents: int) -> str:
 def long_date(day: date) -> str:
     """``Tuesday, March 10, 2026``."""
     return f"{day:%A}, {day:%B} {day.day}, {day.year}"
-
-
-def moment(instant: datetime, zone: ZoneInfo) -> str:
-    """``Mar 10, 2026, 9:15 AM`` in the company's timezone."""
-    local = instant.astimezone(zone)
-    return f"{local:%b} {local.day}, {local.year}, {clock_time(local)}"
 
 
 def _iso_moment(text: object, zone: ZoneInfo) -> str:
@@ -192,11 +187,10 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
                 crew.append((uow.crew.get(company.id, member_id), False))
     now = visit.deps.clock.now()
     local = booking.local_start
-    blocks = [
-        (long_date(s.astimezone(zone).date()), clock_time(s.astimezone(zone)),
-         clock_time(e.astimezone(zone)))
-        for s, e in booking.day_blocks()
-    ]  # fmt: skip
+    blocks = []
+    for start, end in booking.day_blocks():
+        first = start.astimezone(zone)
+        blocks.append((long_date(first.date()), *clock_range(first, end.astimezone(zone))))
     scheduled = booking.status is BookingStatus.SCHEDULED
     values = {
         "date": local.date().isoformat(),

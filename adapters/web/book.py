@@ -63,11 +63,11 @@ from adapters.http.public import PublicBookingBody, call_public
 from adapters.http.structuring import structure
 from adapters.web.admin_booking import long_date, money
 from adapters.web.calendar import read_instant
-from adapters.web.crew import clock_time
 from adapters.web.customer import NOT_FOUND, company_of, customer_page
 from adapters.web.deps import WebDeps
 from adapters.web.pages import CSRF_FIELD, STATIC, PageError, Visit, asset_version
 from adapters.web.sessions import Session
+from adapters.web.time_text import clock_range, clock_time
 from booking_core.companies import SLUG_PATTERN, Company
 from booking_core.errors import ValidationFailed
 
@@ -687,12 +687,14 @@ def confirm(book: Booker, choice: Choice, start: str) -> Response:
     body = _customer_body(book, choice, start, values)
     status, answer = book.api("book", body=body, idempotency_key=f"book-page:{flow}")
     if status == 201:
+        first = book.local(answer["startIso"])
+        starts, ends = clock_range(first, book.local(answer["endIso"]))
         return book.render(
             "book_done.html",
             step=5,
             booking=answer,
-            when=book.when(answer["startIso"]),
-            ends=clock_time(book.local(answer["endIso"])),
+            when=f"{long_date(first.date())} at {starts}",
+            ends=ends,
             visits=len(answer["bookings"]),
             total=money(answer["price"]["totalCents"]),
             email=values["email"],

@@ -19,10 +19,11 @@ from attrs import frozen
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from adapters.web.crew import STATUS_LABELS, clock_time
+from adapters.web.crew import STATUS_LABELS
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, page
+from adapters.web.time_text import DASH, clock_range, short_range
 from booking_core.bookings import Booking, BookingStatus
 from booking_core.crew import CrewMember
 from booking_core.errors import NotFoundError
@@ -31,8 +32,6 @@ from booking_core.services.scheduling import active_crew, crew_jobs
 from booking_core.users import first_name
 
 VIEWS = ("day", "week")
-DASH = "\u2013"
-"""The en dash between two dates."""
 DATE_ERROR = "Enter a date as YYYY-MM-DD, e.g. 2026-03-14, between 1970 and 2999."
 FIRST_DATE = date(1970, 1, 1)
 LAST_DATE = date(2999, 12, 31)
@@ -110,20 +109,10 @@ def service_name(booking: Booking) -> str:
     return next((line.name for line in booking.price.lines if line.kind is LineKind.BASE), "")
 
 
-def time_span(starts: str, ends: str) -> str:
-    """Two clock times, the first without AM or PM when both share it."""
-    if starts[-2:] == ends[-2:]:
-        starts = starts[:-3]
-    return f"{starts}{DASH}{ends}"
-
-
 def block(booking: Booking, customer_name: str, index: int) -> Block:
     """The block of day ``index`` (0-based) of ``booking``."""
-    start, end = booking.day_blocks()[index]
-    starts, ends = (
-        clock_time(start.astimezone(booking.zone)),
-        clock_time(end.astimezone(booking.zone)),
-    )
+    start, end = (instant.astimezone(booking.zone) for instant in booking.day_blocks()[index])
+    starts, ends = clock_range(start, end)
     return Block(
         id=booking.id,
         code=booking.code,
@@ -131,7 +120,7 @@ def block(booking: Booking, customer_name: str, index: int) -> Block:
         status_label=STATUS_LABELS[booking.status],
         starts=starts,
         ends=ends,
-        span=time_span(starts, ends),
+        span=short_range(start, end),
         customer=first_name(customer_name) or "Customer",
         service=service_name(booking),
         day_note=f"Day {index + 1} of {booking.days}" if booking.days > 1 else "",

@@ -11,7 +11,7 @@ answers the same 404 page as an id that never existed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from zoneinfo import ZoneInfo
 
 from attrs import frozen
@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute
 from adapters.web.deps import WebDeps
 from adapters.web.nav import CREW
 from adapters.web.pages import Visit, page
+from adapters.web.time_text import clock_range
 from booking_core.bookings import Booking, BookingStatus
 from booking_core.errors import ConflictError, InvalidTransition, NotFoundError, RuleViolation
 from booking_core.pricing import LineKind
@@ -67,12 +68,6 @@ class Day:
     jobs: tuple[JobCard, ...]
 
 
-def clock_time(instant: datetime) -> str:
-    """``9:00 AM``, ``12:30 PM``: a wall-clock time as people in the US write it."""
-    hour = instant.hour % 12 or 12
-    return f"{hour}:{instant.minute:02d} {'AM' if instant.hour < 12 else 'PM'}"
-
-
 def day_heading(day: date, today: date) -> str:
     """``Today · Tuesday, December 8``, ``Tomorrow · ...``, else the date alone."""
     label = f"{day:%A}, {day:%B} {day.day}"
@@ -98,13 +93,14 @@ def job_card(booking: Booking, customer_name: str) -> JobCard:
         f"{line.name}: {line.quantity}" for line in lines if line.kind is LineKind.PARAMETER
     )
     street = ", ".join(part for part in (address.line1, address.line2) if part)
+    starts, ends = clock_range(local, booking.end.astimezone(booking.zone))
     return JobCard(
         id=booking.id,
         code=booking.code,
         status=booking.status.value,
         status_label=STATUS_LABELS[booking.status],
-        starts=clock_time(local),
-        ends=clock_time(booking.end.astimezone(booking.zone)),
+        starts=starts,
+        ends=ends,
         days=booking.days,
         street=street,
         place=f"{address.city}, {address.state} {address.zip}",

@@ -25,6 +25,7 @@ from starlette.routing import BaseRoute
 from adapters.web.deps import WebDeps
 from adapters.web.nav import OWNERS
 from adapters.web.pages import Visit, page
+from adapters.web.time_text import moment
 from booking_core import auth
 from booking_core.auth import ApiKey
 from booking_core.errors import InvalidTransition, ValidationFailed
@@ -55,13 +56,7 @@ NO_STORE = {"cache-control": "no-store", "referrer-policy": "no-referrer"}
 def local_time(instant: datetime | None, timezone: str, *, seconds: bool = False) -> str:
     """``Nov 23, 2026, 5:30 PM`` (``5:30:07 PM`` with ``seconds``) in the company's
     timezone; ``—`` for None."""
-    if instant is None:
-        return "—"
-    local = instant.astimezone(ZoneInfo(timezone))
-    hour = local.hour % 12 or 12
-    half = "AM" if local.hour < 12 else "PM"
-    clock = f"{hour}:{local.minute:02d}" + (f":{local.second:02d}" if seconds else "")
-    return f"{local:%b} {local.day}, {local.year}, {clock} {half}"
+    return "—" if instant is None else moment(instant, ZoneInfo(timezone), seconds=seconds)
 
 
 @frozen

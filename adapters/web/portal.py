@@ -36,12 +36,13 @@ from starlette.routing import BaseRoute
 
 from adapters.web.admin_booking import long_date, money
 from adapters.web.calendar import service_name
-from adapters.web.crew import STATUS_LABELS, clock_time
+from adapters.web.crew import STATUS_LABELS
 from adapters.web.customer import NOT_FOUND, customer_page
 from adapters.web.deps import WebDeps
 from adapters.web.pages import Handler, PageError, Visit
 from adapters.web.quote_page import STATE_LABELS
 from adapters.web.sessions import new_customer_session, new_session
+from adapters.web.time_text import zoned_range
 from booking_core.bookings import Booking, BookingStatus, tracking_active
 from booking_core.companies import Company
 from booking_core.customers import Address, Customer
@@ -303,7 +304,6 @@ def _short_day(instant: datetime, zone: ZoneInfo) -> str:
 def _visit_row(company: Company, booking: Booking, at: datetime) -> VisitRow:
     zone = booking.zone
     local = booking.local_start
-    ends = clock_time(booking.end.astimezone(zone))
     changeable = self_service.can_change(company, booking, at)
     closed = booking.status is BookingStatus.SCHEDULED and not changeable
     address = booking.address
@@ -311,7 +311,7 @@ def _visit_row(company: Company, booking: Booking, at: datetime) -> VisitRow:
         code=booking.code,
         service=service_name(booking),
         day=long_date(local.date()),
-        hours=f"{clock_time(local)} \u2013 {ends} {local:%Z}".strip(),
+        hours=zoned_range(local, booking.end.astimezone(zone)),
         status=booking.status.value,
         status_label=STATUS_LABELS[booking.status],
         place=", ".join(p for p in (address.line1, address.line2, address.city) if p),

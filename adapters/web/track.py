@@ -25,11 +25,12 @@ from starlette.routing import BaseRoute
 
 from adapters.web.admin_booking import long_date
 from adapters.web.calendar import read_date, read_instant, service_name
-from adapters.web.crew import STATUS_LABELS, clock_time
+from adapters.web.crew import STATUS_LABELS
 from adapters.web.customer import NOT_FOUND, customer_page
 from adapters.web.deps import WebDeps
 from adapters.web.pages import Handler, Visit, crew_named
 from adapters.web.setup_catalog import minutes_text
+from adapters.web.time_text import clock_time, zoned_range
 from booking_core.availability import Slot
 from booking_core.bookings import Booking, BookingStatus, tracking_active
 from booking_core.companies import Company
@@ -109,11 +110,10 @@ def _load(visit: Visit) -> Booking:
 
 def _when(booking: Booking) -> tuple[str, str]:
     """(the local date, ``9:00 AM - 12:00 PM EST`` with an en dash) of the visit's first
-    day, in the company's timezone (its abbreviation: what customers read on a clock)."""
-    zone = booking.zone
+    day, in the company's timezone (its abbreviation: what customers read on a clock;
+    one per end on the night the clocks change)."""
     local = booking.local_start
-    ends = clock_time(booking.end.astimezone(zone))
-    return long_date(local.date()), f"{clock_time(local)} \u2013 {ends} {local:%Z}".strip()
+    return long_date(local.date()), zoned_range(local, booking.end.astimezone(booking.zone))
 
 
 def _crew_first_names(visit: Visit, booking: Booking) -> dict[str, str]:

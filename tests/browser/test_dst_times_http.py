@@ -1,0 +1,108 @@
+"""The pages over HTTP without a browser on the night the clocks fall back in New York:
+a one-hour job from 1:30 AM EDT to 1:30 AM EST shows each end with its abbreviation on
+the tracking page, the customer portal, the crew portal, the admin calendar (day and
+week) and the booking's page, so that a person can tell the two 1:30s apart."""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from booking_core.bookings import Booking
+from booking_core.companies import Company
+from booking_core.crew import WorkingHours, new_crew_member
+from booking_core.customers import Address
+from booking_core.ids import new_id
+from booking_core.pricing import SelectedItem
+from booking_core.services import scheduling
+from booking_core.users import Role
+from tests.browser.support import PASSWORD, Site
+from tests.browser.test_customer_pages_http import fetch, get
+
+NEW_YORK = ZoneInfo("America/New_York")
+FALL_BACK = datetime(2027, 11, 7, 1, 30, tzinfo=NEW_YORK)  # fold=0: the first 1:30, EDT
+BOTH_ENDS = "1:30 AM EDT \u2013 1:30 AM EST"
+
+
+def _night_job(site: Site) -> tuple[Company, str, Booking]:
+    """A company whose crew member works 00:00-23:45 every day, and a one-hour job of
+    theirs from 1:30 AM EDT on the night the clocks fall back."""
+    company, _ = site.new_company()
+    container = site.container
+    member = new_crew_member(
+        member_id=new_id("crew"),
+        company_id=company.id,
+        name="Rosa Diaz",
+        home_zip="10001",
+        at=container.clock.now(),
+        service_areas=("10001",),
+        working_hours=tuple(WorkingHours(day, time(0), time(23, 45)) for day in range(1, 8)),
+    )
+    with container.uow() as uow:
+        uow.crew.add(member)
+        uow.commit()
+    made = scheduling.create_booking(
+        scheduling.CreateBooking(
+            company_id=company.id,
+            service_id="svc_handyman_hour",
+            frequency_slug="one_time",
+            start=FALL_BACK,
+            customer=scheduling.CustomerDetails(
+                name="Grace Hopper", email=f"grace-{secrets.token_hex(4)}@example.com"
+            ),
+            address=Address("9 Compiler Ct", "New York", "NY", "10001"),
+            parameters=(SelectedItem("par_extra_hours", 0),),
+            crew_ids=(member.id,),
+        ),
+        uow=container.uow(),
+        clock=container.clock,
+        drive=container.drive,
+        phones=container.phones,
+    )
+    booking = made[0]
+    assert booking.end - booking.start == timedelta(hours=1)
+    assert booking.end.astimezone(NEW_YORK).replace(tzinfo=None) == FALL_BACK.replace(tzinfo=None)
+    return company, member.id, booking
+
+
+def test_the_tracking_page_shows_each_end_of_the_fall_back_hour_with_its_abbreviation(
+    site: Site,
+):
+    company, _, booking = _night_job(site)
+    path = f"/{company.slug}/track/{booking.tracking_token}"
+    page = get(site, booking.start - timedelta(days=3), path)
+    assert page.status_code == 200
+    assert BOTH_ENDS in page.text  # was "1:30 AM \u2013 1:30 AM EDT"
+    assert "New York time" in page.text
+
+
+def test_the_admin_calendar_booking_page_and_crew_portal_tell_the_two_1_30s_apart(
+    site: Site,
+):
+    company, member_id, booking = _night_job(site)
+    owner = site.user(company, Role.OWNER)
+    crew = site.user(company, Role.CREW, crew_member_id=member_id, name="Rosa Diaz")
+    at = booking.start - timedelta(days=3)
+
+    def signed_in(email: str, *paths: str) -> list[str]:
+        answers = fetch(
+            site,
+            at,
+            ("GET", "/sign-in", {}),
+            ("POST", "/sign-in", {"email": email, "password": PASSWORD}),
+            *(("GET", path, {}) for path in paths),
+        )[2:]
+        assert [a.status_code for a in answers] == [200] * len(paths)
+        return [a.text for a in answers]
+
+    day, week, details = signed_in(
+        owner.email,
+        "/admin/calendar?view=day&date=2027-11-07",
+        "/admin/calendar?view=week&date=2027-11-07",
+        f"/admin/bookings/{booking.id}",
+    )
+    (jobs,) = signed_in(crew.email, "/crew")
+    for text in (day, details, jobs):
+        assert BOTH_ENDS in text  # was "1:30 AM \u2013 1:30 AM", with no zone
+    assert "1:30 AM EDT\u20131:30 AM EST" in week  # the narrow cell keeps both halves
