@@ -209,6 +209,33 @@ def check_slot(
     raise SlotUnavailable(label, plan.reason(instant, later, {i for _, i in choices}, blocked))
 
 
+def open_crews_at(
+    query: SlotQuery,
+    start: datetime,
+    *,
+    crew: Sequence[CrewMember],
+    busy: Mapping[str, Sequence[Block]],
+    drive: DriveTime,
+) -> list[Slot]:
+    """Every member free on their own at exactly ``start``, each as the slot
+    ``check_slot`` would give them, best ranked first (drive minutes, then id): the
+    choices ``check_slot`` picks the first of. Empty when ``start`` is not a slot at all
+    (``check_slot`` says why)."""
+    require_aware(start, "start")
+    plan = Plan(query, crew, busy, drive)
+    instant = epoch_seconds(start)
+    index = plan.days[0].grid_index(instant)
+    if plan.refusal is not None or index is None or instant < plan.threshold:
+        return []
+    later = plan.later_instants(index) if len(plan.days) > 1 else ()
+    choices = []
+    for member in plan.members:
+        minutes = member.drive_at(member.windows, instant, later)
+        if minutes is not None:
+            choices.append((minutes, member.id))
+    return [_slot(plan, index, minutes, (member_id,)) for minutes, member_id in sorted(choices)]
+
+
 def _pick(choices: list[tuple[int, str]], needed: int) -> tuple[int, tuple[str, ...]] | None:
     """The ``needed`` shortest drives (ties by id): (the longest of them, sorted ids)."""
     if len(choices) < needed:

@@ -159,6 +159,27 @@ def start_problem(start: datetime, zone: ZoneInfo, at: datetime) -> str | None:
     return None
 
 
+def dates_errors(
+    start: datetime, additional_starts: Sequence[datetime], zone: ZoneInfo, at: datetime
+) -> dict[str, str]:
+    """What is wrong with the dates of a several-dates request: more than
+    ``MAX_ADDITIONAL_STARTS``, a start ``start_problem`` refuses, a date given twice."""
+    errors: dict[str, str] = {}
+    if len(additional_starts) > MAX_ADDITIONAL_STARTS:
+        errors["additional_start_isos"] = f"At most {MAX_ADDITIONAL_STARTS} dates."
+    starts = (start, *additional_starts)
+    for index, when in enumerate(starts):
+        path = "start_iso" if index == 0 else f"additional_start_isos.{index - 1}"
+        problem = start_problem(when, zone, at)
+        if problem is None and index:
+            earlier = next(i for i, other in enumerate(starts) if other == when)
+            if earlier < index:
+                problem = "Same as startIso." if earlier == 0 else "Listed twice."
+        if problem:
+            errors[path] = problem
+    return errors
+
+
 def job_minutes(breakdown: PriceBreakdown, service_id: str) -> int:
     """The duration a priced visit books; ``RuleViolation`` when the catalog gives none
     or more than a day's block."""
@@ -214,20 +235,10 @@ def new_multi_date(
     errors = order_errors(order)
     if order.recurring:
         errors["additional_start_isos"] = "Only for one-time bookings: a plan books its own dates."
-    elif len(additional_starts) > MAX_ADDITIONAL_STARTS:
-        errors["additional_start_isos"] = f"At most {MAX_ADDITIONAL_STARTS} dates."
-    starts = (start, *additional_starts)
-    for index, when in enumerate(starts):
-        path = "start_iso" if index == 0 else f"additional_start_isos.{index - 1}"
-        problem = start_problem(when, order.zone, at)
-        if problem is None and index:
-            earlier = next(i for i, other in enumerate(starts) if other == when)
-            if earlier < index:
-                problem = "Same as startIso." if earlier == 0 else "Listed twice."
-        if problem:
-            errors[path] = problem
+    errors.update(dates_errors(start, additional_starts, order.zone, at))
     if errors:
         raise ValidationFailed(errors)
+    starts = (start, *additional_starts)
     group_id = new_id("grp")
     visits = [
         make_visit(

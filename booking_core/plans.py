@@ -26,6 +26,7 @@ from booking_core.booking_orders import (
     BookingOrder,
     PriceVisit,
     crew_errors,
+    dates_errors,
     distinct_codes,
     job_minutes,
     make_visit,
@@ -36,6 +37,7 @@ from booking_core.booking_orders import (
     start_problem,
 )
 from booking_core.bookings import (
+    MAX_DAYS,
     ActivityKind,
     Booking,
     BookingStatus,
@@ -88,7 +90,15 @@ def plan_horizon_end(first_start: datetime, at: datetime, zone: ZoneInfo) -> dat
     """
     local = max(first_start, at).astimezone(zone)
     day = local.date() + timedelta(days=PLAN_HORIZON_DAYS)
+    if day > LAST_JOB_DATE:  # no visit on a date the API cannot name
+        return wall_clock_instant(LAST_JOB_DATE + timedelta(days=1), time(0), zone)
     return wall_clock_instant(day, local.time(), zone, fold=local.fold)
+
+
+LAST_JOB_DATE = date(2199, 12, 31)
+"""The last local date a job may fall on (a plan's visit, a multi-day job's last day):
+requests name dates of the years 1970 to 2199 only, so a job after it could not be
+listed or moved."""
 
 
 def _rhythm(anchor: datetime, interval_days: int, zone: ZoneInfo, steps: int) -> Iterator[datetime]:
@@ -198,11 +208,8 @@ def new_plan(
     if not order.recurring:
         raise ValueError("a one-time frequency is booked with new_booking")
     errors = order_errors(order)
-    problem = start_problem(start, order.zone, at)
-    if problem:
-        errors["start_iso"] = problem
-    if order.days > interval_days and "days" not in errors:
-        errors["days"] = f"A job of {order.days} days cannot repeat every {interval_days} days."
+    errors.update(request_errors(start, zone=order.zone, at=at, days=order.days,
+                                 interval_days=interval_days))  # fmt: skip
     if errors:
         raise ValidationFailed(errors)
     horizon = horizon_end or plan_horizon_end(start, at, order.zone)
@@ -272,6 +279,40 @@ def extend_plan(
         )
         added.append(attrs.evolve(visit, plan_ends_on=ends_on))
     return distinct_codes(added, rng=rng)
+
+
+def request_errors(
+    start: datetime,
+    *,
+    zone: ZoneInfo,
+    at: datetime,
+    days: int = 1,
+    interval_days: int | None = None,
+    additional_starts: Sequence[datetime] = (),
+) -> dict[str, str]:
+    """What ``book`` would refuse in a create request's dates and day count, found without
+    the calendar: a start off the quarter hour in ``zone``, in the past or without an
+    offset; ``days`` past a plan's ``interval_days``; several dates on a plan, or dates
+    ``dates_errors`` refuses. Callers check it before they look for a slot, so such a
+    request is ``invalid_request`` on its field whatever the calendar holds."""
+    if additional_starts:
+        errors = dates_errors(start, additional_starts, zone, at)
+        if interval_days is not None:
+            errors["additional_start_isos"] = (
+                "Only for one-time bookings: a plan books its own dates."
+            )
+        return errors
+    problem = start_problem(start, zone, at)
+    errors = {"start_iso": problem} if problem else {}
+    if interval_days is not None and interval_days < days <= MAX_DAYS:
+        errors["days"] = f"A job of {days} days cannot repeat every {interval_days} days."
+    elif (
+        1 < days <= MAX_DAYS
+        and problem is None
+        and start.astimezone(zone).date() + timedelta(days=days - 1) > LAST_JOB_DATE
+    ):
+        errors["days"] = f"The job's last day would fall after {LAST_JOB_DATE.isoformat()}."
+    return errors
 
 
 def book(

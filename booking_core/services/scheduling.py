@@ -9,7 +9,7 @@ serialised writes on SQLite) turns a lost race into ``SlotTaken``, never a doubl
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -17,7 +17,14 @@ import attrs
 from attrs import frozen
 
 from booking_core import plans
-from booking_core.availability import Block, Slot, SlotQuery, available_slots, check_slot
+from booking_core.availability import (
+    Block,
+    Slot,
+    SlotQuery,
+    available_slots,
+    check_slot,
+    open_crews_at,
+)
 from booking_core.booking_forms import answers_errors_without_form, check_answers
 from booking_core.booking_orders import (
     BookingOrder,
@@ -35,9 +42,9 @@ from booking_core.bookings import (
     start_job,
     wall_clock_instant,
 )
-from booking_core.catalog import Catalog
+from booking_core.catalog import Catalog, Frequency
 from booking_core.companies import Company
-from booking_core.coupons import normalize_code
+from booking_core.coupons import Coupon, CouponUsage, normalize_code
 from booking_core.crew import CrewMember
 from booking_core.customers import (
     Address,
@@ -49,6 +56,7 @@ from booking_core.customers import (
 )
 from booking_core.errors import (
     ConflictError,
+    CouponRejected,
     NotFoundError,
     SlotTaken,
     SlotUnavailable,
@@ -308,18 +316,42 @@ def slot_for(
     ignore: frozenset[str] = frozenset(),
     duration_minutes: int | None = None,
     crew: Sequence[CrewMember] | None = None,
+    busy: Mapping[str, Sequence[Block]] | None = None,
 ) -> Slot:
     """The open slot at ``start``, decided as availability lists it. ``duration_minutes``
     is an existing visit's own length; by default the selection's first-visit length.
-    ``crew`` is the company's active crew when the caller already read it."""
-    local_date = start.astimezone(catalog.zone).date()
+    ``crew`` is the company's active crew when the caller already read it; ``busy`` the
+    jobs of the crew asked for, when the caller already read them (over this visit's
+    window or more)."""
     if duration_minutes is None:
         duration_minutes = _duration(catalog, selection, at)
-    lo, hi = _busy_window(local_date, days, company)
-    query = SlotQuery(
+    query = _slot_query(company, selection, start, zip_code, duration_minutes, at,
+                        crew_ids=crew_ids, days=days, ignore=ignore)  # fmt: skip
+    if busy is None:
+        # Only the named members' jobs matter when the caller chose the crew.
+        lo, hi = _busy_window(query.local_date, days, company)
+        busy = uow.bookings.busy(company.id, lo, hi, crew_ids=crew_ids)
+    roster = active_crew(uow, company.id) if crew is None else crew
+    return check_slot(query, start, crew=roster, busy=busy, drive=drive)
+
+
+def _slot_query(
+    company: Company,
+    selection: Selection,
+    start: datetime,
+    zip_code: str,
+    duration_minutes: int,
+    at: datetime,
+    *,
+    crew_ids: tuple[str, ...] | None,
+    days: int,
+    ignore: frozenset[str] = frozenset(),
+) -> SlotQuery:
+    """What ``slot_for`` asks availability about a job at ``start``."""
+    return SlotQuery(
         service_id=selection.service_id,
         zip_code=zip_code,
-        local_date=local_date,
+        local_date=start.astimezone(ZoneInfo(company.timezone)).date(),
         zone=company.timezone,
         duration_minutes=duration_minutes,
         now=at,
@@ -329,10 +361,6 @@ def slot_for(
         ignore_booking_ids=ignore,
         zip_field="address.zip",
     )
-    # Only the named members' jobs matter when the caller chose the crew.
-    busy = uow.bookings.busy(company.id, lo, hi, crew_ids=crew_ids)
-    roster = active_crew(uow, company.id) if crew is None else crew
-    return check_slot(query, start, crew=roster, busy=busy, drive=drive)
 
 
 def _check_every_visit(
@@ -374,6 +402,7 @@ def check_visit(
     at: datetime,
     ignore: frozenset[str] = frozenset(),
     crew: Sequence[CrewMember] | None = None,
+    busy: Mapping[str, Sequence[Block]] | None = None,
 ) -> Slot:
     """The slot a visit (new or moved) takes, for its own crew and length, as availability
     decides; ``SlotTaken`` or ``SlotUnavailable`` when it is not open."""
@@ -391,6 +420,7 @@ def check_visit(
         ignore=ignore,
         duration_minutes=visit.duration_minutes,
         crew=crew,
+        busy=busy,
     )
 
 
@@ -435,6 +465,8 @@ def book_in_unit(
         raise ValidationFailed({"frequency_slug": f"No frequency {selection.frequency_slug!r}."})
     address: Address = order_fields["address"]  # type: ignore[assignment]
     days: int = order_fields.get("days", 1)  # type: ignore[assignment]
+    if errors := _request_errors(company, frequency, start, days, additional_starts, at):
+        raise ValidationFailed(errors)
     crew = active_crew(uow, company.id)  # read once for every visit checked below
     slot = slot_for(
         uow,
@@ -458,24 +490,128 @@ def book_in_unit(
         crew_ids=slot.crew_ids,
         **order_fields,  # type: ignore[arg-type]
     )
+    code = selection.coupon_code
+    coupon = catalog.coupons_by_code.get(normalize_code(code)) if code else None
     if price_visit is None:
         usage = coupon_usage(uow, catalog, selection, customer_id)
+        if coupon is not None and additional_starts:
+            _room_for_every_date(coupon, usage, 1 + len(additional_starts))
         price_visit = catalog_pricer(catalog, order, at=at, coupon_usage=usage)
-    made = plans.book(
-        order,
-        start=start,
-        price_visit=price_visit,
+    pricer = price_visit
+
+    def booked(crew_ids: tuple[str, ...]) -> list[Booking]:
+        return plans.book(
+            attrs.evolve(order, crew_ids=crew_ids),
+            start=start,
+            price_visit=pricer,
+            at=at,
+            interval_days=frequency.interval_days,
+            additional_starts=additional_starts,
+        )
+
+    made = booked(slot.crew_ids)
+    try:
+        _check_every_visit(uow, company, catalog, made, drive=drive, at=at, crew=crew)
+    except (SlotTaken, SlotUnavailable) as refused:
+        if crew_ids is not None:
+            raise
+        # The best-ranked crew at the start cannot do every visit: the next one who can.
+        other = _crew_for_every_visit(uow, company, catalog, made, booked, at=at, drive=drive,
+                                      crew=crew)  # fmt: skip
+        if other is None:
+            raise _for_every_visit(refused) from None
+        made = other
+    made = store_new(uow, made)
+    if coupon is not None:
+        # One redemption per job: a plan is one, each date of a several-dates request one.
+        for job in made if additional_starts else made[:1]:
+            uow.coupon_redemptions.add(company.id, coupon.id, customer_id, job.id)
+    return made
+
+
+def _request_errors(
+    company: Company,
+    frequency: Frequency,
+    start: datetime,
+    days: int,
+    additional_starts: Sequence[datetime],
+    at: datetime,
+) -> dict[str, str]:
+    """``plans.request_errors`` for a frequency of the company's catalog."""
+    return plans.request_errors(
+        start,
+        zone=ZoneInfo(company.timezone),
         at=at,
+        days=days,
         interval_days=frequency.interval_days,
         additional_starts=additional_starts,
     )
-    _check_every_visit(uow, company, catalog, made, drive=drive, at=at, crew=crew)
-    made = store_new(uow, made)
-    code = selection.coupon_code
-    coupon = catalog.coupons_by_code.get(normalize_code(code)) if code else None
-    if coupon is not None:
-        uow.coupon_redemptions.add(company.id, coupon.id, customer_id, made[0].id)
-    return made
+
+
+def _room_for_every_date(coupon: Coupon, usage: CouponUsage, dates: int) -> None:
+    """A coupon with a redemption limit covers every date of a several-dates request
+    (each date is a job of its own, one redemption each) or the request is refused."""
+    limits = (
+        (coupon.max_redemptions, usage.total, "max_redemptions", "it"),
+        (coupon.per_customer_limit, usage.by_customer, "per_customer_limit", "this customer"),
+    )
+    for limit, used, rule, who in limits:
+        if limit is not None and used + dates > limit:
+            left = max(limit - used, 0)
+            raise CouponRejected(
+                coupon.code,
+                rule,
+                f"{who} may redeem it {left} more time{'s' if left != 1 else ''}, "
+                f"and each of this booking's {dates} dates is one redemption.",
+            )
+
+
+def _crew_for_every_visit(
+    uow: UnitOfWork,
+    company: Company,
+    catalog: Catalog,
+    made: Sequence[Booking],
+    booked: Callable[[tuple[str, ...]], list[Booking]],
+    *,
+    at: datetime,
+    drive: DriveTime,
+    crew: Sequence[CrewMember],
+) -> list[Booking] | None:
+    """The visits booked for the best-ranked member free at the first visit's start who
+    is free for every visit too (the jobs of the whole span read once); None when nobody
+    other than ``made``'s crew is."""
+    first = made[0]
+    zone = ZoneInfo(company.timezone)
+    lo, _ = _busy_window(first.start.astimezone(zone).date(), first.days, company)
+    _, hi = _busy_window(made[-1].start.astimezone(zone).date(), first.days, company)
+    busy = uow.bookings.busy(company.id, lo, hi, crew_ids=None)
+    query = _slot_query(company, first.selection, first.start, first.address.zip,
+                        first.duration_minutes, at, crew_ids=None, days=first.days)  # fmt: skip
+    for choice in open_crews_at(query, first.start, crew=crew, busy=busy, drive=drive):
+        if choice.crew_ids == first.crew_ids:
+            continue  # the crew that was refused
+        visits = booked(choice.crew_ids)
+        try:
+            for visit in visits[1:]:
+                check_visit(uow, company, catalog, visit, drive=drive, at=at, crew=crew, busy=busy)
+        except (SlotTaken, SlotUnavailable):
+            continue
+        return visits
+    return None
+
+
+def _for_every_visit(refused: SlotTaken | SlotUnavailable) -> SlotTaken | SlotUnavailable:
+    """The refusal of the best-ranked crew's visit when no crew free at the start is free
+    for every visit: a plan's later visit taken says to choose another start (listing
+    availability again would list the same start)."""
+    if isinstance(refused, SlotTaken) and refused.field is None:
+        return SlotTaken(refused.start, refused.crew_id, None, EVERY_VISIT_HINT)
+    return refused
+
+
+EVERY_VISIT_HINT = (
+    "no crew member free at startIso is free for every visit of the plan: choose another start"
+)
 
 
 def create_booking(
@@ -497,11 +633,17 @@ def create_booking(
         errors.update(crew_errors(cmd.crew_ids))
     if cmd.form_id is None:
         errors.update(answers_errors_without_form(cmd.answers))
-    if errors:
-        raise ValidationFailed(errors)
     with uow:
         company = uow.companies.get(cmd.company_id)
         catalog = uow.catalogs.get(cmd.company_id)
+        # The dates and day count against the company's zone and the plan, with the rest.
+        frequency = catalog.frequencies_by_slug.get(cmd.frequency_slug)
+        if frequency is not None:
+            errors.update(
+                _request_errors(company, frequency, cmd.start, cmd.days, cmd.additional_starts, at)
+            )
+        if errors:
+            raise ValidationFailed(errors)
         selection = Selection(
             service_id=cmd.service_id,
             frequency_slug=cmd.frequency_slug,

@@ -385,9 +385,6 @@ def test_an_unknown_zip_is_invalid_on_address_zip(shop: Shop, client: httpx.Clie
         ("19:00", "outside working hours"),
         ("07:00", "outside working hours"),
         ("17:00", "outside working hours"),  # 145 minutes do not fit before 18:00
-        ("10:07", "quarter hour"),
-        ("10:00:30", "quarter hour"),
-        ("past", "past"),
         ("soon", "notice"),
         ("sunday", "no working hours"),
     ],
@@ -408,6 +405,79 @@ def test_a_start_that_is_not_offered_is_unprocessable(
     error = error_of(post(client, "/bookings", booking_body(start)), 422, "unprocessable")
     assert reason in error["message"], error
     assert every(client) == []
+
+
+@pytest.mark.parametrize(
+    ("when", "reason"),
+    [("10:07", "quarter hour"), ("10:00:30", "quarter hour"), ("past", "past")],
+)
+@pytest.mark.parametrize("frequency", ["one_time", "weekly"])
+def test_a_start_off_the_grid_or_past_is_invalid_whatever_the_calendar(
+    shop: Shop, client: httpx.Client, tuesday: date, when: str, reason: str, frequency: str
+):
+    # scheduling.md: invalid_request on startIso, as for additionalStartIsos, and named
+    # with the other problems found against the catalog (days past the plan's interval),
+    # before any crew is looked for.
+    day = datetime.now(shop.zone).date() - timedelta(days=3) if when == "past" else tuesday
+    body = booking_body(at(shop, day, "10:00" if when == "past" else when))
+    body |= {"frequencySlug": frequency}
+    error = error_of(post(client, "/bookings", body), 400, "invalid_request")
+    assert reason in error["fieldErrors"]["startIso"], error
+    if frequency == "weekly":
+        body |= {"days": 8}
+        error = error_of(post(client, "/bookings", body), 400, "invalid_request")
+        assert set(error["fieldErrors"]) == {"startIso", "days"}, error
+        assert "cannot repeat every 7 days" in error["fieldErrors"]["days"]
+    assert every(client) == []
+
+
+def test_a_plan_without_crew_goes_to_the_best_ranked_member_free_for_every_visit(
+    shop: Shop, client: httpx.Client, tuesday: date
+):
+    rosa, sam = shop.crew_ids
+    # Availability ranks Rosa first at 10:00; she is busy at the plan's second visit.
+    listed = client.get(
+        f"{API}/availability",
+        params={"serviceId": STANDARD, "date": tuesday.isoformat(), "zip": "10001",
+                "frequencySlug": "weekly"},
+    )  # fmt: skip
+    slot = next(s for s in listed.json()["data"] if s["startIso"] == at(shop, tuesday, "10:00"))
+    assert slot["crewIds"] == [rosa]
+    book(client, at(shop, tuesday + timedelta(weeks=1), "10:00"), crewIds=[rosa])
+    plan = book(client, slot["startIso"], frequencySlug="weekly")
+    assert {tuple(v["crewIds"]) for v in plan["bookings"]} == {(sam,)}  # Sam can do them all
+
+    # Nobody free at 13:00 is free for every visit: a 409 that says to choose another start
+    # (listing again would list the same start), and nothing is booked.
+    book(client, at(shop, tuesday + timedelta(weeks=1), "13:00"), crewIds=[rosa])
+    book(client, at(shop, tuesday + timedelta(weeks=2), "13:00"), crewIds=[sam])
+    before = len(every(client))
+    body = booking_body(at(shop, tuesday, "13:00"), frequencySlug="weekly")
+    error = error_of(post(client, "/bookings", body), 409, "conflict")
+    assert "choose another start" in error["message"], error
+    assert len(every(client)) == before
+
+
+def test_a_coupon_redeemed_once_per_customer_covers_one_date_not_several(
+    shop: Shop, client: httpx.Client, tuesday: date
+):
+    # FIRSTCLEAN: $20 off, once per customer. Each date of a several-dates booking is a
+    # job of its own and one redemption, so three dates cannot all take it.
+    extra = [at(shop, tuesday + timedelta(days=1), "13:00"),
+             at(shop, tuesday + timedelta(days=2), "13:00")]  # fmt: skip
+    body = booking_body(at(shop, tuesday, "09:00"), couponCode="FIRSTCLEAN",
+                        additionalStartIsos=extra)  # fmt: skip
+    error = error_of(post(client, "/bookings", body), 422, "unprocessable")
+    assert "FIRSTCLEAN" in error["message"], error
+    assert "3 dates" in error["message"], error
+    assert every(client) == []
+    # One date takes it; the same customer's next booking with it is refused.
+    made = book(client, at(shop, tuesday, "09:00"), couponCode="FIRSTCLEAN",
+                customer=body["customer"])  # fmt: skip
+    assert made["price"]["discountCents"] == 2_000
+    again = booking_body(at(shop, tuesday, "13:00"), couponCode="FIRSTCLEAN",
+                         customer=body["customer"])  # fmt: skip
+    error_of(post(client, "/bookings", again), 422, "unprocessable")
 
 
 def test_one_crew_member_cannot_be_booked_twice_for_the_same_time(

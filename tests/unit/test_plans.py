@@ -33,6 +33,7 @@ from booking_core.plans import (
     plan_ends_on,
     plan_horizon_end,
     plan_visits,
+    request_errors,
     reschedule,
 )
 from booking_core.pricing import Visit
@@ -172,6 +173,19 @@ def test_the_horizon_counts_from_the_later_of_now_and_the_first_visit():
     assert plan_horizon_end(local(2026, 3, 3, 9), later_now, NY) == local(2026, 5, 5, 9)
     visits = booked(order("every_four_weeks"), start=local(2026, 9, 1, 9))
     assert [v.local_start.date() for v in visits] == [date(2026, 9, 1), date(2026, 9, 29)]
+
+
+def test_no_visit_falls_after_2199_the_last_year_a_request_may_name():
+    visits = booked(order("weekly"), start=local(2199, 12, 2, 13))
+    assert [v.local_start.date() for v in visits] == [
+        date(2199, 12, 2), date(2199, 12, 9), date(2199, 12, 16), date(2199, 12, 23),
+        date(2199, 12, 30),
+    ]  # fmt: skip
+    late = local(2199, 12, 30, 13)
+    assert request_errors(late, zone=NY, at=AT, days=2) == {}
+    assert request_errors(late, zone=NY, at=AT, days=3) == {
+        "days": "The job's last day would fall after 2199-12-31."
+    }
 
 
 def test_the_horizon_is_counted_in_local_days_whatever_offset_the_start_carries():
