@@ -396,8 +396,10 @@ def cancel_visits(
     plan that is scheduled and not yet begun; the plan ends. ``plan_after``: every visit
     of the target's plan that is scheduled, not yet begun and on a local date after
     ``after``; the plan ends on ``after``. Started, completed, cancelled and past visits are
-    never touched. ``InvalidTransition`` when the target cannot be cancelled (or, for
-    ``plan_after``, belongs to no plan).
+    never cancelled. The end (``plan_ends_on``) goes on each visit cancelled and on the
+    plan's last scheduled visit (a ``plan_ended`` entry when it is not cancelled with
+    them); a completed or cancelled visit is never changed. ``InvalidTransition`` when the
+    target cannot be cancelled (or, for ``plan_after``, belongs to no plan).
     """
     require_aware(at, "at")
     errors = reason_errors(reason)
@@ -434,8 +436,14 @@ def cancel_visits(
         )
         for v in doomed
     }
-    last = max(mates, key=lambda v: v.visit_index)
-    if last.id not in changed and last.plan_ends_on != ends:
+    # A completed or cancelled visit keeps what it has; a plan without a scheduled visit
+    # is never extended again (``plan_upkeep``), so it needs no end written.
+    last = max(
+        (v for v in mates if v.status is BookingStatus.SCHEDULED),
+        key=lambda v: v.visit_index,
+        default=None,
+    )
+    if last is not None and last.id not in changed and last.plan_ends_on != ends:
         changed[last.id] = record(
             last,
             at,

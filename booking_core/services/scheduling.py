@@ -770,7 +770,11 @@ def reschedule_in_unit(
     drive: DriveTime,
 ) -> list[Booking]:
     """``reschedule_booking``'s work inside the caller's open unit (which commits): check
-    availability, move, save, and record one ``booking.rescheduled`` per booking moved."""
+    availability, move, save, and record one ``booking.rescheduled`` per booking moved.
+    ``crew_ids`` (None: the target's own crew) is checked as ``create_booking`` checks it,
+    before the slot is looked up, which reads it as a set."""
+    if crew_ids is not None and (errors := crew_errors(crew_ids)):
+        raise ValidationFailed(errors)
     catalog = uow.catalogs.get(company.id)
     visits = _visits(uow, target)
     together = scope is plans.RescheduleScope.THIS_AND_FUTURE
@@ -783,7 +787,7 @@ def reschedule_in_unit(
         target.selection,
         new_start,
         zip_code=target.address.zip,
-        crew_ids=crew_ids or target.crew_ids,
+        crew_ids=target.crew_ids if crew_ids is None else crew_ids,
         days=target.days,
         at=at,
         drive=drive,

@@ -758,14 +758,17 @@ def test_cancel_scopes_on_a_plan(shop: Shop, client: httpx.Client, tuesday: date
     assert [v["id"] for v in response.json()["data"]] == ids[6:]
     assert statuses() == ["scheduled", "cancelled"] + ["scheduled"] * 4 + ["cancelled"] * 2
 
-    # This and future from visit 3: visits 3 to 5 go; 0 and 2 stay.
+    # This and future from visit 3: visits 3 to 5 go; 0 and 2 stay. The last visit, already
+    # cancelled, is neither changed nor listed.
+    last = fetch(client, ids[7])
     response = cancel(client, ids[3], scope="this_and_future", reason="Moving away")
     assert response.status_code == 200, response.text
     changed = response.json()["data"]
-    assert set(ids[3:6]) <= {v["id"] for v in changed}
+    assert [v["id"] for v in changed] == ids[3:6]
     assert {v["status"] for v in changed} == {"cancelled"}
     assert statuses() == ["scheduled", "cancelled", "scheduled"] + ["cancelled"] * 5
     assert fetch(client, ids[4])["cancelReason"] == "Moving away"
+    assert fetch(client, ids[7]) == last
 
 
 def test_cancel_scope_fields_are_checked(shop: Shop, client: httpx.Client, tuesday: date):
@@ -842,6 +845,27 @@ def test_rescheduling_moves_a_booking_and_writes_it_in_the_activity_log(
     (handed,) = response.json()["data"]
     assert handed["crewIds"] == [sam]
     assert handed["activity"][-1]["details"]["crewIds"] == sam
+
+
+def test_a_reschedule_crew_list_is_checked_as_a_booking_crew_list_is(
+    shop: Shop, client: httpx.Client, tuesday: date
+):
+    """A member named twice, or no member at all, is refused on ``crewIds``: neither is
+    read as "these members" (a team losing a member) nor as "keep the crew"."""
+    rosa, sam = shop.crew_ids
+    made = book(client, at(shop, tuesday, "10:00"), crewIds=[rosa, sam])
+    new = at(shop, tuesday, "14:00")
+    for crew, errors in (
+        ([sam, sam], {"crewIds.1": "Listed twice."}),
+        ([rosa, sam, rosa], {"crewIds.2": "Listed twice."}),
+        ([], {"crewIds": "At least one crew member."}),
+    ):
+        response = reschedule(client, made["id"], new, crewIds=crew)
+        assert error_of(response, 400, "invalid_request")["fieldErrors"] == errors, crew
+    after = fetch(client, made["id"])
+    assert sorted(made["crewIds"]) == sorted([rosa, sam])
+    assert (after["startIso"], after["crewIds"]) == (made["startIso"], made["crewIds"])
+    assert [e["kind"] for e in after["activity"]] == ["created"]
 
 
 def test_a_booking_may_move_onto_part_of_its_own_time(

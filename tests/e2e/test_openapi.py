@@ -358,3 +358,22 @@ def test_rules_across_fields_are_in_the_request_schemas(document: dict[str, Any]
         address = document["components"]["schemas"][address["$ref"].rsplit("/", 1)[1]]
     assert address["properties"]["state"]["pattern"] == "^[A-Za-z]{2}$"
     assert address["properties"]["line1"]["pattern"] == address["properties"]["city"]["pattern"]
+
+
+def test_booking_bodies_describe_the_dates_and_crew_lists_the_server_takes(
+    document: dict[str, Any],
+):
+    # At most 20 further dates (the core's "At most 20 dates.", not the 200 of any array),
+    # on the public body too.
+    booking = _body_schema(document, "post", f"{API}/bookings")
+    public = _body_schema(document, "post", f"{PUBLIC_PREFIX}/{{slug}}/book")
+    for body in (booking, public):
+        assert body["properties"]["additionalStartIsos"]["maxItems"] == 20
+    # crewIds, when given, names at least one member and none twice, when booking and
+    # when rescheduling alike ([] is not "keep the crew").
+    reschedule = _body_schema(document, "post", f"{API}/bookings/{{id}}/reschedule")
+    for body in (booking, reschedule):
+        crew = body["properties"]["crewIds"]
+        assert (crew["minItems"], crew["uniqueItems"]) == (1, True)
+        assert "null" in crew["type"]
+    assert "crewIds" not in public["properties"]

@@ -437,28 +437,59 @@ def test_cancel_this_and_future_leaves_started_and_completed_later_visits_alone(
     visits[6] = start_job(visits[6], AT)
     visits[7] = complete_job(start_job(visits[7], AT), AT)
     changed = cancel_visits(visits, visits[4].id, FUTURE, at=AT)
-    assert [v.visit_index for v in changed] == [4, 5, 7]
-    assert changed[-1].status is BookingStatus.COMPLETED
-    assert changed[-1].activity[-1].kind is ActivityKind.PLAN_ENDED
-    assert changed[-1].version == visits[7].version + 1
+    # The end is on the visits cancelled; the completed last visit is not changed.
+    assert [v.visit_index for v in changed] == [4, 5]
+    assert all(v.plan_ends_on == date(2026, 3, 30) for v in changed)
+
+
+@pytest.mark.parametrize("closed", [BookingStatus.CANCELLED, BookingStatus.COMPLETED])
+def test_ending_a_plan_never_changes_a_last_visit_already_closed(closed):
+    """The plan's end goes on its last scheduled visit instead, and extension keeps it."""
+    visits = weekly()
+    visits[7] = _with_status(visits[7], closed)
+    # This and future from visit 5: 5 and 6 are cancelled and carry the end.
+    changed = cancel_visits(visits, visits[5].id, FUTURE, at=AT)
+    assert [v.visit_index for v in changed] == [5, 6]
+    assert all(v.status is BookingStatus.CANCELLED for v in changed)
+    assert all(v.plan_ends_on == date(2026, 4, 6) for v in changed)
+
+    # Of the same plan, the end after the materialised visits: noted on visit 6.
+    ends = date(2026, 5, 12)  # three weeks past the last visit
+    changed = cancel_visits(visits, visits[1].id, AFTER, at=AT, after=ends)
+    assert [v.visit_index for v in changed] == [6]
+    assert changed[0].status is BookingStatus.SCHEDULED
+    assert changed[0].plan_ends_on == ends
+    assert changed[0].activity[-1].kind is ActivityKind.PLAN_ENDED
+    assert changed[0].activity[-1].details["endsOn"] == "2026-05-12"
+    ended = [*visits[:6], *changed, visits[7]]
+    added = _extend(ended, local(2026, 7, 1))
+    assert [v.local_start.date() for v in added] == [date(2026, 4, 28), date(2026, 5, 5), ends]
+    assert cancel_visits(ended, visits[1].id, AFTER, at=AT, after=date(2026, 6, 1)) == []
+
+
+def test_ending_a_plan_with_no_scheduled_visit_left_changes_nothing():
+    """Such a plan is never extended again, so there is nothing to end."""
+    first, *rest = weekly()
+    visits = [
+        _with_status(first, BookingStatus.COMPLETED),
+        *(_with_status(v, BookingStatus.CANCELLED) for v in rest),
+    ]
+    assert cancel_visits(visits, visits[0].id, AFTER, at=AT, after=date(2026, 3, 10)) == []
 
 
 @given(
     target=st.integers(min_value=0, max_value=7),
     statuses=st.lists(st.sampled_from(BookingStatus), min_size=8, max_size=8),
 )
-def test_cancel_this_and_future_never_touches_earlier_visits(target, statuses):
+def test_cancel_this_and_future_never_touches_earlier_visits_or_closed_ones(target, statuses):
     visits = [_with_status(v, status) for v, status in zip(weekly(), statuses, strict=True)]
     assume(visits[target].status is BookingStatus.SCHEDULED)
     changed = cancel_visits(visits, visits[target].id, FUTURE, at=AT)
     assert all(v.visit_index >= target for v in changed)
     by_id = {v.id: v for v in visits}
     for after in changed:
-        before = by_id[after.id]
-        if before.status is BookingStatus.SCHEDULED:
-            assert after.status is BookingStatus.CANCELLED
-        else:
-            assert after.status is before.status  # only the plan end was written on it
+        assert by_id[after.id].status is BookingStatus.SCHEDULED
+        assert after.status is BookingStatus.CANCELLED
 
 
 def _with_status(visit: Booking, status: BookingStatus) -> Booking:

@@ -13,8 +13,8 @@ from booking_core.clock import FixedClock
 from booking_core.customers import Address
 from booking_core.demo import demo_catalog
 from booking_core.drive import TableDriveTime
-from booking_core.errors import SlotTaken, SlotUnavailable
-from booking_core.plans import PLAN_HORIZON_DAYS, CancelScope
+from booking_core.errors import SlotTaken, SlotUnavailable, ValidationFailed
+from booking_core.plans import PLAN_HORIZON_DAYS, CancelScope, RescheduleScope
 from booking_core.services import companies, scheduling
 from booking_core.services.plan_upkeep import extend_plans
 from tests import factories
@@ -115,6 +115,35 @@ def test_cancel_this_and_future_leaves_earlier_visits_scheduled(world):
     with uow() as unit:
         kept = [unit.bookings.get(company.id, b.id).status for b in made[:2]]
     assert [s.value for s in kept] == ["scheduled", "scheduled"]
+
+
+@pytest.mark.parametrize(
+    ("crew_ids", "errors"),
+    [
+        (("crew_rosa", "crew_rosa"), {"crew_ids.1": "Listed twice."}),
+        ((), {"crew_ids": "At least one crew member."}),
+    ],
+)
+def test_a_reschedule_refuses_a_crew_list_a_booking_refuses_and_moves_nothing(
+    world, crew_ids, errors
+):
+    """Not read as a set (a member dropped) nor as "keep the crew", as availability would."""
+    _, clock, uow, company = world
+    (made,) = book(world, tuesday_at(9))
+    with pytest.raises(ValidationFailed) as caught:
+        scheduling.reschedule_booking(
+            company.id,
+            made.id,
+            tuesday_at(14),
+            RescheduleScope.THIS,
+            crew_ids=crew_ids,
+            uow=uow(),
+            clock=clock,
+            drive=DRIVE,
+        )
+    assert caught.value.field_errors == errors
+    with uow() as unit:
+        assert unit.bookings.get(company.id, made.id) == made
 
 
 def test_customer_statistics_come_from_real_visits_and_the_ledger(world):

@@ -9,6 +9,7 @@ from typing import Annotated
 from attrs import field, frozen
 
 from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.jsonschema import schema
 from adapters.http.queries import PageQuery
 from adapters.http.routes.catalog import Item, selected
 from adapters.http.routes.customers import AddressBody
@@ -41,6 +42,7 @@ from adapters.http.views.bookings import (
     rescheduled_bookings_view,
 )
 from booking_core.booking_forms import MAX_ANSWERS
+from booking_core.booking_orders import MAX_ADDITIONAL_STARTS
 from booking_core.bookings import BookingStatus
 from booking_core.errors import RuleViolation, ValidationFailed
 from booking_core.paging import PageRequest
@@ -67,6 +69,10 @@ class AnswerBody:
     answer: IntakeAnswer
 
 
+CREW_LIST = schema(minItems=1, uniqueItems=True)
+"""A body's ``crewIds`` as the core's ``crew_errors`` takes it: at least one, none twice."""
+
+
 @frozen(kw_only=True)
 class BookingBody:
     """A booking: one job, a plan (a recurring ``frequencySlug``), a multi-day job
@@ -83,10 +89,14 @@ class BookingBody:
     referral_code: Code | None = None
     notes: Note = ""
     crew_ids: tuple[Id, ...] | None = field(
-        default=None, metadata={"description": "otherwise the best-ranked free crew"}
+        default=None,
+        metadata={"description": "otherwise the best-ranked free crew", **CREW_LIST},
     )
     days: Days = 1
-    additional_start_isos: tuple[datetime, ...] = ()
+    # The core refuses more, naming this field ("At most 20 dates."): described, not checked.
+    additional_start_isos: tuple[datetime, ...] = field(
+        default=(), metadata=schema(maxItems=MAX_ADDITIONAL_STARTS)
+    )
     form_id: Id | None = field(
         default=None,
         metadata={"description": "the booking form booked through (its offer is checked)"},
@@ -111,7 +121,13 @@ class RescheduleBody:
     """A new start (checked against real availability) for this visit or this and later."""
 
     start_iso: datetime
-    crew_ids: tuple[Id, ...] | None = None
+    crew_ids: tuple[Id, ...] | None = field(
+        default=None,
+        metadata={
+            "description": "reassigns every moved visit; otherwise the booking's own crew",
+            **CREW_LIST,
+        },
+    )
     scope: RescheduleScope = RescheduleScope.THIS
 
 
