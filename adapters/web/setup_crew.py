@@ -100,7 +100,9 @@ def _time_off_text(member: CrewMember | CrewMemberDraft, zone: ZoneInfo) -> str:
             last = end.date() - timedelta(days=1)
             lines.append(first.date().isoformat() + ("" if last == first.date() else f" to {last}"))
         else:
-            lines.append(f"{first:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} (set by import)")
+            # not whole days here: an import's exact times, or days set before the company's
+            # timezone changed; shown with their times and kept as they are
+            lines.append(f"{first:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} {EXACT_TIMES}")
     return "\n".join(lines)
 
 
@@ -247,6 +249,10 @@ def _hours(errors: FieldErrors, values: dict[str, str]) -> list[WorkingHoursDraf
     return stretches
 
 
+EXACT_TIMES = "(exact times)"
+"""Marks a time-off line that is not whole days of the company's timezone."""
+
+
 def _time_off(errors: FieldErrors, text: str, zone: ZoneInfo) -> list[TimeOffDraft]:
     """Lines of ``2026-12-24`` or ``2026-12-24 to 2026-12-26``: whole days, the company's;
     a line the form did not write (an import's exact times) is kept as it was."""
@@ -254,8 +260,8 @@ def _time_off(errors: FieldErrors, text: str, zone: ZoneInfo) -> list[TimeOffDra
     for line in (line.strip() for line in text.splitlines()):
         if not line:
             continue
-        if line.endswith("(set by import)"):
-            parts = line.removesuffix("(set by import)").strip().split(" to ")
+        if line.endswith(EXACT_TIMES):
+            parts = line.removesuffix(EXACT_TIMES).strip().split(" to ")
             try:
                 start, end = (datetime.fromisoformat(p).replace(tzinfo=zone) for p in parts)
             except ValueError:
