@@ -566,6 +566,14 @@ def frequency_form(visit: Visit) -> Response:
         interval = None if single else whole(errors, "interval_days", values["interval_days"],
                                               optional=current is None, high=365)  # fmt: skip
         discount = percent(errors, "discount", values["discount"])
+        name = values["name"].strip().casefold()
+        if name and any(
+            f.name.strip().casefold() == name and (current is None or f.slug != current.slug)
+            for f in draft.frequencies
+        ):
+            errors.add(
+                "name", "Another frequency has this name: customers could not tell them apart."
+            )
         if not errors:
             frequencies = list(draft.frequencies)
             if current is None:

@@ -340,6 +340,15 @@ def test_frequencies_coupons_and_retiring_a_service(site: Site, page: Any) -> No
     catalog = export_catalog(company.id, uow=site.container.reader())
     added = catalog.frequencies[-1]
     assert (added.slug, added.interval_days, added.discount_bps) == ("every_three_weeks", 21, 750)
+    # A second one of the same name would be a second identical choice on the booking page.
+    page.goto("/admin/catalog/frequencies/new")
+    page.get_by_label("Name").fill("every three WEEKS ")
+    page.get_by_label("Every").fill("21")
+    page.get_by_role("button", name="Add frequency").click()
+    expect(page.locator("#name-error")).to_contain_text("Another frequency", use_inner_text=True)
+    assert export_catalog(company.id, uow=site.container.reader()).frequencies == (
+        catalog.frequencies
+    )
 
     page.goto("/admin/catalog/coupons/new")
     page.get_by_label("Code").fill("SUMMER25")
