@@ -355,6 +355,13 @@ def reschedule(visit: Visit) -> Response:
         errors["scope"] = "Choose which visits to move."
         scope = plans.RescheduleScope.THIS
     new_start = _start_of(values, booking.zone, errors)
+    local = booking.start.astimezone(booking.zone)
+    if new_start is not None and new_start.astimezone(booking.zone).replace(
+        tzinfo=None, fold=0
+    ) == local.replace(tzinfo=None, fold=0):
+        # The wall time the form showed, left as it was: the job's own instant, also in the
+        # hour a clock change repeats (the form's "01:30" alone reads as the first 1:30).
+        new_start = booking.start
     crew_ids = None
     if values["crew"]:
         with deps.reader() as uow:

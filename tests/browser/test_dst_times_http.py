@@ -25,9 +25,9 @@ FALL_BACK = datetime(2027, 11, 7, 1, 30, tzinfo=NEW_YORK)  # fold=0: the first 1
 BOTH_ENDS = "1:30 AM EDT \u2013 1:30 AM EST"
 
 
-def _night_job(site: Site) -> tuple[Company, str, Booking]:
+def _night_job(site: Site, start: datetime = FALL_BACK) -> tuple[Company, str, Booking]:
     """A company whose crew member works 00:00-23:45 every day, and a one-hour job of
-    theirs from 1:30 AM EDT on the night the clocks fall back."""
+    theirs from ``start`` (1:30 AM EDT) on the night the clocks fall back."""
     company, _ = site.new_company()
     container = site.container
     member = new_crew_member(
@@ -47,7 +47,7 @@ def _night_job(site: Site) -> tuple[Company, str, Booking]:
             company_id=company.id,
             service_id="svc_handyman_hour",
             frequency_slug="one_time",
-            start=FALL_BACK,
+            start=start,
             customer=scheduling.CustomerDetails(
                 name="Grace Hopper", email=f"grace-{secrets.token_hex(4)}@example.com"
             ),
@@ -62,7 +62,6 @@ def _night_job(site: Site) -> tuple[Company, str, Booking]:
     )
     booking = made[0]
     assert booking.end - booking.start == timedelta(hours=1)
-    assert booking.end.astimezone(NEW_YORK).replace(tzinfo=None) == FALL_BACK.replace(tzinfo=None)
     return company, member.id, booking
 
 
@@ -106,3 +105,28 @@ def test_the_admin_calendar_booking_page_and_crew_portal_tell_the_two_1_30s_apar
     for text in (day, details, jobs):
         assert BOTH_ENDS in text  # was "1:30 AM \u2013 1:30 AM", with no zone
     assert "1:30 AM EDT\u20131:30 AM EST" in week  # the narrow cell keeps both halves
+
+
+def test_a_reschedule_that_leaves_the_second_1_30_as_it_is_keeps_the_job_where_it_was(
+    site: Site,
+):
+    # The form shows date and time only ("01:30"); sent back unchanged with another
+    # scope or crew field, it means the job's own instant, not the first 1:30 (an hour
+    # earlier).
+    company, member_id, booking = _night_job(site, FALL_BACK.replace(fold=1))
+    assert booking.start.astimezone(NEW_YORK).tzname() == "EST"
+    owner = site.user(company, Role.OWNER)
+    answers = fetch(
+        site,
+        booking.start - timedelta(days=3),
+        ("GET", "/sign-in", {}),
+        ("POST", "/sign-in", {"email": owner.email, "password": PASSWORD}),
+        ("GET", f"/admin/bookings/{booking.id}", {}),
+        ("POST", f"/admin/bookings/{booking.id}/reschedule",
+         {"date": "2027-11-07", "time": "01:30", "scope": "this", "crew": member_id}),
+    )  # fmt: skip
+    assert answers[-1].status_code in (200, 303), answers[-1].text
+    with site.container.reader() as uow:
+        kept = uow.bookings.get(company.id, booking.id)
+    assert kept.start == booking.start
+    assert kept.start.astimezone(NEW_YORK).tzname() == "EST"
