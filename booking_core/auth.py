@@ -13,6 +13,7 @@ import hashlib
 import hmac
 import secrets
 import string
+import unicodedata
 import zlib
 from collections.abc import Iterable
 from datetime import datetime
@@ -143,6 +144,12 @@ def matches(key: ApiKey, secret: str) -> bool:
     return hmac.compare_digest(key.secret_hash, hash_secret(secret))
 
 
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+"""Unicode categories a key's name may not hold: control characters (line breaks, tabs),
+format characters (direction overrides, zero-width spaces), line and paragraph
+separators, lone surrogates: a name is one line that reads as it is written."""
+
+
 def validate_key_settings(
     name: str | None, scopes: Iterable[str] | None, rate_limit: int | None
 ) -> dict[str, str]:
@@ -150,8 +157,11 @@ def validate_key_settings(
     errors: dict[str, str] = {}
     if name is not None and (not name.strip() or len(name) > 200):
         errors["name"] = "A name is required: the tool that will use this key (at most 200)."
-    elif name is not None and any(ord(c) < 32 or ord(c) == 127 for c in name):
-        errors["name"] = "One line of text: no line breaks, tabs or other control characters."
+    elif name is not None and any(unicodedata.category(c) in _HIDDEN for c in name):
+        errors["name"] = (
+            "One line of plain text: no line breaks, tabs, or invisible characters that "
+            "control or reverse the text."
+        )
     if scopes is not None:
         chosen = set(scopes)
         unknown = sorted(chosen - set(SCOPES))

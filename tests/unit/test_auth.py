@@ -411,3 +411,15 @@ def test_revoked_key_still_remembers_its_settings_for_the_record() -> None:
     assert revoked.scopes == {"crews:read"}
     assert revoked.rate_limit_per_minute == 10
     assert revoked.secret_hash == key.secret_hash
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Zapier\tsync", "Zapier\nsync", "Zapier\u2028sync", "gpj.\u202eexe", "Zap\u200bier", "x\x7f"],
+)
+def test_a_key_name_is_one_line_that_reads_as_written(name: str) -> None:
+    assert "name" in auth.validate_key_settings(name, None, None)
+
+
+def test_a_key_name_may_hold_any_letter_or_symbol() -> None:
+    assert auth.validate_key_settings("Zoë's site — café (déjà vu) 日本", None, None) == {}
