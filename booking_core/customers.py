@@ -251,6 +251,14 @@ def merge_survivor(customer: Customer, lookup: Callable[[str], Customer]) -> Cus
     )
 
 
+def same_customer(one: Customer, other: Customer, lookup: Callable[[str], Customer]) -> bool:
+    """True when two records stand for one customer now: the same record, or records
+    whose merges lead to the same survivor (``merge_survivor``, with its ``lookup``)."""
+    if one.id == other.id:
+        return True
+    return merge_survivor(one, lookup).id == merge_survivor(other, lookup).id
+
+
 class VisitStatus(enum.StrEnum):
     """The statuses a visit can have (DECISIONS.md, booking statuses)."""
 

@@ -344,6 +344,7 @@ def record_by_hand(
     note: str = "",
     reverses: str | None = None,
     customer_id: str | None = None,
+    other_customer_id: str | None = None,
     at: datetime,
 ) -> PaymentEntry:
     """The entry ``POST /payments`` writes on ``ledger``'s booking: a PAYMENT, TIP or REFUND.
@@ -351,11 +352,21 @@ def record_by_hand(
     Payments and tips are positive with a hand method. A refund is given positive and
     stored negative with method ``OFFLINE``; it may name the hand payment it refunds and
     may not exceed the booking's paid total (nor what is left of the payment it names).
+    The entry is filed under ``customer_id``, the booking's customer; ``other_customer_id``
+    is a customer the request named who is someone else (not that record, nor merged
+    with it), refused like any field problem.
     Field problems raise ``ValidationFailed``; a refund over a limit ``LedgerRuleViolation``.
     """
     errors: dict[str, str] = {}
     if ledger.booking_id is None:
         errors["booking_id"] = "Money recorded by hand belongs to a booking."
+    elif other_customer_id is not None:
+        # Filed under anyone else, the entry would be listed as theirs while its booking's
+        # customer's totals count it, and its reversal would inherit the wrong customer.
+        errors["customer_id"] = (
+            f"Customer {other_customer_id!r} is not the customer of booking "
+            f"{ledger.booking_id!r}; hand money is filed under its booking's customer."
+        )
     if kind not in HAND_KINDS:
         errors["kind"] = "Record PAYMENT, TIP or REFUND by hand."
     elif method_error := _hand_method_error(kind, method):

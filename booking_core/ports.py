@@ -752,7 +752,9 @@ class WebhookRepository(Protocol):
         ...
 
     def drop_pending(self, company_id: str, endpoint_id: str) -> int:
-        """Mark the endpoint's pending deliveries failed (it was disabled); how many."""
+        """Mark the endpoint's pending deliveries failed (it was turned off); how many.
+        The last logged attempt of each is left with no ``next_retry_at``: given up, it is
+        never tried again. Every delivery given up unsent or unfinished goes through here."""
         ...
 
     def save_health(self, endpoint: WebhookEndpoint) -> None:

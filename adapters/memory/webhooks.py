@@ -163,7 +163,7 @@ class MemoryWebhookRepository:
         )
 
     def drop_pending(self, company_id: str, endpoint_id: str) -> int:
-        dropped = 0
+        last_attempts: set[tuple[str, int]] = set()
         for (c, row_id), row in list(self._d.rows.items()):
             delivery = row.value
             if (
@@ -173,8 +173,17 @@ class MemoryWebhookRepository:
             ):
                 failed = attrs.evolve(delivery, state=DeliveryState.FAILED, next_attempt_at=None)
                 self._d.replace(c, row_id, failed)
-                dropped += 1
-        return dropped
+                last_attempts.add((delivery.id, delivery.attempts))
+        # As the SQL adapter: the last attempt of each one no longer promises a retry.
+        for (c, attempt_id), logged in list(self._a.rows.items()):
+            attempt = logged.value
+            if (
+                c == company_id
+                and attempt.next_retry_at is not None
+                and (attempt.delivery_id, attempt.attempt) in last_attempts
+            ):
+                self._a.replace(c, attempt_id, attrs.evolve(attempt, next_retry_at=None))
+        return len(last_attempts)
 
     def save_health(self, endpoint: WebhookEndpoint) -> None:
         stored = self.get(endpoint.company_id, endpoint.id)

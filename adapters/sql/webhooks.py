@@ -441,10 +441,26 @@ class SqlWebhookRepository:
         return self._cx.keyset_page(webhook_attempts, company_id, page, where, _attempt)
 
     def drop_pending(self, company_id: str, endpoint_id: str) -> int:
-        d = webhook_deliveries.c
+        d, a = webhook_deliveries.c, webhook_attempts.c
+        pending = (d.company_id == company_id, d.endpoint_id == endpoint_id, _PENDING)
+        # The last attempt of each delivery given up promised a retry that never comes:
+        # the log reads nextRetryAt null once a delivery is given up. Earlier attempts keep
+        # theirs, the times the retries after them were made.
+        last_attempts = select(d.id, d.attempts).where(*pending)
+        promised = (
+            update(webhook_attempts)
+            .where(
+                a.company_id == company_id,
+                a.endpoint_id == endpoint_id,
+                a.next_retry_at.is_not(None),
+                tuple_(a.delivery_id, a.attempt).in_(last_attempts),
+            )
+            .values(next_retry_at=None)
+        )
+        self._cx.execute(promised)
         statement = (
             update(webhook_deliveries)
-            .where(d.company_id == company_id, d.endpoint_id == endpoint_id, _PENDING)
+            .where(*pending)
             .values(state=DeliveryState.FAILED.value, next_attempt_at=None)
         )
         return self._cx.execute(statement).rowcount

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from attrs import frozen
 
+from booking_core.bookings import Booking
 from booking_core.card_money import (
     card_payment,
     card_refund,
     dispute_opened,
     dispute_won,
 )
+from booking_core.customers import Customer, same_customer
 from booking_core.errors import NotFoundError
 from booking_core.events import payment_event
 from booking_core.ids import new_id
@@ -42,6 +44,8 @@ class RecordPayment:
     note: str = ""
     reverses: str | None = None
     customer_id: str | None = None
+    """Optional: the booking's customer (its record, or one merged with it), whom the entry
+    is filed under in any case; anyone else is refused."""
 
 
 @frozen(kw_only=True)
@@ -113,14 +117,19 @@ def _ledger(uow: UnitOfWork, company_id: str, booking_id: str) -> BookingLedger:
 def record_payment(cmd: RecordPayment, *, uow: UnitOfWork, clock: Clock) -> PaymentEntry:
     """Record money received (or refunded) outside the service; returns the new entry."""
     with uow:
-        customer_id = cmd.customer_id
-        if customer_id is not None:
-            uow.customers.get(cmd.company_id, customer_id)  # another company's: not found
+        named = None
+        if cmd.customer_id is not None:
+            # Another company's customer, or none: not found, before the booking is read.
+            named = uow.customers.get(cmd.company_id, cmd.customer_id)
+        customer_id: str | None = None
+        other_customer_id: str | None = None
         if cmd.booking_id is None:
             ledger = BookingLedger(cmd.company_id, None)  # record_by_hand names the missing field
         else:
             booking = uow.bookings.get(cmd.company_id, cmd.booking_id)
-            customer_id = customer_id or booking.customer_id
+            customer_id = booking.customer_id
+            if named is not None and not _is_customer_of(uow, named, booking):
+                other_customer_id = named.id
             ledger = _ledger(uow, cmd.company_id, cmd.booking_id)
         entry = record_by_hand(
             ledger,
@@ -131,11 +140,24 @@ def record_payment(cmd: RecordPayment, *, uow: UnitOfWork, clock: Clock) -> Paym
             note=cmd.note,
             reverses=cmd.reverses,
             customer_id=customer_id,
+            other_customer_id=other_customer_id,
             at=clock.now(),
         )
         _append(uow, entry)
         uow.commit()
     return entry
+
+
+def _is_customer_of(uow: UnitOfWork, customer: Customer, booking: Booking) -> bool:
+    """True when ``customer`` stands for the booking's customer: its record, or one merged
+    with it (a survivor, or a record merged into the same survivor)."""
+    if customer.id == booking.customer_id:
+        return True
+    return same_customer(
+        customer,
+        uow.customers.get(booking.company_id, booking.customer_id),
+        lambda other: uow.customers.get(booking.company_id, other),
+    )
 
 
 def reverse_payment(cmd: ReversePayment, *, uow: UnitOfWork, clock: Clock) -> PaymentEntry:

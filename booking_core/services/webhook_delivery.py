@@ -211,9 +211,10 @@ def deliver_due(
     up unsent), the body is signed with its current secrets and sent with no transaction
     open, and the attempt is recorded with the delivery's new state: delivered on 2xx; on
     a failure retried at ``next_attempt_at`` (``random`` draws the jitter), or failed
-    after the last attempt. A 410, or failures without a success for ``DISABLE_AFTER``,
-    turn the endpoint off and give up its pending deliveries. ``stop()`` is asked before
-    each send; once it says so, the rest of the claim is released for the next claim.
+    after the last attempt or when the endpoint was turned off during the send. A 410, or
+    failures without a success for ``DISABLE_AFTER``, turn the endpoint off and give up
+    its pending deliveries. ``stop()`` is asked before each send; once it says so, the
+    rest of the claim is released for the next claim.
 
     ``lease`` must be longer than ``SEND_BUDGET`` (else nothing would ever be sent)."""
     if lease <= SEND_BUDGET:
@@ -273,7 +274,8 @@ def _sendable_endpoint(
     delivery: Delivery, uow_factory: Callable[[], UnitOfWork]
 ) -> WebhookEndpoint | None:
     """The delivery's endpoint if it is still there and on; else the delivery is given up
-    (an endpoint's deletion took its deliveries with it: nothing to write then)."""
+    (an endpoint's deletion took its deliveries with it: nothing to write then). An
+    endpoint that is off has every pending delivery given up, as turning it off does."""
     with uow_factory() as uow:
         try:
             endpoint = uow.webhooks.get(delivery.company_id, delivery.endpoint_id)
@@ -281,11 +283,7 @@ def _sendable_endpoint(
             return None
         if endpoint.active:
             return endpoint
-        given_up = attrs.evolve(delivery, state=DeliveryState.FAILED, next_attempt_at=None)
-        try:
-            uow.webhooks.save_delivery(given_up)
-        except NotFoundError:
-            return None
+        uow.webhooks.drop_pending(delivery.company_id, delivery.endpoint_id)
         uow.commit()
     return None
 
@@ -323,8 +321,9 @@ def _record(
             elif at - failing_since >= DISABLE_AFTER:
                 zone = _zone(uow, delivery.company_id)
                 reason = failing_reason(failing_since.astimezone(zone))
-            else:
+            elif stored.active:
                 retry_at = next_attempt_at(number, at, random, result.retry_after)
+            # else turned off during the send, which gave up its deliveries: this one too.
             state = DeliveryState.PENDING if retry_at is not None else DeliveryState.FAILED
         try:
             uow.webhooks.save_delivery(

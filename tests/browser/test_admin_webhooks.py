@@ -128,6 +128,8 @@ def test_an_owner_registers_an_endpoint_and_reads_its_log(site: Site, context, s
     page.get_by_role("button", name="Turn off").click()
     expect(page.get_by_role("status")).to_contain_text("Turned off", use_inner_text=True)
     expect(page.get_by_role("button", name="Send test event")).to_have_count(0)
+    # Turning it off gave up the delivery that waited: no next retry shown for it.
+    expect(log.first.locator("td").nth(6)).to_have_text("—")
     assert not cases.get_endpoint(
         company.id, endpoint_path.rsplit("/", 1)[1], uow=site.container.reader()
     ).active

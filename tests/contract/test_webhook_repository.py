@@ -289,6 +289,39 @@ def test_drop_pending_fails_the_endpoints_pending_deliveries_only(uow_factory):
     assert claim(uow_factory, now=100, lease=1) == leased(others, until=101)
 
 
+def test_drop_pending_leaves_no_retry_promised_by_the_last_attempt_of_what_it_drops(uow_factory):
+    """A given-up delivery's log reads no next retry: its last attempt's ``next_retry_at``
+    is cleared; its earlier attempts, finished deliveries and other endpoints keep theirs."""
+    disabled, other = endpoint(active=False), endpoint(minutes=1)
+    retried = attrs.evolve(delivery(disabled, 0, due=30), attempts=2)
+    waiting = attrs.evolve(delivery(disabled, 1, due=40), attempts=1)
+    failed = attrs.evolve(delivery(disabled, 2, state=DeliveryState.FAILED), attempts=1)
+    elsewhere = attrs.evolve(delivery(other, 3, due=50), attempts=1)
+    log = [
+        attempt(retried, 1, minutes=10),
+        attempt(retried, 2, minutes=20),
+        attempt(waiting, 1, minutes=21),
+        attempt(failed, 1, minutes=22),  # as stored, whatever the worker wrote
+        attempt(elsewhere, 1, minutes=23),
+    ]
+    store(uow_factory, disabled, other, deliveries=[retried, waiting, failed, elsewhere])
+    with uow_factory() as uow:
+        for one in log:
+            uow.webhooks.log_attempt(one)
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.webhooks.drop_pending("cmp_a", disabled.id) == 2
+        uow.commit()
+    with uow_factory() as uow:
+        page = uow.webhooks.attempts("cmp_a", disabled.id, PageRequest(limit=10)).items
+        theirs = uow.webhooks.attempts("cmp_a", other.id, PageRequest(limit=10)).items
+    cleared = {log[1].id, log[2].id}
+    assert {a.id: a.next_retry_at for a in page} == {
+        a.id: None if a.id in cleared else a.next_retry_at for a in log[:4]
+    }
+    assert [a.next_retry_at for a in theirs] == [log[4].next_retry_at] != [None]
+
+
 # --- The delivery log ------------------------------------------------------------------------
 
 

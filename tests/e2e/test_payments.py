@@ -12,6 +12,7 @@ import pytest
 
 from booking_core.card_money import replace_credit_entry
 from booking_core.ledger import Kind
+from booking_core.services.customers import merge_customers
 from booking_core.services.payments import (
     CardMoneyReceived,
     CardMoneyRefunded,
@@ -60,14 +61,88 @@ def test_a_payment_recorded_by_hand_is_an_offline_entry(
     assert [e["id"] for e in ledger(api, booking)] == [entry["id"]]
 
 
+def new_customer(api: httpx.Client, name: str) -> dict[str, Any]:
+    """A new customer of the company, with a default address to book at."""
+    body = {
+        "name": name,
+        "email": f"{name.lower()}-{secrets.token_hex(4)}@example.com",
+        "address": {"line1": "4 Wind Tunnel Rd", "city": "Hampton", "state": "VA", "zip": "23681"},
+    }
+    created = api.post(f"{API}/customers", json=body)
+    assert created.status_code == 201, created.text
+    customer: dict[str, Any] = created.json()
+    return customer
+
+
+def filed_under(api: httpx.Client, customer: dict[str, Any]) -> list[str]:
+    """Ids of the entries ``GET /payments?customerId=`` lists for the customer."""
+    params = {"customerId": customer["id"], "limit": 200}
+    return [e["id"] for e in api.get(f"{API}/payments", params=params).json()["data"]]
+
+
+def paid_by(api: httpx.Client, customer: dict[str, Any]) -> int:
+    """The customer's ``lifetime.paidCents``, as the customer list shows it."""
+    page = api.get(f"{API}/customers", params={"search": customer["email"]}).json()
+    (found,) = [c for c in page["data"] if c["id"] == customer["id"]]
+    paid: int = found["lifetime"]["paidCents"]
+    return paid
+
+
+def test_a_given_customer_must_be_the_bookings_customer(stack: Stack, api: httpx.Client):
+    """Another customer of the company is refused on ``customerId`` and nothing is written:
+    filed under them, the entry was listed as theirs while the booking's customer's
+    lifetime counted it, and its webhook and reversal carried them too."""
+    owner, payer = new_customer(api, "Owner"), new_customer(api, "Payer")
+    booking = add_booking(stack.container, stack.company.id, owner["id"])
+    pay = {"kind": "PAYMENT", "amountCents": 100, "method": "CASH"}
+
+    refused = record(api, booking, **pay, customerId=payer["id"])
+    error = error_of(refused, 400, "invalid_request")
+    assert set(error["fieldErrors"]) == {"customerId"}
+    assert booking in error["fieldErrors"]["customerId"]
+    assert ledger(api, booking) == []
+    assert filed_under(api, payer) == []
+
+    named = record(api, booking, **pay, customerId=owner["id"])
+    assert named.status_code == 201, named.text
+    entry = named.json()
+    assert entry["customerId"] == owner["id"]
+    assert filed_under(api, owner) == [entry["id"]]
+    assert (paid_by(api, owner), paid_by(api, payer)) == (100, 0)
+    reversal = reverse(api, entry["id"]).json()
+    assert reversal["customerId"] == owner["id"]
+
+
+def test_a_merged_customers_survivor_may_be_named_and_the_entry_stays_the_bookings(
+    stack: Stack, api: httpx.Client
+):
+    """A booking stays filed under its customer's record after a merge; naming the
+    survivor files the entry under the booking's customer all the same, so the customer
+    it is listed under is the one whose lifetime counts it."""
+    merged, survivor = new_customer(api, "Merged"), new_customer(api, "Survivor")
+    booking = add_booking(stack.container, stack.company.id, merged["id"])
+    merge_customers(
+        stack.company.id,
+        survivor["id"],
+        merged["id"],
+        uow=stack.container.uow(),
+        clock=stack.container.clock,
+    )
+
+    named = record(
+        api, booking, kind="PAYMENT", amountCents=2500, method="CASH", customerId=survivor["id"]
+    )
+    assert named.status_code == 201, named.text
+    assert named.json()["customerId"] == merged["id"]
+    assert filed_under(api, merged) == [named.json()["id"]]
+    assert filed_under(api, survivor) == []
+
+
 def test_a_given_customer_must_be_one_of_the_companys_own(stack: Stack, api: httpx.Client):
-    email = f"payer-{secrets.token_hex(4)}@example.com"
-    payer = api.post(f"{API}/customers", json={"name": "Payer", "email": email}).json()["id"]
     booking = add_booking(stack.container, stack.company.id)
     pay = {"kind": "PAYMENT", "amountCents": 800, "method": "CASH"}
-    named = record(api, booking, **pay, customerId=payer)
+    named = record(api, booking, **pay, customerId=demo_customer_id(stack))
     assert named.status_code == 201, named.text
-    assert named.json()["customerId"] == payer
 
     theirs = demo_customer_id(stack, stack.demo[1].company.id)
     never = theirs[:-6] + "000000"

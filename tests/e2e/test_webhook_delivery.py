@@ -215,6 +215,15 @@ class Shop:
             page = uow.webhooks.attempts(self.company.id, endpoint.id, PageRequest(limit=100))
         return sorted((a.attempt, a.status_code) for a in page.items)
 
+    def retries_shown(self, endpoint: WebhookEndpoint) -> dict[str, datetime | None]:
+        """The ``next_retry_at`` of each delivery's last attempt in the endpoint's log."""
+        with self.db.uow() as uow:
+            page = uow.webhooks.attempts(self.company.id, endpoint.id, PageRequest(limit=100))
+        last: dict[str, datetime | None] = {}
+        for attempt in sorted(page.items, key=lambda a: a.attempt):
+            last[attempt.delivery_id] = attempt.next_retry_at
+        return last
+
     def states(self, endpoint: WebhookEndpoint) -> Counter[str]:
         """How many of the endpoint's deliveries are in each state."""
         d = webhook_deliveries.c
@@ -349,6 +358,10 @@ def test_an_endpoint_failing_for_five_days_is_turned_off(shop, receiver, sender)
     assert "5 days" in off.disabled_reason
     assert f"since {started.astimezone(ZoneInfo(ZONE)).isoformat()} failed" in off.disabled_reason
     assert shop.states(endpoint)["pending"] == 0
+    # What was waiting for a retry was given up: the log promises no retry for it.
+    shown = shop.retries_shown(endpoint)
+    assert len(shown) > 1
+    assert set(shown.values()) == {None}
     assert [line["endpoint_id"] for line in logs if line["event"] == "webhook.disabled"] == [
         endpoint.id
     ]

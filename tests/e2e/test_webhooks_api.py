@@ -487,6 +487,48 @@ def test_the_delivery_log_shows_each_attempt(stack: Stack, tenant: Tenant):
     assert first["at"][-6:] in {"-05:00", "-04:00"}
 
 
+def test_a_delivery_given_up_by_turning_its_endpoint_off_shows_no_next_retry(
+    stack: Stack, tenant: Tenant
+):
+    """The log's last attempt kept ``nextRetryAt`` after PATCH ``{"active": false}`` gave
+    its delivery up: a time that never comes, on an endpoint that is off."""
+    created = register(tenant.api)
+    path = f"{API}/webhooks/{created['id']}"
+    event_id = tenant.api.post(f"{path}/test").json()["eventId"]
+    (delivery,) = pending_of(stack, created["id"])
+    at = stack.container.clock.now()
+    retry = at + timedelta(seconds=5)
+    with stack.container.uow() as uow:  # a first attempt failed, as the worker writes it
+        uow.webhooks.save_delivery(attrs.evolve(delivery, attempts=1, next_attempt_at=retry))
+        uow.webhooks.log_attempt(
+            Attempt(
+                id=f"att_{secrets.token_hex(8)}",
+                company_id=tenant.company_id,
+                endpoint_id=created["id"],
+                delivery_id=delivery.id,
+                event_id=event_id,
+                event_type="webhook.test",
+                attempt=1,
+                status_code=503,
+                duration_ms=120,
+                error="HTTP 503 Service Unavailable",
+                next_retry_at=retry,
+                at=at,
+            )
+        )
+        uow.commit()
+    (waiting,) = tenant.api.get(f"{path}/deliveries").json()["data"]
+    assert datetime.fromisoformat(waiting["nextRetryAt"]) == retry
+
+    assert tenant.api.patch(path, json={"active": False}).status_code == 200
+
+    (given_up,) = tenant.api.get(f"{path}/deliveries").json()["data"]
+    assert given_up == {**waiting, "nextRetryAt": None}
+    assert tenant.api.patch(path, json={"active": True}).status_code == 200
+    (still,) = tenant.api.get(f"{path}/deliveries").json()["data"]
+    assert still["nextRetryAt"] is None  # turned on again, the given-up delivery stays so
+
+
 def test_an_endpoint_that_is_off_takes_no_test_and_keeps_nothing_queued(
     stack: Stack, tenant: Tenant
 ):

@@ -701,18 +701,60 @@ def test_record_payment_stores_a_hand_entry_stamped_by_the_clock(
     assert uow.commits == 1
 
 
-def test_record_payment_keeps_a_given_customer_of_the_company(
+def _new_customers(uow: MemoryUnitOfWork, count: int) -> list[str]:
+    """Ids of ``count`` new customers of ``COMPANY``, stored and committed."""
+    made = [factories.customer(COMPANY) for _ in range(count)]
+    with MemoryUnitOfWork(uow.store) as setup:
+        for one in made:
+            setup.customers.add(one)
+        setup.commit()
+    return [one.id for one in made]
+
+
+def _merge(uow: MemoryUnitOfWork, clock: FixedClock, survivor_id: str, merged_id: str) -> None:
+    from booking_core.services.customers import merge_customers
+
+    merge_customers(COMPANY, survivor_id, merged_id, uow=MemoryUnitOfWork(uow.store), clock=clock)
+
+
+def test_record_payment_refuses_another_customer_of_the_company_and_writes_nothing(
     uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
 ) -> None:
-    payer = factories.customer(COMPANY)
-    with MemoryUnitOfWork(uow.store) as setup:
-        setup.customers.add(payer)
-        setup.commit()
+    """Filed under the payer, the entry was listed as theirs while the booking's customer's
+    lifetime counted it, and its webhook and reversal carried the payer."""
+    (payer,) = _new_customers(uow, 1)
 
-    entry = _record(uow, clock, booking, Kind.TIP, 700, customer_id=payer.id)
+    with pytest.raises(ValidationFailed) as refused:
+        _record(uow, clock, booking, Kind.TIP, 700, customer_id=payer)
+    with pytest.raises(ValidationFailed) as both:  # reported with the body's other problems
+        _record(uow, clock, booking, Kind.TIP, 0, customer_id=payer)
 
-    assert entry.customer_id == payer.id != booking.customer_id
-    assert _stored(uow) == [entry]
+    assert refused.value.field_errors == {
+        "customer_id": f"Customer {payer!r} is not the customer of booking {booking.id!r}; "
+        "hand money is filed under its booking's customer."
+    }
+    assert set(both.value.field_errors) == {"customer_id", "amount_cents"}
+    assert _stored(uow) == []
+    assert uow.commits == 0
+
+
+def test_record_payment_takes_the_bookings_customer_or_a_record_merged_with_it(
+    uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
+) -> None:
+    """The booking stays filed under its customer's record after a merge; its survivor, or
+    another record merged into that survivor, names the same person, and the entry is
+    filed under the booking's customer whichever of them the request names."""
+    survivor, twin = _new_customers(uow, 2)
+    _merge(uow, clock, survivor, booking.customer_id)
+    _merge(uow, clock, survivor, twin)
+
+    entries = [
+        _record(uow, clock, booking, Kind.PAYMENT, 1_000, customer_id=named)
+        for named in (booking.customer_id, survivor, twin)
+    ]
+
+    assert [e.customer_id for e in entries] == [booking.customer_id] * 3
+    assert _stored(uow) == entries
 
 
 def test_record_payment_without_a_booking_is_a_field_error(

@@ -8,7 +8,7 @@ import base64
 import hashlib
 import hmac
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import attrs
 import pytest
@@ -131,6 +131,24 @@ class World:
         with self.uow() as uow:
             page = uow.webhooks.attempts(COMPANY, endpoint.id, PageRequest(limit=100))
         return [a.status_code for a in reversed(page.items)]
+
+    def retries_shown(self, endpoint: WebhookEndpoint) -> dict[str, datetime | None]:
+        """The ``next_retry_at`` of each delivery's last attempt in the endpoint's log."""
+        with self.uow() as uow:
+            page = uow.webhooks.attempts(COMPANY, endpoint.id, PageRequest(limit=100))
+        last: dict[str, datetime | None] = {}
+        for attempt in sorted(page.items, key=lambda a: a.attempt):
+            last[attempt.delivery_id] = attempt.next_retry_at
+        return last
+
+    def set_active(self, endpoint: WebhookEndpoint, active: bool) -> WebhookEndpoint:
+        """``PATCH /webhooks/:id {"active": ...}``."""
+        return cases.update_endpoint(
+            cases.UpdateEndpoint(company_id=COMPANY, endpoint_id=endpoint.id, active=active),
+            uow=self.uow(),
+            urls=URLS,
+            clock=self.clock,
+        )
 
 
 def render(e: Event, uow: UnitOfWork) -> bytes:
@@ -346,6 +364,54 @@ def test_an_endpoint_failing_for_five_days_is_turned_off(world):
     (disabled,) = done.disabled
     assert "5 days" in disabled.reason
     assert not [d for d in world.deliveries() if d.state is DeliveryState.PENDING]
+
+
+def test_turning_an_endpoint_off_leaves_no_retry_shown_for_a_delivery_that_waited(world):
+    """The log's last attempt kept the retry time of a delivery given up when the endpoint
+    was turned off: a time that never comes, beside an endpoint marked off."""
+    endpoint = world.endpoint()
+    world.record()
+    world.dispatch()
+    world.deliver(Receiver(FAIL))
+    (waiting,) = world.deliveries()
+    assert world.retries_shown(endpoint) == {waiting.id: world.clock.now() + RETRY_DELAYS[0]}
+
+    world.set_active(endpoint, False)
+
+    assert world.retries_shown(endpoint) == {waiting.id: None}
+    (given_up,) = world.deliveries()
+    assert (given_up.state, given_up.next_attempt_at) == (DeliveryState.FAILED, None)
+
+
+def test_an_endpoint_turned_off_for_failing_shows_no_retry_for_what_it_gave_up(world):
+    endpoint = world.endpoint()
+    send = Receiver(FAIL)
+    started = world.clock.now()
+    while world.get(endpoint).active:
+        assert world.clock.now() - started <= DISABLE_AFTER + timedelta(hours=12)
+        world.record()
+        world.dispatch()
+        world.deliver(send)
+        world.clock.advance(timedelta(hours=11))
+    shown = world.retries_shown(endpoint)
+    assert len(shown) > 1  # deliveries that were waiting for a retry were given up
+    assert set(shown.values()) == {None}
+    with world.uow() as uow:  # earlier attempts keep the times their retries were made at
+        page = uow.webhooks.attempts(COMPANY, endpoint.id, PageRequest(limit=100))
+    assert any(a.next_retry_at is not None for a in page.items)
+
+
+def test_a_failure_on_an_endpoint_turned_off_during_the_send_is_not_retried(world):
+    endpoint = world.endpoint()
+    world.record()
+    world.dispatch()
+
+    world.deliver(Receiver(FAIL, during=lambda: world.set_active(endpoint, False)))
+
+    (given_up,) = world.deliveries()
+    assert (given_up.state, given_up.attempts) == (DeliveryState.FAILED, 1)
+    assert world.retries_shown(endpoint) == {given_up.id: None}
+    assert world.log(endpoint) == [500]
 
 
 def test_a_success_ends_the_failing_streak(world):

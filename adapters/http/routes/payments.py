@@ -26,7 +26,13 @@ class PaymentBody:
     method: Method | None = None
     note: Note = ""
     reverses: Id | None = None
-    customer_id: Id | None = None
+    customer_id: Id | None = field(
+        default=None,
+        metadata={
+            "description": "the booking's customer (or a record merged with it); the entry is"
+            " filed under the booking's customer, and another customer is refused"
+        },
+    )
 
 
 @frozen(kw_only=True)
