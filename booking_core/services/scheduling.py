@@ -167,8 +167,11 @@ class _AvailabilityReads:
     drive: DriveTime
 
     def slots(self, day: date) -> list[Slot]:
-        """Open starts on ``day``, best first."""
+        """Open starts on ``day``, best first (none for a job whose last day would fall
+        after ``plans.LAST_JOB_DATE``: it could not be booked)."""
         request = self.request
+        if day + timedelta(days=request.days - 1) > plans.LAST_JOB_DATE:
+            return []
         query = SlotQuery(
             service_id=request.service_id,
             zip_code=request.zip_code,

@@ -480,6 +480,27 @@ def test_a_coupon_redeemed_once_per_customer_covers_one_date_not_several(
     error_of(post(client, "/bookings", again), 422, "unprocessable")
 
 
+def test_no_job_is_listed_or_booked_past_2199_the_last_year_a_request_may_name(
+    shop: Shop, client: httpx.Client
+):
+    day = date(2199, 12, 30)  # a Monday; Rosa works Monday to Saturday
+
+    def listed(days: int) -> list[dict[str, Any]]:
+        params = {"serviceId": STANDARD, "date": day.isoformat(), "zip": "10001",
+                  "days": str(days)}  # fmt: skip
+        answer = client.get(f"{API}/availability", params=params)
+        assert answer.status_code == 200, answer.text
+        found: list[dict[str, Any]] = answer.json()["data"]
+        return found
+
+    assert listed(2)  # the 30th and the 31st
+    assert listed(3) == []  # its last day would be 1 January 2200
+    body = booking_body(at(shop, day, "10:00"), days=3)
+    error = error_of(post(client, "/bookings", body), 400, "invalid_request")
+    assert "2199-12-31" in error["fieldErrors"]["days"], error
+    assert every(client) == []
+
+
 def test_one_crew_member_cannot_be_booked_twice_for_the_same_time(
     shop: Shop, client: httpx.Client, tuesday: date
 ):
