@@ -6,6 +6,8 @@ from __future__ import annotations
 import enum
 import itertools
 import re
+import string
+import unicodedata
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
@@ -16,13 +18,13 @@ from booking_core.errors import RuleViolation, ValidationFailed
 
 NAME_MAX = 200
 EMAIL_MAX = 254
+EMAIL_LOCAL_MAX = 64
 PHONE_MAX = 40
 CITY_MAX = 120
 STREET_MAX = 200
 ACCESS_NOTES_MAX = 2_000
 # ASCII digits only and ``\Z``: ``\d`` takes any Unicode digit, ``$`` a trailing newline.
 ZIP_PATTERN = re.compile(r"^[0-9]{5}\Z")
-EMAIL_PATTERN = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 DEFAULT_CADENCE = timedelta(days=30)
 """Assumed visit cadence for a customer with fewer than two completed visits."""
 
@@ -32,13 +34,65 @@ def normalize_email(email: str) -> str:
     return email.strip().lower()
 
 
+_ATEXT = frozenset(string.ascii_letters + string.digits + "!#$%&'*+/=?^_`{|}~-")
+"""RFC 5322 ``atext``: what a local part may hold besides dots (no quoted strings)."""
+_LABEL_TEXT = frozenset(string.ascii_letters + string.digits + "-")
+_WORD_CATEGORIES = frozenset({"Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Nd"})
+"""The non-ASCII characters an address may hold: letters, marks, decimal digits."""
+
+
+def _word(text: str, ascii_allowed: frozenset[str]) -> bool:
+    """True when ``text`` is non-empty and each character is in ``ascii_allowed`` or a
+    non-ASCII letter, mark or decimal digit (so no space, control, format character such
+    as U+200B or a bidi control, and no punctuation lookalike such as a full-width @)."""
+    return bool(text) and all(
+        ch in ascii_allowed if ch.isascii() else unicodedata.category(ch) in _WORD_CATEGORIES
+        for ch in text
+    )
+
+
+def email_problem(email: str) -> str | None:
+    """Why ``email`` (taken as it is) is not one plain address, or None when it is.
+
+    ``local@domain``: the local part of at most 64 characters, dot-separated runs of
+    RFC 5322 ``atext``; the domain of two or more labels, each of letters, digits and
+    hyphens, neither starting nor ending with a hyphen, the last not all digits and
+    at least two long; at most 254 characters in all. Non-ASCII letters are taken
+    (internationalised addresses); spaces, controls and format characters are not."""
+    if len(email) > EMAIL_MAX:
+        return f"At most {EMAIL_MAX} characters."
+    local, at, domain = email.rpartition("@")
+    if not at:
+        return "Not an email address."
+    if len(local) > EMAIL_LOCAL_MAX:
+        return f"At most {EMAIL_LOCAL_MAX} characters before the @."
+    labels = domain.split(".")
+    if (
+        not all(_word(atom, _ATEXT) for atom in local.split("."))
+        or len(labels) < 2
+        or not all(
+            _word(label, _LABEL_TEXT) and len(label) <= 63 and "-" not in (label[0], label[-1])
+            for label in labels
+        )
+        or len(labels[-1]) < 2
+        or labels[-1].isdigit()
+    ):
+        return "Not an email address."
+    return None
+
+
+def is_email_address(text: str) -> bool:
+    """True when ``text``, exactly as given, is one plain address (``email_problem``)."""
+    return email_problem(text) is None
+
+
 def email_errors(email: str, field: str = "email") -> dict[str, str]:
-    """Field errors for an email address (empty if it is acceptable)."""
+    """Field errors for an email address as typed (surrounding spaces are dropped);
+    empty when it is acceptable. The service's one email rule: ``email_problem``."""
     if len(email) > EMAIL_MAX:
         return {field: f"At most {EMAIL_MAX} characters."}
-    if not EMAIL_PATTERN.match(email.strip()):
-        return {field: "Not an email address."}
-    return {}
+    problem = email_problem(email.strip())
+    return {field: problem} if problem else {}
 
 
 @frozen

@@ -2,6 +2,8 @@
 
 A new enquiry whose normalised email or E.164 phone matches an *open* lead folds into
 that lead (its timeline records the folded enquiry) instead of creating a second one.
+One contact has at most one open lead: a fold never copies onto its lead an email or
+phone that another open lead holds.
 Phones reach the core already in E.164 (the ``PhoneNormalizer`` port does that).
 """
 
@@ -134,7 +136,8 @@ def capture(
 ) -> tuple[Lead, bool]:
     """Fold ``enquiry`` into the oldest matching open lead, or start a new lead.
 
-    Returns the lead and whether the enquiry was folded.
+    A folded enquiry fills the lead's missing email or phone, unless another open lead
+    in ``candidates`` holds that contact. Returns the lead and whether the enquiry was folded.
     """
     errors = enquiry.errors()
     if errors:
@@ -159,11 +162,19 @@ def capture(
     }
     email = enquiry.email.strip() if enquiry.email else None
     if matching:
-        lead = matching[0]
+        lead, *others = matching
+        # An enquiry may match two open leads (its email one, its phone another). It
+        # folds into the oldest; a missing detail is filled only from a contact no other
+        # open lead holds, so one contact keeps at most one open lead.
+        held_emails = {other.email_key for other in others}
+        held_phones = {other.phone_e164 for other in others}
+        email_key = normalize_email(email) if email else None
+        fill_email = email if email_key not in held_emails else None
+        fill_phone = enquiry.phone_e164 if enquiry.phone_e164 not in held_phones else None
         folded = attrs.evolve(
             lead,
-            email=lead.email or email,
-            phone_e164=lead.phone_e164 or enquiry.phone_e164,
+            email=lead.email or fill_email,
+            phone_e164=lead.phone_e164 or fill_phone,
             updated_at=at,
             timeline=(*lead.timeline, _entry(at, TimelineKind.FOLDED, details)),
         )

@@ -21,6 +21,20 @@ def at(minutes: int = 0) -> datetime:
     return T0 + timedelta(minutes=minutes)
 
 
+def email_of_length(length: int) -> str:
+    """An address of ``length`` characters (7 or more) that only its length can make bad:
+    at most 64 characters before the @, host labels of at most 63 (the email rule's own
+    limits, ``booking_core.customers.email_problem``)."""
+    local = "a" * min(64, length - len("@b.com"))
+    labels: list[str] = []
+    left = length - len(local) - len("@.com")
+    while left > 0:
+        size = min(63, left) - (left == 64)  # never leave room for a dot alone
+        labels.append("b" * size)
+        left -= size + 1
+    return f"{local}@{'.'.join(labels)}.com"
+
+
 def company(slug: str | None = None, **changes: object) -> Company:
     cid = new_id("cmp")
     values: dict[str, object] = {

@@ -14,6 +14,7 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 from collections.abc import Mapping
 from datetime import datetime
 
@@ -27,8 +28,20 @@ def _b64(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
 
 
+_URLSAFE = re.compile(r"[A-Za-z0-9_-]*")
+
+
 def _unb64(text: str) -> bytes:
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    """The bytes ``_b64`` spells as ``text``: the urlsafe alphabet only, no padding, and
+    the one spelling of those bytes (no spare bits set), else ``ValueError``. The lenient
+    decoder would take ``+/``, ``=`` and other spellings of the same bytes, so an altered
+    cursor would read as the page it came from."""
+    if not _URLSAFE.fullmatch(text):
+        raise ValueError("not unpadded urlsafe base64")
+    data = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    if _b64(data) != text:
+        raise ValueError("not the canonical spelling")
+    return data
 
 
 class CursorCodec:

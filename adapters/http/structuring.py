@@ -37,6 +37,13 @@ MIN_YEAR, MAX_YEAR = 1970, 2199
 poll, and clear of the calendar's edges (year 1, 9999) where date arithmetic overflows."""
 
 AWARE_TEXT = "Must be an ISO 8601 time with a UTC offset, e.g. 2026-05-01T09:00:00-04:00."
+INSTANT = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]{1,9})?)?"
+    r"(?:Z|[+-][0-9]{2}:[0-9]{2})"
+)
+"""How an instant is written (the whole text): ISO 8601's extended form, seconds and a
+fraction optional, and ``Z`` or an offset of hours and minutes. ``fromisoformat`` alone
+takes much more: ``+05`` (hours only), ``+0500``, week dates, basic form, any separator."""
 YEARS_TEXT = f"Must fall in the years {MIN_YEAR} to {MAX_YEAR}."
 
 
@@ -115,6 +122,8 @@ MAX_CENTS = 100_000_000
 """The ceiling of every cents field: one million dollars, far above any home-service job."""
 
 Cents = Annotated[int, Between(-MAX_CENTS, MAX_CENTS)]
+PriceCents = Annotated[int, Between(0, MAX_CENTS)]
+"""A price in cents: never negative (a hand-priced quote line)."""
 Quantity = Annotated[int, Between(0, 10_000)]
 Days = Annotated[int, Between(1, MAX_DAYS)]
 Limit = Annotated[int, Between(1, MAX_LIMIT)]
@@ -217,14 +226,14 @@ def _in_years(year: int) -> None:
 
 def _datetime(value: object, _: object) -> datetime:
     text = _str(value, None)
+    if not INSTANT.fullmatch(text):
+        raise FieldProblem(AWARE_TEXT)
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
         raise FieldProblem(AWARE_TEXT) from None
     offset = parsed.utcoffset()
     if offset is None:
-        raise FieldProblem(AWARE_TEXT)
-    if offset.seconds % 60 or offset.microseconds:  # ISO 8601 offsets are hours and minutes
         raise FieldProblem(AWARE_TEXT)
     _in_years(parsed.year)  # first: year 1 or 9999 may not convert
     _in_years(parsed.astimezone(UTC).year)  # the instant, not only the year as written

@@ -30,8 +30,8 @@ from zoneinfo import ZoneInfo
 from attrs import evolve, frozen
 
 from booking_core import quotes
-from booking_core.companies import EMAIL_PATTERN, Company
-from booking_core.customers import merge_survivor
+from booking_core.companies import Company
+from booking_core.customers import is_email_address, merge_survivor
 from booking_core.errors import ConflictError, NotFoundError
 from booking_core.leads import OPEN_STAGES, Lead
 from booking_core.notifications import Message, MessageKind, new_message
@@ -307,7 +307,7 @@ def _lead_message(
     Context: ``lead_name``, ``lead_email``, ``lead_phone``, ``lead_stage``,
     ``lead_message``, ``lead_id``, ``owner`` ("" for none) and ``follow_up_on``."""
     owner = (lead.owner or "").strip()
-    to = owner if EMAIL_PATTERN.match(owner) else staff_address(company)
+    to = owner if is_email_address(owner) else staff_address(company)
     if to is None:
         return None
     context: Mapping[str, object] = {

@@ -3,6 +3,7 @@ the lead timeline, and moving a lead."""
 
 from __future__ import annotations
 
+import secrets
 from typing import Any
 
 import httpx
@@ -70,6 +71,27 @@ def test_a_customer_with_a_bad_email_or_phone_is_refused(api: httpx.Client):
         f"{API}/customers", json={"name": "Bad", "email": unique_email(), "phone": "call me"}
     )
     assert set(error_of(bad_phone, 400, "invalid_request")["fieldErrors"]) == {"phone"}
+
+
+NOT_ADDRESSES = [
+    "<grace@example.com>",
+    "grace@example.com.",
+    "grace@example..com",
+    "ada@EXAMPLE.com\u200b",
+    "ada@-example.com",
+    "a..b@example.com",
+    "a" * 244 + "@example.com",
+]
+
+
+def test_strings_that_are_not_one_plain_address_make_no_customer_and_no_lead(
+    api: httpx.Client,
+):
+    for email in NOT_ADDRESSES:
+        customer = api.post(f"{API}/customers", json={"name": "Grace", "email": email})
+        lead = capture(api, email=email)
+        for refused in (customer, lead):
+            assert set(error_of(refused, 400, "invalid_request")["fieldErrors"]) == {"email"}
 
 
 def test_each_company_has_its_own_customers(stack: Stack, api: httpx.Client):
@@ -150,6 +172,22 @@ def test_a_lost_lead_cannot_be_reopened_beside_a_newer_open_lead_of_its_contact(
     assert api.patch(f"{API}/leads/{second['id']}", json={"stage": "won"}).status_code == 200
     reopened = api.patch(f"{API}/leads/{first['id']}", json={"stage": "contacted"})
     assert reopened.status_code == 200, reopened.text
+
+
+def test_an_enquiry_matching_two_open_leads_leaves_each_contact_with_one(api: httpx.Client):
+    phone = f"646-555-{secrets.randbelow(10_000):04d}"
+    email = unique_email("fill")
+    by_phone = capture(api, name="P", phone=phone).json()
+    by_email = capture(api, name="E", email=email).json()
+
+    both = capture(api, name="F", email=email, phone=phone)
+
+    assert both.status_code == 200, both.text
+    assert both.json()["id"] == by_phone["id"]
+    assert both.json()["email"] is None
+    # The email still belongs to one open lead only, so it keeps folding there.
+    again = capture(api, name="E", email=email.upper())
+    assert again.json()["id"] == by_email["id"]
 
 
 def test_an_enquiry_needs_a_way_to_reach_the_person(api: httpx.Client):

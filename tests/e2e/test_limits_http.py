@@ -53,6 +53,7 @@ from adapters.http.idempotency import Answer, Gate, run_once
 from adapters.http.ratelimit import MemoryWindows, RateLimiter
 from adapters.memory import MemoryStore, MemoryUnitOfWork
 from tests.e2e.support import API, Stack, error_of, unique_email
+from tests.factories import email_of_length
 
 PUBLIC = "/api/public"
 SQLITE_ONLY = pytest.mark.parametrize("stack", ["sqlite"], indirect=True)
@@ -159,8 +160,7 @@ PUBLIC_CEILINGS = {
 
 def _text(path: str, length: int) -> str:
     if path == "customer.email":
-        domain = "@example.com"
-        return "a" * (length - len(domain)) + domain
+        return email_of_length(length)
     return ("1" if path == "customer.phone" else "x") * length
 
 

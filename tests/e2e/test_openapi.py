@@ -16,7 +16,7 @@ from starlette.routing import Mount, Route
 from adapters.http.public import PUBLIC_ENDPOINTS, PUBLIC_PREFIX
 from adapters.http.routes import all_endpoints
 from booking_core.events import DESCRIPTIONS, EventType
-from tests.e2e.support import API, Stack, idem
+from tests.e2e.support import API, Stack, error_of, idem, unique_email
 
 METHODS = {"get", "post", "put", "patch", "delete"}
 DEPRECATED = {("GET", f"{API}/crew"), ("POST", f"{API}/quotes/{{id}}")}
@@ -377,3 +377,28 @@ def test_booking_bodies_describe_the_dates_and_crew_lists_the_server_takes(
         assert (crew["minItems"], crew["uniqueItems"]) == (1, True)
         assert "null" in crew["type"]
     assert "crewIds" not in public["properties"]
+
+
+def test_a_hand_priced_quote_line_is_documented_as_the_server_takes_it(
+    document: dict[str, Any], api: httpx.Client
+):
+    # quotes.md: amountCents >= 0, and the server refuses a negative line.
+    quote = _body_schema(document, "post", f"{API}/quotes")
+    line = quote["properties"]["manualLines"]["items"]
+    while "$ref" in line:
+        line = document["components"]["schemas"][line["$ref"].rsplit("/", 1)[1]]
+    amount = line["properties"]["amountCents"]
+    assert (amount["minimum"], amount["maximum"]) == (0, 100_000_000)
+
+    customer = api.post(f"{API}/customers", json={"name": "Line Test", "email": unique_email()})
+    for cents in (amount["minimum"], amount["minimum"] - 1):
+        body = {
+            "customerId": customer.json()["id"],
+            "manualLines": [{"description": "Windows", "amountCents": cents}],
+        }
+        answered = api.post(f"{API}/quotes", json=body, headers=idem())
+        if cents < amount["minimum"]:
+            errors = error_of(answered, 400, "invalid_request")["fieldErrors"]
+            assert set(errors) == {"manualLines.0.amountCents"}
+        else:
+            assert answered.status_code == 201, answered.text

@@ -5,6 +5,7 @@ have ended, which other test runs may hold a moment: ``tests.polling``.)"""
 
 from __future__ import annotations
 
+import string
 import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime
@@ -96,6 +97,14 @@ def _cursor_of(c: httpx.Client, path: str, **params: Any) -> str:
     return cursor
 
 
+URLSAFE = string.ascii_uppercase + string.ascii_lowercase + string.digits + "-_"
+
+
+def _same_data(a: str, b: str) -> bool:
+    """True when two last characters of a 16-byte base64 part carry the same two bits."""
+    return URLSAFE.index(a) >> 4 == URLSAFE.index(b) >> 4
+
+
 def _flip(text: str, at: int) -> str:
     return text[:at] + ("A" if text[at] != "A" else "B") + text[at + 1 :]
 
@@ -117,7 +126,14 @@ def test_a_tampered_cursor_is_invalid_request_on_cursor(paged: httpx.Client):
         cursor + "x",
         "not-a-cursor",
         "e30.e30",
+        # The same bytes spelled another way: padded, +/ for -_, spare bits of the
+        # signature's last character set (16 bytes: 22 characters, 4 bits spare).
+        cursor + "==",
+        cursor.translate(str.maketrans("-_", "+/")),
+        *(cursor[:-1] + c for c in URLSAFE if c != cursor[-1] and _same_data(c, cursor[-1])),
     ]
+    bad = [b for b in bad if b != cursor]
+    assert len(bad) > 20
     for tampered in bad:
         response = paged.get(f"{API}/customers", params={"cursor": tampered})
         error = error_of(response, 400, "invalid_request")

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from tests.e2e.support import API, error_of, idem, unique_email
+from tests.factories import email_of_length
 
 
 def field_errors(response: httpx.Response) -> dict[str, str]:
@@ -116,10 +117,43 @@ def test_a_time_without_offset_is_refused(
     assert "offset" in errors[field]
 
 
-@pytest.mark.parametrize("value", ["2030-05-01T09:00:00", "yesterday", "2030-13-01T00:00:00Z"])
+NOT_INSTANTS = [
+    "2030-05-01T09:00:00",
+    "yesterday",
+    "2030-13-01T00:00:00Z",
+    "2026-11-24T00:00:00+00",  # an offset of hours only
+    "2026-11-24T00:00:00+0000",
+    "2026-11-24T00:00:00-05:00:30",
+    "2026-11-24 00:00:00Z",
+    "2026-11-24X00:00:00Z",
+    "20261124T000000Z",
+    "2026-W48-2T00:00:00Z",
+    "2026-11-24T00Z",
+    "2026-11-24T00:00:00,5Z",
+]
+
+
+@pytest.mark.parametrize("value", NOT_INSTANTS)
 def test_a_bad_updated_since_is_refused(api: httpx.Client, value: str):
     response = api.get(f"{API}/leads", params={"updatedSince": value})
     assert set(field_errors(response)) == {"updatedSince"}
+
+
+@pytest.mark.parametrize("value", NOT_INSTANTS[3:])
+def test_a_body_instant_is_read_as_updated_since_is(api: httpx.Client, value: str):
+    response = api.post(f"{API}/quote", json={"serviceId": "svc_standard_clean", "startIso": value})
+    assert set(field_errors(response)) == {"startIso"}
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["2030-05-01T09:00:00Z", "2030-05-01T09:00-04:00", "2030-05-01T09:00:00.123456789+05:30"],
+)
+def test_instants_in_iso_8601_extended_form_with_an_offset_are_taken(api: httpx.Client, value: str):
+    listed = api.get(f"{API}/leads", params={"updatedSince": value})
+    assert listed.status_code == 200, listed.text
+    priced = api.post(f"{API}/quote", json={"serviceId": "svc_standard_clean", "startIso": value})
+    assert priced.status_code == 200, priced.text
 
 
 def test_a_bad_list_filter_is_refused(api: httpx.Client):
@@ -145,7 +179,7 @@ CEILINGS: dict[str, tuple[int, str, Body]] = {
     "email": (
         254,
         "email",
-        lambda s: ("/customers", _customer(email=s[: len(s) - 12] + "@example.com")),
+        lambda s: ("/customers", _customer(email=email_of_length(len(s)))),
     ),
     "phone": (40, "phone", lambda s: ("/customers", _customer(phone=s))),
     "city": (120, "address.city", lambda s: ("/customers", _customer(address=_address(city=s)))),

@@ -7,6 +7,7 @@ import base64
 import hashlib
 import hmac
 import json
+import string
 from datetime import UTC, datetime
 
 import pytest
@@ -44,3 +45,54 @@ def test_a_sequence_that_is_not_a_whole_number_is_not_a_cursor(seq: object):
     bad = _signed({"t": AT.isoformat(), "i": "cus_1", "q": seq, "s": "scope"})
     with pytest.raises(ValidationFailed):
         CursorCodec(SECRET).decode(bad, "scope")
+
+
+URLSAFE = string.ascii_uppercase + string.ascii_lowercase + string.digits + "-_"
+
+
+def _lenient(part: str) -> bytes:
+    """How the codec once read a part: padding added, ``+/`` and spare bits passed over."""
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def _spare_bit_spellings(part: str) -> list[str]:
+    """``part`` with its last character changed only in bits that carry no data."""
+    spare = {2: 4, 3: 2}.get(len(part) % 4, 0)
+    last = URLSAFE.index(part[-1])
+    return [part[:-1] + URLSAFE[i] for i in range(64) if i >> spare == last >> spare and i != last]
+
+
+def test_the_same_signed_bytes_spelled_another_way_are_not_a_cursor():
+    """Padding, ``+/`` for ``-_``, or spare bits set: an altered cursor is refused, not
+    read as the page it came from."""
+    codec = CursorCodec(SECRET)
+    # A position whose cursor holds both - and _, so that swapping them changes it.
+    cursor = next(
+        text
+        for n in range(10_000)
+        if {"-", "_"} <= set(text := codec.encode(Position(AT, f"cus_{n}"), "scope"))
+    )
+    body, signature = cursor.split(".")
+    spellings = [
+        cursor + "==",
+        f"{body}.{signature}====",
+        cursor.translate(str.maketrans("-_", "+/")),
+        *(f"{body}.{other}" for other in _spare_bit_spellings(signature)),
+        *(f"{other}.{signature}" for other in _spare_bit_spellings(body)),
+    ]
+    assert len(set(spellings)) == len(spellings) > 16
+    for other in spellings:
+        assert other != cursor
+        assert [_lenient(part) for part in other.split(".")] == [
+            _lenient(body),
+            _lenient(signature),
+        ]
+        with pytest.raises(ValidationFailed):
+            codec.decode(other, "scope")
+    assert codec.decode(cursor, "scope").at == AT
+
+
+@pytest.mark.parametrize("cursor", ["é.e30", "e30.e3\u0660", "e30 .e30", "e30.e30\n", "e.e30"])
+def test_text_outside_unpadded_urlsafe_base64_is_not_a_cursor(cursor: str):
+    with pytest.raises(ValidationFailed):
+        CursorCodec(SECRET).decode(cursor, "scope")

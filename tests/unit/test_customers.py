@@ -22,6 +22,8 @@ from booking_core.customers import (
     VisitStatus,
     add_address,
     churn_risk,
+    email_errors,
+    is_email_address,
     lifetime,
     merge,
     merge_survivor,
@@ -141,11 +143,76 @@ def test_customer_field_over_its_limit_or_malformed_is_refused(
 
 
 def test_customer_fields_at_their_spec_limits_are_accepted() -> None:
-    email = "a" * 242 + "@example.com"
+    email = factories.email_of_length(254)
     assert len(email) == 254
 
     assert refused_fields(name="n" * 200, email=email, phone="1" * 40) == set()
     assert refused_fields(phone=None) == set()
+
+
+@pytest.mark.parametrize(
+    ("email", "problem"),
+    [
+        ("<grace@example.com>", "Not an email address."),
+        ("Grace <grace@example.com>", "Not an email address."),
+        ('"grace"@example.com', "Not an email address."),
+        ("grace,ada@example.com", "Not an email address."),
+        ("grace@example.com.", "Not an email address."),
+        ("grace@example..com", "Not an email address."),
+        ("grace@.example.com", "Not an email address."),
+        ("ada@EXAMPLE.com\u200b", "Not an email address."),
+        ("ada\u200d@example.com", "Not an email address."),
+        ("ada@exa\u202emple.com", "Not an email address."),
+        ("ada\u00a0lovelace@example.com", "Not an email address."),
+        ("ada\x00@example.com", "Not an email address."),
+        ("ada\uff20example.com", "Not an email address."),
+        ("ada@-example.com", "Not an email address."),
+        ("ada@example-.com", "Not an email address."),
+        ("ada@exam_ple.com", "Not an email address."),
+        ("ada@exa mple.com", "Not an email address."),
+        ("ada@example.c", "Not an email address."),
+        ("ada@192.168.0.1", "Not an email address."),
+        ("ada@[192.168.0.1]", "Not an email address."),
+        ("ada@" + "b" * 64 + ".com", "Not an email address."),
+        ("a..b@example.com", "Not an email address."),
+        (".ab@example.com", "Not an email address."),
+        ("ab.@example.com", "Not an email address."),
+        ("a" * 65 + "@example.com", "At most 64 characters before the @."),
+        ("a" * 244 + "@example.com", "At most 254 characters."),
+    ],
+)
+def test_an_email_that_is_not_one_plain_address_is_refused(email: str, problem: str) -> None:
+    assert email_errors(email) == {"email": problem}
+    assert refused_fields(email=email) == {"email"}
+
+
+@pytest.mark.parametrize(
+    "email",
+    [
+        "ada@example.com",
+        "  Ada.Lovelace+cleaning@Mail.Example.COM ",
+        "o'brien@example.co.uk",
+        "a!#$%&'*+/=?^_`{|}~-z@example.com",
+        "ada@xn--exmple-cua.com",
+        "ada@my-shop.example",
+        "ada@123.example.com",
+        "josé@exämple.com",
+        "a" * 64 + "@example.com",
+    ],
+)
+def test_plain_addresses_including_non_ascii_letters_are_accepted(email: str) -> None:
+    assert email_errors(email) == {}
+
+
+@given(email=st.emails())
+def test_every_address_hypothesis_makes_is_accepted(email: str) -> None:
+    assert email_errors(email) == {}
+
+
+def test_surrounding_spaces_are_dropped_for_a_field_but_not_for_an_exact_address() -> None:
+    assert email_errors(" ada@example.com\t") == {}
+    assert not is_email_address(" ada@example.com")
+    assert is_email_address("ada@example.com")
 
 
 def test_customer_with_a_bad_address_is_refused_with_dotted_paths() -> None:

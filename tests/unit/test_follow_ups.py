@@ -389,6 +389,12 @@ def test_an_owner_that_is_not_an_address_with_no_company_address_gets_nothing(
     assert shop.messages() == []
 
 
+def test_an_owner_that_is_almost_an_address_is_not_written_to(shop: Shop) -> None:
+    add_lead(shop, owner="sam@sparkle.example.")
+    assert shop.sweep(LOCAL_EIGHT).lead_reminders == 0
+    assert shop.messages() == []
+
+
 def test_an_owner_that_is_not_an_address_is_reminded_through_the_company_address(
     shop: Shop,
 ) -> None:

@@ -243,6 +243,45 @@ def test_folding_fills_in_a_missing_contact_detail_trimmed() -> None:
     assert folded.phone_e164 == "+12125550100"
 
 
+@pytest.mark.parametrize("email_lead_first", [False, True])
+def test_folding_never_copies_a_contact_another_open_lead_holds(email_lead_first: bool) -> None:
+    """An enquiry matching one open lead by phone and another by email folds into the
+    older one, and fills neither detail from the other's contact."""
+    by_phone = start(
+        Enquiry(name="P", phone_e164="+12125550931"),
+        lead_id="lead_p",
+        minutes=10 if email_lead_first else 0,
+    )
+    by_email = start(
+        Enquiry(name="E", email="fill2@example.com"),
+        lead_id="lead_e",
+        minutes=0 if email_lead_first else 10,
+    )
+    enquiry = Enquiry(name="F", email=" FILL2@example.com ", phone_e164="+12125550931")
+
+    folded, was_folded = enquire(enquiry, by_phone, by_email)
+
+    assert was_folded
+    oldest = by_email if email_lead_first else by_phone
+    assert folded.id == oldest.id
+    assert (folded.email, folded.phone_e164) == (oldest.email, oldest.phone_e164)
+    assert folded.timeline[-1].details["email"] == " FILL2@example.com "
+    assert folded.timeline[-1].details["phone"] == "+12125550931"
+
+
+def test_folding_fills_a_detail_no_other_open_lead_holds() -> None:
+    by_phone = start(Enquiry(name="P", phone_e164="+12125550931"), lead_id="lead_p")
+    closed = at_stage(
+        start(Enquiry(name="E", email="fill2@example.com"), lead_id="lead_e"), LeadStage.LOST
+    )
+
+    folded, _ = enquire(
+        Enquiry(name="F", email="fill2@example.com", phone_e164="+12125550931"), by_phone, closed
+    )
+
+    assert (folded.id, folded.email) == ("lead_p", "fill2@example.com")
+
+
 def test_folding_keeps_the_lead_name_stage_owner_contacts_and_message() -> None:
     lead = update(start(), at=at(5), stage=LeadStage.CONTACTED, owner="usr_sam")
 

@@ -201,7 +201,7 @@ DOMAIN = "@example.com"
 
 def _customer_value(field: str, length: int) -> str:
     if field == "email":
-        return "a" * (length - len(DOMAIN)) + DOMAIN
+        return factories.email_of_length(length)
     return ("n" if field == "name" else "1") * length
 
 

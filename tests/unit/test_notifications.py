@@ -475,6 +475,18 @@ def test_a_company_name_of_any_text_stays_the_name_of_the_one_sending_address(na
     assert (sender.display_name, sender.addr_spec) == (name, "bookings@example.com")
 
 
+@pytest.mark.parametrize(
+    "address", ["office@acme.example.", "office@acme..example", "office@acme.example\u200b"]
+)
+def test_a_company_notify_email_follows_the_one_email_rule(address: str):
+    company = Company(
+        id="c", slug="acme", name="Acme", timezone="UTC", code_prefix="AC", created_at=NOW
+    )
+    with pytest.raises(ValidationFailed) as refused:
+        validate_company(attrs.evolve(company, notify_email=address))
+    assert set(refused.value.field_errors) == {"notify_email"}
+
+
 def test_a_company_notify_email_and_reminder_hours_are_validated():
     company = Company(
         id="c", slug="acme", name="Acme", timezone="UTC", code_prefix="AC", created_at=NOW

@@ -11,7 +11,7 @@ from adapters.http.deprecation import CONVERT_BY_BOOKING_ID
 from adapters.http.endpoint import Context, Endpoint, Reply
 from adapters.http.queries import PageQuery
 from adapters.http.routes.catalog import Item, selection_of
-from adapters.http.structuring import Cents, Code, Id, Note, ShortText, Zip
+from adapters.http.structuring import Code, Id, Note, PriceCents, ShortText, Zip
 from adapters.http.views.quotes import (
     QuoteView,
     QuoteWithFollowUpsView,
@@ -31,7 +31,7 @@ class ManualLineBody:
     """A hand-priced line."""
 
     description: ShortText
-    amount_cents: Cents
+    amount_cents: PriceCents
 
 
 @frozen(kw_only=True)
