@@ -127,13 +127,18 @@ def service_name(booking: Booking) -> str:
 
 
 def when(instant: datetime, zone_of: Booking) -> str:
-    """``Tuesday, March 3, 2026 at 9:00 AM`` in the booking's timezone."""
+    """``Tuesday, March 3, 2026 at 9:00 AM`` in the booking's timezone; with the zone's
+    abbreviation (``1:30 AM EST``) when that wall-clock time comes twice that night (the
+    hour a clock falls back), so the email names one instant, as the pages do."""
     local = instant.astimezone(zone_of.zone)
     hour = local.hour % 12 or 12
-    return (
+    text = (
         f"{local:%A}, {local:%B} {local.day}, {local.year} at"
         f" {hour}:{local:%M} {'AM' if local.hour < 12 else 'PM'}"
     )
+    if local.replace(fold=1 - local.fold).utcoffset() != local.utcoffset():
+        text += f" {local.tzname()}"
+    return text
 
 
 def booking_context(

@@ -36,11 +36,12 @@ from booking_core.notifications import (
 from booking_core.paging import PageRequest
 from booking_core.plans import CancelScope, RescheduleScope
 from booking_core.services import companies, scheduling
-from booking_core.services.notifications import sender_address
+from booking_core.services.notifications import sender_address, when
 from booking_core.services.setup import validate_company
 from entrypoints.settings import ConfigError, Settings
 from entrypoints.worker import Mail, Worker
 from tests import factories
+from tests.unit.bookings_support import NY, single
 
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)  # a Monday
 DRIVE = TableDriveTime(default=20)
@@ -496,3 +497,14 @@ def test_a_company_notify_email_and_reminder_hours_are_validated():
             attrs.evolve(company, notify_email="office@acme.example\nBcc: x", reminder_hours=-1)
         )
     assert set(refused.value.field_errors) == {"notify_email", "reminder_hours"}
+
+
+def test_an_email_names_the_zone_of_a_time_the_fall_back_night_repeats() -> None:
+    zone = NY
+    booking = single()  # a New York company's job
+    first = datetime(2027, 11, 7, 1, 30, tzinfo=zone)
+    assert when(first, booking) == "Sunday, November 7, 2027 at 1:30 AM EDT"
+    assert when(first.replace(fold=1), booking) == "Sunday, November 7, 2027 at 1:30 AM EST"
+    assert when(datetime(2027, 11, 7, 9, tzinfo=zone), booking) == (
+        "Sunday, November 7, 2027 at 9:00 AM"
+    )
