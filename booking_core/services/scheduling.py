@@ -94,10 +94,12 @@ def active_crew(uow: UnitOfWork, company_id: str) -> list[CrewMember]:
         after = page.next_after
 
 
-def _duration(catalog: Catalog, selection: Selection, at: datetime) -> int:
-    """Minutes of the job a selection describes (its first visit)."""
+def _duration(
+    catalog: Catalog, selection: Selection, at: datetime, visit: Visit = Visit.FIRST
+) -> int:
+    """Minutes of the job a selection describes (its first visit, or a plan's later one)."""
     bare = attrs.evolve(selection, coupon_code=None, referral_discount_cents=0, manual_fee_ids=())
-    return price(catalog, bare, at=at, visit=Visit.FIRST).duration_minutes
+    return price(catalog, bare, at=at, visit=visit).duration_minutes
 
 
 def _busy_window(day: date, days: int, company: Company) -> tuple[datetime, datetime]:
@@ -131,6 +133,10 @@ class AvailabilityRequest:
     """Jobs that do not block (a booking offered new times blocks none of them itself)."""
     duration_minutes: int | None = None
     """An existing visit's own length; by default the selection's first-visit length."""
+    every_visit: bool = True
+    """For a recurring frequency, list a start only when a crew member free at it (the
+    one booking would give it) is free at every visit of the plan up to the horizon too,
+    as booking requires; False when one existing visit is being moved."""
 
 
 def list_availability(
@@ -165,6 +171,28 @@ class _AvailabilityReads:
     busy: dict[str, list[Block]]
     at: datetime
     drive: DriveTime
+    interval_days: int | None = None
+    """A plan's interval when every visit of it must be open (``every_visit``)."""
+    later_duration: int = 0
+    """A plan's later visits' length (no first-visit extras)."""
+
+    def query(
+        self, day: date, crew_ids: tuple[str, ...] | None, duration: int | None = None
+    ) -> SlotQuery:
+        """The question availability answers for ``day``."""
+        request = self.request
+        return SlotQuery(
+            service_id=request.service_id,
+            zip_code=request.zip_code,
+            local_date=day,
+            zone=self.company.timezone,
+            duration_minutes=duration or self.duration,
+            now=self.at,
+            min_notice_minutes=self.company.min_notice_minutes,
+            crew_ids=crew_ids,
+            days=request.days,
+            ignore_booking_ids=request.ignore_booking_ids,
+        )
 
     def slots(self, day: date) -> list[Slot]:
         """Open starts on ``day``, best first (none for a job whose last day would fall
@@ -172,19 +200,41 @@ class _AvailabilityReads:
         request = self.request
         if day + timedelta(days=request.days - 1) > plans.LAST_JOB_DATE:
             return []
-        query = SlotQuery(
-            service_id=request.service_id,
-            zip_code=request.zip_code,
-            local_date=day,
-            zone=self.company.timezone,
-            duration_minutes=self.duration,
-            now=self.at,
-            min_notice_minutes=self.company.min_notice_minutes,
-            crew_ids=request.crew_ids,
-            days=request.days,
-            ignore_booking_ids=request.ignore_booking_ids,
-        )
-        return available_slots(query, crew=self.crew, busy=self.busy, drive=self.drive)
+        query = self.query(day, request.crew_ids)
+        found = available_slots(query, crew=self.crew, busy=self.busy, drive=self.drive)
+        if self.interval_days is None:
+            return found
+        interval = self.interval_days
+        kept = [s for s in (self._for_every_visit(s, interval) for s in found) if s is not None]
+        return sorted(kept, key=lambda slot: (slot.drive_minutes, slot.start))
+
+    def _for_every_visit(self, slot: Slot, interval: int) -> Slot | None:
+        """``slot`` as booking a plan at its start would give it: its crew when they are
+        free at every later visit; else (no crew named) the best-ranked member free at the
+        start who is; None when nobody is."""
+        if self._free_for_later_visits(slot, interval):
+            return slot
+        if self.request.crew_ids is not None:
+            return None
+        query = self.query(slot.start.astimezone(ZoneInfo(self.company.timezone)).date(), None)
+        for other in open_crews_at(query, slot.start, crew=self.crew, busy=self.busy,
+                                   drive=self.drive):  # fmt: skip
+            if other.crew_ids != slot.crew_ids and self._free_for_later_visits(other, interval):
+                return other
+        return None
+
+    def _free_for_later_visits(self, slot: Slot, interval: int) -> bool:
+        """Whether ``slot``'s crew are free at each later visit of a plan starting then,
+        for a later visit's length, as booking checks them."""
+        zone = ZoneInfo(self.company.timezone)
+        horizon = plans.plan_horizon_end(slot.start, self.at, zone)
+        for start in plans.plan_visits(slot.start, interval, horizon, zone)[1:]:
+            query = self.query(start.astimezone(zone).date(), slot.crew_ids, self.later_duration)
+            try:
+                check_slot(query, start, crew=self.crew, busy=self.busy, drive=self.drive)
+            except (SlotTaken, SlotUnavailable):
+                return False
+        return True
 
 
 def _availability_reads(
@@ -208,12 +258,20 @@ def _availability_reads(
         )
         duration = request.duration_minutes or _duration(catalog, selection, at)
         crew = active_crew(uow, request.company_id)
-        lo, hi = _busy_window(request.local_date, count + request.days - 1, company)
+        frequency = catalog.frequencies_by_slug.get(request.frequency_slug)
+        interval = frequency.interval_days if frequency and request.every_visit else None
+        # A plan's later visits fall up to the horizon after the last date asked about.
+        span = count + request.days - 1 + (plans.PLAN_HORIZON_DAYS if interval else 0)
+        lo, hi = _busy_window(request.local_date, span, company)
         # Only these members' jobs can matter; naming them lets the store seek each one's
         # few jobs in the window instead of sifting the company's whole history.
         wanted = request.crew_ids if request.crew_ids is not None else [m.id for m in crew]
         busy = uow.bookings.busy(request.company_id, lo, hi, crew_ids=wanted)
-    return _AvailabilityReads(request, company, duration, crew, busy, at, drive)
+    later = _duration(catalog, selection, at, Visit.LATER) if interval else 0
+    return _AvailabilityReads(
+        request, company, duration, crew, busy, at, drive, interval_days=interval,
+        later_duration=later,
+    )  # fmt: skip
 
 
 @frozen(kw_only=True)

@@ -95,6 +95,7 @@ def _request(booking: Booking, day: date) -> AvailabilityRequest:
         days=booking.days,
         ignore_booking_ids=frozenset({booking.id}),
         duration_minutes=booking.duration_minutes,
+        every_visit=False,  # this visit moves alone
     )
 
 

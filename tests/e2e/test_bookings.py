@@ -435,22 +435,34 @@ def test_a_plan_without_crew_goes_to_the_best_ranked_member_free_for_every_visit
     shop: Shop, client: httpx.Client, tuesday: date
 ):
     rosa, sam = shop.crew_ids
-    # Availability ranks Rosa first at 10:00; she is busy at the plan's second visit.
-    listed = client.get(
-        f"{API}/availability",
-        params={"serviceId": STANDARD, "date": tuesday.isoformat(), "zip": "10001",
-                "frequencySlug": "weekly"},
-    )  # fmt: skip
-    slot = next(s for s in listed.json()["data"] if s["startIso"] == at(shop, tuesday, "10:00"))
-    assert slot["crewIds"] == [rosa]
-    book(client, at(shop, tuesday + timedelta(weeks=1), "10:00"), crewIds=[rosa])
-    plan = book(client, slot["startIso"], frequencySlug="weekly")
-    assert {tuple(v["crewIds"]) for v in plan["bookings"]} == {(sam,)}  # Sam can do them all
 
-    # Nobody free at 13:00 is free for every visit: a 409 that says to choose another start
-    # (listing again would list the same start), and nothing is booked.
+    def weekly(start: str, **query: str) -> list[str] | None:
+        """The crew availability lists for a weekly plan from ``start``; None: not listed."""
+        listed = client.get(
+            f"{API}/availability",
+            params={"serviceId": STANDARD, "date": tuesday.isoformat(), "zip": "10001",
+                    "frequencySlug": "weekly", **query},
+        )  # fmt: skip
+        assert listed.status_code == 200, listed.text
+        found = [s["crewIds"] for s in listed.json()["data"] if s["startIso"] == start]
+        return found[0] if found else None
+
+    ten, one = at(shop, tuesday, "10:00"), at(shop, tuesday, "13:00")
+    assert weekly(ten) == [rosa]  # Rosa ranks first (nearest)
+    # Rosa is busy at the plan's second visit: availability and booking both give Sam,
+    # who can do every visit, and Rosa alone is not listed.
+    book(client, at(shop, tuesday + timedelta(weeks=1), "10:00"), crewIds=[rosa])
+    assert weekly(ten) == [sam]
+    assert weekly(ten, crewIds=rosa) is None
+    plan = book(client, ten, frequencySlug="weekly")
+    assert {tuple(v["crewIds"]) for v in plan["bookings"]} == {(sam,)}
+
+    # Nobody free at 13:00 is free for every visit: not listed; booked anyway, a 409 that
+    # says to choose another start, and nothing is booked.
     book(client, at(shop, tuesday + timedelta(weeks=1), "13:00"), crewIds=[rosa])
     book(client, at(shop, tuesday + timedelta(weeks=2), "13:00"), crewIds=[sam])
+    assert weekly(one) is None
+    assert weekly(at(shop, tuesday, "13:00"), frequencySlug="one_time") is not None
     before = len(every(client))
     body = booking_body(at(shop, tuesday, "13:00"), frequencySlug="weekly")
     error = error_of(post(client, "/bookings", body), 409, "conflict")
