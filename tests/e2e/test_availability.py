@@ -236,6 +236,10 @@ def test_an_unknown_zip_is_invalid_on_zip(client: httpx.Client):
         ({"serviceId": STANDARD, "date": "2030-01-08", "zip": LOOP, "days": "x"}, {"days"}),
         ({"serviceId": "svc_nope", "date": "2030-01-08", "zip": LOOP}, {"serviceId"}),
         ({"serviceId": STANDARD, "date": "2030-01-08", "zip": LOOP, "crewIds": ","}, {"crewIds"}),
+        (
+            {"serviceId": STANDARD, "date": "2030-01-08", "zip": LOOP, "crewIds": "crew_a,crew_a"},
+            {"crewIds.1"},
+        ),  # as a booking's crewIds: none twice
         ({"serviceId": STANDARD, "date": "2030-01-08", "zip": LOOP, "extras": "ext_nope"}, None),
     ],
 )

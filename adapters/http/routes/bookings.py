@@ -42,7 +42,7 @@ from adapters.http.views.bookings import (
     rescheduled_bookings_view,
 )
 from booking_core.booking_forms import MAX_ANSWERS
-from booking_core.booking_orders import MAX_ADDITIONAL_STARTS
+from booking_core.booking_orders import MAX_ADDITIONAL_STARTS, crew_errors
 from booking_core.bookings import BookingStatus
 from booking_core.errors import RuleViolation, ValidationFailed
 from booking_core.paging import PageRequest
@@ -165,6 +165,8 @@ def get_availability(ctx: Context) -> Reply:
     query: AvailabilityQuery = ctx.query
     if query.crew_ids == ():  # ``crewIds=``: named, but no member in it
         raise ValidationFailed({"crewIds": "Comma-separated crew ids, at least one."})
+    if query.crew_ids is not None and (twice := crew_errors(query.crew_ids)):
+        raise ValidationFailed(twice)  # as a booking's crewIds: none twice
     slots = scheduling.list_availability(
         scheduling.AvailabilityRequest(
             company_id=ctx.company_id,
