@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from email.utils import format_datetime
+from typing import Any
 
 from attrs import frozen
 
@@ -25,6 +26,13 @@ class Deprecation:
             "deprecation": f"@{int(self.since.timestamp())}",
             "sunset": format_datetime(self.sunset, usegmt=True),
         }
+
+
+def names(body: Any, key: str) -> bool:
+    """Whether a decoded JSON body is an object giving ``key`` a value (not null): how a
+    form is told from a body whatever else is wrong with it, so that a refusal of its
+    shape is announced too."""
+    return isinstance(body, dict) and body.get(key) is not None
 
 
 SERVICE_IDS = Deprecation(

@@ -28,6 +28,7 @@ from adapters.http.cursors import CursorCodec
 from adapters.http.deprecation import Deprecation
 from adapters.http.deps import HttpDeps, NotInMemory
 from adapters.http.errors import ApiError, from_domain, internal_error
+from adapters.http.fieldpaths import merged
 from adapters.http.queries import PageQuery
 from adapters.http.ratelimit import Verdict
 from adapters.http.reading import json_body, parse_json
@@ -97,8 +98,10 @@ class Endpoint:
     also: Mapping[int, str] = attrs.field(factory=dict)
     """Other success statuses answering the same body, with what each means."""
     deprecation: Callable[[Any], Deprecation | None] | None = None
-    """The deprecated form a particular body uses, if any: every reply to it, refusals
-    included, carries ``Deprecation`` and ``Sunset`` headers."""
+    """The deprecated form a request uses, if any, told from its decoded JSON body (None
+    on a route without a body, whose form its address alone says): every reply to it,
+    refusals included (a body or query string refused for its shape too), carries
+    ``Deprecation`` and ``Sunset`` headers."""
     in_memory: bool = False
     """Whether the request may run on the event loop, with no worker thread, when its key
     and everything its handler reads are in memory (``HttpDeps.in_memory``); anything
@@ -227,29 +230,34 @@ def credential(request: Request) -> str | None:
     return api_key.strip() if api_key and api_key.strip() else None
 
 
-def _inputs(endpoint: Endpoint, incoming: Incoming) -> tuple[Any, Any, Any]:
-    """The structured query, the decoded body and the structured body; every problem of
-    the query string and the body in one answer."""
+def _announced(endpoint: Endpoint, raw: Any) -> dict[str, str]:
+    """``Deprecation`` and ``Sunset`` when the request uses a deprecated form (``raw``:
+    its decoded body, None on a route without one), else nothing."""
+    deprecated = endpoint.deprecation(raw) if endpoint.deprecation else None
+    return deprecated.headers() if deprecated is not None else {}
+
+
+def _inputs(
+    endpoint: Endpoint, incoming: Incoming, raw: Any, found: Mapping[str, str]
+) -> tuple[Any, Any]:
+    """The structured query and the structured body (``raw`` decoded, with the problems
+    ``found`` in it); every problem of the query string and the body in one answer."""
     problems: dict[str, str] = {}
     query: Any = None
     try:
         query = structure_query(incoming.query, endpoint.query)
     except ValidationFailed as failed:
         problems.update(failed.field_errors)
-    if endpoint.body is None:
-        if problems:
-            raise RequestInvalid(problems | _key_problem(endpoint, incoming))
-        return query, None, None
-    raw, found = parse_json(incoming.raw_body)
     body: Any = None
-    try:
-        body = structure(raw, endpoint.body)
-    except ValidationFailed as failed:
-        problems.update(failed.field_errors)
-    problems.update(found)
+    if endpoint.body is not None:
+        try:
+            body = structure(raw, endpoint.body)
+        except ValidationFailed as failed:
+            problems.update(failed.field_errors)
+        problems = merged(problems, found)
     if problems:
-        raise RequestInvalid(problems | _key_problem(endpoint, incoming))
-    return query, raw, body
+        raise RequestInvalid(merged(problems, _key_problem(endpoint, incoming)))
+    return query, body
 
 
 def _key_problem(endpoint: Endpoint, incoming: Incoming) -> dict[str, str]:
@@ -330,11 +338,13 @@ class _Outcome:
 def process_request(endpoint: Endpoint, deps: HttpDeps, incoming: Incoming) -> _Outcome:
     """Every step of a request after its bytes are read, in one worker thread."""
     request_id = incoming.request_id
+    # Without a body, the address alone says the form: every answer announces it.
+    announced = _announced(endpoint, None) if endpoint.body is None else {}
     admitted = incoming.admitted or admit(deps, incoming.secret)
     if admitted is None:
-        return _Outcome(401, _encode(unauthorized().body(request_id)), {}, None)
+        return _Outcome(401, _encode(unauthorized().body(request_id)), announced, None)
     key, verdict = admitted
-    headers = verdict.headers()
+    headers = {**verdict.headers(), **announced}
     try:
         if not verdict.allowed:
             raise rate_limited(verdict)
@@ -342,10 +352,13 @@ def process_request(endpoint: Endpoint, deps: HttpDeps, incoming: Incoming) -> _
             raise insufficient_scope(endpoint.scope)
         if incoming.early is not None:
             raise incoming.early
-        query, raw, body = _inputs(endpoint, incoming)
-        deprecated = endpoint.deprecation(body) if endpoint.deprecation else None
-        if deprecated is not None:
-            headers = {**headers, **deprecated.headers()}
+        raw: Any = None
+        found: dict[str, str] = {}
+        if endpoint.body is not None:
+            raw, found = parse_json(incoming.raw_body)
+            # Told before the body's shape is checked: its refusal announces the form too.
+            headers = {**headers, **_announced(endpoint, raw)}
+        query, body = _inputs(endpoint, incoming, raw, found)
         for scope in endpoint.body_scopes(body) if endpoint.body_scopes else ():
             if not key.allows(scope):
                 raise insufficient_scope(scope)

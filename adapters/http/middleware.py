@@ -4,6 +4,10 @@ A caller's ``x-request-id`` is kept when it is sane (at most 64 characters of
 ``[A-Za-z0-9._-]``), otherwise one is made. It is echoed in the header, put in
 ``error.requestId`` and bound to every log line. Logs never hold keys, bodies, query
 strings, exception text or the tokens of public paths (``adapters.http.redaction``).
+
+A client that goes away while its body is read has ended the request itself: that is no
+fault of ours, so it is logged as ``client_disconnected`` (info) and its request line
+has ``CLIENT_GONE`` for a status; nothing ran and nothing is answered.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from typing import Any
 
 import structlog
 from starlette.datastructures import MutableHeaders
+from starlette.requests import ClientDisconnect
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters.http.endpoint import json_response
@@ -22,6 +27,9 @@ from adapters.http.errors import internal_error
 from adapters.http.redaction import error_fields, masked_path
 
 SANE_REQUEST_ID = re.compile(r"^[A-Za-z0-9._-]{1,64}\Z")
+CLIENT_GONE = 499
+"""The status a request line gives a client that hung up before its answer (nginx's
+"client closed request"); never sent, there is nobody left to send it to."""
 log = structlog.get_logger("booking.http")
 
 
@@ -63,6 +71,11 @@ class RequestContextMiddleware:
 
         try:
             await self.app(scope, receive, send_with_id)
+        except ClientDisconnect:
+            status = CLIENT_GONE
+            log.info(
+                "client_disconnected", request_id=request_id, path=masked_path(scope.get("path"))
+            )
         except Exception as error:
             log.error(
                 "unhandled_error",

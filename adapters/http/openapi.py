@@ -22,6 +22,7 @@ import attrs
 
 from adapters.http.endpoint import Endpoint
 from adapters.http.jsonschema import request_schema, type_schema, view_schema
+from adapters.http.reading import MAX_BODY_BYTES
 from adapters.http.structuring import camel
 from adapters.http.views.bookings import BookingWithActivityView
 from adapters.http.views.customers import CustomerView
@@ -62,6 +63,24 @@ ERRORS = {
     "422": "unprocessable: understood but refused by a rule",
     "429": "rate_limited: retry after the retry-after header's seconds",
     "500": "internal_error: a genuine fault; the only code worth retrying",
+}
+"""The refusals every ``/api/v1`` operation may answer."""
+
+TOO_LARGE = (
+    f"payload_too_large: the body is over {MAX_BODY_BYTES:,} bytes, counted while it "
+    "streams (chunked or not)"
+)
+"""The refusal of every operation that reads a body."""
+
+WRONG_METHOD = "the path does not take the method used; the allow header lists those it does"
+"""What a 405 means. OpenAPI describes operations, and a 405 answers a method no
+operation of the path has: it is listed on each operation of the path instead."""
+
+ALLOW_HEADER = {
+    "allow": {
+        "schema": {"type": "string"},
+        "description": "The methods the path takes, comma-separated (GET, POST, ...).",
+    }
 }
 
 DEPRECATION_HEADERS = {
@@ -210,11 +229,15 @@ def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]
         }
         for status, text in {endpoint.success_status: "Success", **endpoint.also}.items()
     }
-    for status, text in ERRORS.items():
+    refusals = {**ERRORS, "405": f"method_not_allowed: {WRONG_METHOD}"}
+    if endpoint.body is not None:
+        refusals["413"] = TOO_LARGE
+    for status, text in sorted(refusals.items()):
         responses[status] = {
             "description": text,
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
         }
+    responses["405"]["headers"] = ALLOW_HEADER
     operation: dict[str, Any] = {
         "operationId": re.sub(r"\W+", "_", f"{endpoint.method}_{endpoint.path}").strip("_"),
         "summary": endpoint.summary,
@@ -294,6 +317,7 @@ PUBLIC_ERROR_SCHEMA: dict[str, Any] = {
 PUBLIC_ERRORS = {
     "400": "fields missing or invalid (the message names each)",
     "404": "no company has this slug",
+    "405": WRONG_METHOD,
     "409": "the slot is taken by another job, or the Idempotency-Key is reused or busy",
     "413": "the body is over 64 KB",
     "422": "a field over its ceiling (the message names the field and the limit), "
@@ -338,7 +362,7 @@ def _public_operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[st
     for status in sorted(statuses):
         responses[status] = {
             "description": PUBLIC_ERRORS[status],
-            "headers": CORS_HEADER,
+            "headers": {**CORS_HEADER, **(ALLOW_HEADER if status == "405" else {})},
             "content": {
                 "application/json": {"schema": {"$ref": "#/components/schemas/PublicError"}}
             },

@@ -1,7 +1,8 @@
 """Reading a request's body: counted while it streams (413 at the limit, chunked or not),
 JSON only, and decoded strictly. ``parse_json`` also reports what no field type can see:
 a key given twice in one object, nesting past ``MAX_JSON_DEPTH``, and text a database
-cannot store (NUL, lone surrogates), each under its path."""
+cannot store (NUL, lone surrogates), each under its path (a key of the client's as
+``adapters.http.fieldpaths.shown_key`` writes it)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from starlette.requests import Request
 
 from adapters.http.errors import ApiError
+from adapters.http.fieldpaths import shown_key
 
 MAX_BODY_BYTES = 1_000_000
 """The largest ``/api/v1`` body read; counted while it streams, chunked or not."""
@@ -45,45 +47,62 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(name)
 
 
-def _text_problem(text: str) -> str | None:
+def _text_problems(text: str) -> list[str]:
+    problems = []
     if "\x00" in text:
-        return "May not contain NUL characters."
+        problems.append("May not contain NUL characters.")
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return "Must be valid Unicode text (no lone surrogates)."
-    return None
+        problems.append("Must be valid Unicode text (no lone surrogates).")
+    return problems
+
+
+def _text_problem(text: str) -> str | None:
+    return " ".join(_text_problems(text)) or None
+
+
+def _key_problem(key: str) -> str | None:
+    said = [f"The key {problem[0].lower()}{problem[1:]}" for problem in _text_problems(key)]
+    return " ".join(said) or None
 
 
 def _scan(data: Any) -> dict[str, str]:
     """Problems no field type can see: repeated keys, nesting past ``MAX_JSON_DEPTH``,
-    and text a database cannot store (NUL, lone surrogates), each under its path."""
-    problems: dict[str, str] = {}
+    and text a database cannot store (NUL, lone surrogates), each under its path: a bad
+    key under its own (escaped), so that each bad key of an object is named."""
+    problems: dict[str, list[str]] = {}
+
+    def note(path: tuple[str, ...], text: str) -> None:
+        texts = problems.setdefault(_where(path), [])
+        if text not in texts:
+            texts.append(text)
+
     stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
     while stack:
         node, path = stack.pop()
         if isinstance(node, str):
             problem = _text_problem(node)
             if problem:
-                problems.setdefault(_where(path), problem)
+                note(path, problem)
             continue
         if not isinstance(node, dict | list):
             continue
         if len(path) >= MAX_JSON_DEPTH:
-            problems.setdefault(_where(path), f"Nested deeper than {MAX_JSON_DEPTH} levels.")
+            note(path, f"Nested deeper than {MAX_JSON_DEPTH} levels.")
             continue
         if isinstance(node, list):
             stack.extend((item, (*path, str(i))) for i, item in enumerate(node))
             continue
         for key in getattr(node, "repeated", ()):
-            problems.setdefault(".".join((*path, key)), "Given more than once in one object.")
+            note((*path, shown_key(key)), "Given more than once in one object.")
         for key, value in node.items():
-            problem = _text_problem(key)
+            problem = _key_problem(key)
             if problem:
-                problems.setdefault(_where(path), f"A key: {problem}")
+                note((*path, shown_key(key)), problem)
                 continue
-            stack.append((value, (*path, key)))
-    return problems
+            stack.append((value, (*path, shown_key(key))))
+    return {where: " ".join(texts) for where, texts in problems.items()}
 
 
 def _where(path: tuple[str, ...]) -> str:

@@ -22,6 +22,7 @@ from attrs import frozen
 from cattrs.errors import ForbiddenExtraKeysError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, override
 
+from adapters.http.fieldpaths import shown_key
 from booking_core.bookings import CANCEL_REASON_MAX, MAX_DAYS
 from booking_core.customers import email_errors
 from booking_core.errors import ValidationFailed
@@ -368,7 +369,7 @@ def _problems(exc: BaseException, path: tuple[str, ...]) -> Iterator[tuple[str, 
             yield from _problems(sub, path)
     elif isinstance(exc, ForbiddenExtraKeysError):
         for key in sorted(exc.extra_fields):
-            yield ".".join((*path, key)), "Unknown field."
+            yield ".".join((*path, shown_key(key))), "Unknown field."
     elif isinstance(exc, KeyError):
         yield ".".join(path), "Required."
     elif isinstance(exc, FieldProblem):
@@ -414,7 +415,7 @@ def structure_query(pairs: Iterable[tuple[str, str]], cls: type[T] | None) -> T 
     errors: dict[str, str] = {}
     values: dict[str, str] = {}
     for name, value in pairs:
-        shown = name[:100]
+        shown = shown_key(name[:100])
         if name not in known:
             errors[shown] = "Unknown query parameter."
         elif name in values:

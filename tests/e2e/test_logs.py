@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import secrets
+import socket
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -193,3 +194,53 @@ def test_a_request_line_names_the_route_not_the_body_or_query(stack: Stack, serv
         ("GET", "/customers", 200),
         ("POST", "/customers", 400),
     ]
+
+
+def _rows(stack: Stack, table: str) -> int:
+    with stack.container.database.engine.connect() as connection:
+        return int(connection.execute(text(f"SELECT count(*) FROM {table}")).scalar_one())
+
+
+def _hang_up_mid_body(stack: Stack, request_id: str, path: str, *, chunked: bool) -> None:
+    """Send the head of a POST and the start of its body, then go away without the rest."""
+    url = httpx.URL(stack.base_url)
+    length = "Transfer-Encoding: chunked" if chunked else "Content-Length: 100"
+    start = b'{"serviceId":'
+    with socket.create_connection((url.host, url.port), timeout=10) as sock:
+        sock.sendall(
+            f"POST {path} HTTP/1.1\r\nHost: {url.host}\r\nx-request-id: {request_id}\r\n"
+            f"Authorization: Bearer {stack.key}\r\nContent-Type: application/json\r\n"
+            f"{length}\r\n\r\n".encode()
+            + (b"%x\r\n%s\r\n" % (len(start), start) if chunked else start)
+        )
+        time.sleep(0.3)
+
+
+def test_a_client_gone_mid_body_is_logged_as_gone_not_as_a_fault(stack: Stack, server_logs: Path):
+    """A hang-up while the body is read is the client's doing: an info line and status 499
+    (nginx's "client closed request") in the request line, no error, no 500, no write."""
+    before = _rows(stack, "bookings")
+    offset = server_logs.stat().st_size
+    run = secrets.token_hex(4)
+    sent = {
+        f"req-gone-{run}-public": f"/api/public/{stack.company.slug}/quote",
+        f"req-gone-{run}-quote": f"{API}/quote",
+        f"req-gone-{run}-booking": f"{API}/bookings",
+    }
+    for request_id, path in sent.items():
+        _hang_up_mid_body(stack, request_id, path, chunked=request_id.endswith("booking"))
+    deadline = time.monotonic() + 10
+    while True:
+        with server_logs.open("rb") as sink:
+            sink.seek(offset)
+            lines = [json.loads(line) for line in sink if line.endswith(b"\n")]
+        ours = [line for line in lines if line.get("request_id") in sent]
+        requests = {line["request_id"]: line for line in ours if line["event"] == "request"}
+        if len(requests) == len(sent) or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    assert {r: line["status"] for r, line in requests.items()} == dict.fromkeys(sent, 499), ours
+    assert all(line["level"] == "info" for line in ours), ours
+    gone = [line for line in ours if line["event"] == "client_disconnected"]
+    assert {line["request_id"] for line in gone} == set(sent), ours
+    assert _rows(stack, "bookings") == before

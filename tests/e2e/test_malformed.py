@@ -115,7 +115,7 @@ CASES = [
         "NUL in a key",
         "POST",
         "/customers",
-        frozenset({"body", "x\x00"}),
+        frozenset({"x\\u0000"}),
         raw=b'{"name": "A", "email": "nulkey@example.com", "x\\u0000": 1}',
     ),
     # Nesting, numbers, dates.
@@ -482,3 +482,49 @@ def test_refusals_found_while_reading_the_body_carry_rate_limit_headers(api: htt
         assert response.status_code == status
         for name in ("x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"):
             assert name in response.headers, (status, name)
+
+
+def _strict(response: httpx.Response) -> Any:
+    """The body, read as a strict parser reads it: UTF-8, and no string holding a lone
+    surrogate (``\\ud800`` is valid JSON syntax but no text)."""
+    body = json.loads(response.content.decode("utf-8"))
+    json.dumps(body, ensure_ascii=False).encode("utf-8")  # raises on a lone surrogate
+    return body
+
+
+def test_keys_no_answer_can_carry_are_named_escaped_each_with_every_problem(
+    stack: Stack, api: httpx.Client
+):
+    """A lone surrogate, NUL or another control character in a key is named ``\\uXXXX``:
+    the answer stays UTF-8 text, and each bad key keeps all its problems."""
+    raw = b'{"serviceId": "svc_handyman_hour", "\\ud800": 1, "a\\u0000": 2, "b\\u0007": 3}'
+    headers = {"content-type": "application/json"}
+    refused = api.post(f"{API}/quote", content=raw, headers=headers)
+    assert refused.status_code == 400, refused.text
+    problems = _strict(refused)["error"]["fieldErrors"]
+    assert set(problems) == {"\\ud800", "a\\u0000", "b\\u0007"}, problems
+    assert problems["\\ud800"].startswith("Unknown field.")
+    assert "lone surrogate" in problems["\\ud800"]
+    assert problems["a\\u0000"].startswith("Unknown field.")
+    assert "NUL" in problems["a\\u0000"]
+    assert problems["b\\u0007"] == "Unknown field."
+    with stack.client() as anonymous:
+        public = anonymous.post(
+            f"/api/public/{stack.company.slug}/quote", content=raw, headers=headers
+        )
+    assert public.status_code == 400, public.text
+    message = _strict(public)["error"]
+    for name in ("\\ud800", "a\\u0000", "b\\u0007", "lone surrogate", "NUL"):
+        assert name in message, message
+
+
+def test_a_bad_key_given_twice_and_a_bad_query_name_are_named_escaped(api: httpx.Client):
+    raw = b'{"name": "A", "email": "twice@example.com", "\\ud800": 1, "\\ud800": 2}'
+    twice = api.post(f"{API}/customers", content=raw, headers={"content-type": "application/json"})
+    assert twice.status_code == 400, twice.text
+    problem = _strict(twice)["error"]["fieldErrors"]["\\ud800"]
+    assert "Given more than once" in problem
+    assert "lone surrogate" in problem
+    query = api.get(f"{API}/customers?a%00=1&b%1b=2")
+    assert query.status_code == 400, query.text
+    assert set(_strict(query)["error"]["fieldErrors"]) == {"a\\u0000", "b\\u001b"}

@@ -402,3 +402,33 @@ def test_a_hand_priced_quote_line_is_documented_as_the_server_takes_it(
             assert set(errors) == {"manualLines.0.amountCents"}
         else:
             assert answered.status_code == 201, answered.text
+
+
+def test_every_operation_documents_405_and_every_body_413(
+    stack: Stack, api: httpx.Client, document: dict[str, Any]
+):
+    """The server answers a wrong method with 405 on every path, and a body over 1 MB
+    with 413 wherever it reads one: both are documented, in the answers' real shape."""
+    error_ref = {"$ref": "#/components/schemas/Error"}
+    public_ref = {"$ref": "#/components/schemas/PublicError"}
+    for method, path, operation in operations(document):
+        responses = operation["responses"]
+        ref = public_ref if public(path) else error_ref
+        refused = responses["405"]
+        assert refused["content"]["application/json"]["schema"] == ref, (method, path)
+        assert "allow" in refused["headers"], (method, path)
+        if "requestBody" in operation:
+            too_large = responses["413"]
+            assert too_large["content"]["application/json"]["schema"] == ref, (method, path)
+        else:
+            assert "413" not in responses, (method, path)
+    schema = {**document["components"]["schemas"]["Error"], "components": document["components"]}
+    validator = OAS31Validator(schema)
+    big = b'{"serviceId": "' + b"a" * 1_000_001 + b'"}'
+    answers = [
+        (api.delete(f"{API}/services"), 405),
+        (api.post(f"{API}/quote", content=big, headers={"content-type": "application/json"}), 413),
+    ]
+    for response, status in answers:
+        assert response.status_code == status
+        validator.validate(response.json())

@@ -13,7 +13,10 @@ from datetime import datetime
 import attrs
 import pytest
 
-from adapters.http.structuring import wire_path
+from adapters.http.fieldpaths import merged, shown_key
+from adapters.http.reading import parse_json
+from adapters.http.routes.catalog import PriceRequest
+from adapters.http.structuring import RequestInvalid, structure, structure_query, wire_path
 from booking_core import auth, quotes
 from booking_core.card_money import card_payment
 from booking_core.companies import validate_company
@@ -183,3 +186,60 @@ def test_the_edge_spells_core_field_paths_as_the_wire_always_has(case: str) -> N
     refuse, expected = REFUSALS[case]
 
     assert {wire_path(path) for path in _refused_paths(refuse)} == set(expected.values())
+
+
+@pytest.mark.parametrize(
+    ("key", "shown"),
+    [
+        ("serviceId", "serviceId"),
+        ("Zoë café 東京", "Zoë café 東京"),  # letters of any script, as sent
+        ("a b\u00a0c", "a b\u00a0c"),  # spaces are shown
+        ("a\x00", "a\\u0000"),
+        ("\ud800", "\\ud800"),
+        ("tab\there\x7f", "tab\\u0009here\\u007f"),
+        ("\u202eevil", "\\u202eevil"),  # a bidi override would reorder the message
+        ("line\u2028break", "line\\u2028break"),
+        ("tag\U000e0041", "tag\\U000e0041"),  # a format character past U+FFFF
+    ],
+)
+def test_a_clients_key_is_shown_as_sent_but_for_characters_no_answer_carries(
+    key: str, shown: str
+) -> None:
+    assert shown_key(key) == shown
+    assert shown_key(key).encode("utf-8").decode("utf-8") == shown  # always UTF-8 text
+
+
+def test_problems_of_one_path_from_several_checks_are_all_kept() -> None:
+    assert merged({"a": "One.", "b": "Two."}, {"a": "Three.", "b": "Two."}) == {
+        "a": "One. Three.",
+        "b": "Two.",
+    }
+
+
+def test_each_bad_key_of_an_object_is_named_under_its_own_escaped_path() -> None:
+    raw = b'{"serviceId": "svc", "\\ud800": 1, "a\\u0000": 2, "n": {"b\\u0000": 3}}'
+
+    data, found = parse_json(raw)
+    with pytest.raises(RequestInvalid) as caught:
+        structure(data, PriceRequest)
+
+    assert found == {
+        "\\ud800": "The key must be valid Unicode text (no lone surrogates).",
+        "a\\u0000": "The key may not contain NUL characters.",
+        "n.b\\u0000": "The key may not contain NUL characters.",
+    }
+    assert caught.value.field_errors == {
+        "\\ud800": "Unknown field.",
+        "a\\u0000": "Unknown field.",
+        "n": "Unknown field.",
+    }
+
+
+def test_a_query_parameter_name_is_shown_escaped() -> None:
+    with pytest.raises(RequestInvalid) as caught:
+        structure_query([("a\x00", "1"), ("b\x1b", "2")], None)
+
+    assert caught.value.field_errors == {
+        "a\\u0000": "Unknown query parameter.",
+        "b\\u001b": "Unknown query parameter.",
+    }

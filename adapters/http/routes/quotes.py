@@ -7,7 +7,7 @@ from datetime import datetime
 
 from attrs import field, frozen
 
-from adapters.http.deprecation import CONVERT_BY_BOOKING_ID
+from adapters.http.deprecation import CONVERT_BY_BOOKING_ID, names
 from adapters.http.endpoint import Context, Endpoint, Reply
 from adapters.http.queries import PageQuery
 from adapters.http.routes.catalog import Item, selection_of
@@ -227,7 +227,7 @@ ENDPOINTS = [
         response=QuoteWithFollowUpsView,
         body=ActionBody,
         body_scopes=lambda body: ("bookings:write",) if body.action is Action.CONVERT else (),
-        deprecation=lambda body: CONVERT_BY_BOOKING_ID if body.booking_id is not None else None,
+        deprecation=lambda raw: CONVERT_BY_BOOKING_ID if names(raw, "bookingId") else None,
         idempotent=True,
         tag="quotes",
         summary="Act on a quote: send, accept, reject, convert (also bookings:write), "
