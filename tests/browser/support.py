@@ -103,22 +103,32 @@ class Site:
         """A fresh company with one crew member and one job of theirs tomorrow at the first
         open start, for a customer with access notes and extras."""
         company, key = self.new_company()
-        container = self.container
+        member_id = self.add_member(company, name)
+        email = f"grace-{secrets.token_hex(4)}@example.com"
+        booking = self.book(company, email, "Grace Hopper", days_ahead=1)
+        return Job(company, key, member_id, booking, email)
+
+    def add_member(
+        self,
+        company: Company,
+        name: str = "Rosa Diaz",
+        hours: tuple[time, time] = (time(8), time(18)),
+    ) -> str:
+        """A crew member of ``company`` at home in 10001 and serving it every day for
+        ``hours``; their id."""
         member = new_crew_member(
             member_id=new_id("crew"),
             company_id=company.id,
             name=name,
             home_zip="10001",
-            at=container.clock.now(),
+            at=self.container.clock.now(),
             service_areas=("10001",),
-            working_hours=tuple(WorkingHours(day, time(8), time(18)) for day in range(1, 8)),
+            working_hours=tuple(WorkingHours(day, *hours) for day in range(1, 8)),
         )
-        with container.uow() as uow:
+        with self.container.uow() as uow:
             uow.crew.add(member)
             uow.commit()
-        email = f"grace-{secrets.token_hex(4)}@example.com"
-        booking = self.book(company, email, "Grace Hopper", days_ahead=1)
-        return Job(company, key, member.id, booking, email)
+        return member.id
 
     def book(
         self,

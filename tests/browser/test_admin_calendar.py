@@ -16,9 +16,7 @@ from playwright.sync_api import expect
 
 from booking_core.bookings import Booking, BookingStatus, wall_clock_instant
 from booking_core.companies import Company
-from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.customers import Address
-from booking_core.ids import new_id
 from booking_core.pricing import SelectedItem
 from booking_core.services import scheduling
 from booking_core.users import Role
@@ -41,19 +39,7 @@ class Board:
 
 
 def _member(site: Site, company: Company, name: str) -> str:
-    member = new_crew_member(
-        member_id=new_id("crew"),
-        company_id=company.id,
-        name=name,
-        home_zip="10001",
-        at=site.container.clock.now(),
-        service_areas=("10001",),
-        working_hours=tuple(WorkingHours(day, time(7), time(19)) for day in range(1, 8)),
-    )
-    with site.container.uow() as uow:
-        uow.crew.add(member)
-        uow.commit()
-    return member.id
+    return site.add_member(company, name, (time(7), time(19)))
 
 
 def _book(

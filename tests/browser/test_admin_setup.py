@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from datetime import time, timedelta
+from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -24,8 +24,6 @@ from booking_core.catalog_drafts import (
     ServiceDraft,
 )
 from booking_core.companies import Company
-from booking_core.crew import WorkingHours, new_crew_member
-from booking_core.ids import new_id
 from booking_core.paging import PageRequest
 from booking_core.services import companies as company_cases
 from booking_core.services.setup import ReplaceCatalog, export_catalog, replace_catalog
@@ -500,19 +498,7 @@ def test_a_fee_added_in_the_browser_is_listed_and_charged_then_retired(
 
 def test_the_catalog_and_crew_pages_fit_a_phone(site: Site, page: Any, screenshots: Any) -> None:
     company, _ = site.new_company()
-    with site.container.uow() as uow:
-        uow.crew.add(
-            new_crew_member(
-                member_id=new_id("crew"),
-                company_id=company.id,
-                name="Rosa Diaz",
-                home_zip="10001",
-                at=site.container.clock.now(),
-                service_areas=("10001", "10003", "10011"),
-                working_hours=tuple(WorkingHours(day, time(8), time(18)) for day in range(1, 8)),
-            )
-        )
-        uow.commit()
+    site.add_member(company)
     sign_in(page, site.user(company, Role.OWNER).email)
     page.set_viewport_size({"width": 390, "height": 844})
     for path in ("/admin/catalog", "/admin/crew"):

@@ -11,9 +11,7 @@ from zoneinfo import ZoneInfo
 
 from booking_core.bookings import Booking
 from booking_core.companies import Company
-from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.customers import Address
-from booking_core.ids import new_id
 from booking_core.pricing import SelectedItem
 from booking_core.services import scheduling
 from booking_core.users import Role
@@ -30,18 +28,7 @@ def _night_job(site: Site, start: datetime = FALL_BACK) -> tuple[Company, str, B
     theirs from ``start`` (1:30 AM EDT) on the night the clocks fall back."""
     company, _ = site.new_company()
     container = site.container
-    member = new_crew_member(
-        member_id=new_id("crew"),
-        company_id=company.id,
-        name="Rosa Diaz",
-        home_zip="10001",
-        at=container.clock.now(),
-        service_areas=("10001",),
-        working_hours=tuple(WorkingHours(day, time(0), time(23, 45)) for day in range(1, 8)),
-    )
-    with container.uow() as uow:
-        uow.crew.add(member)
-        uow.commit()
+    member_id = site.add_member(company, hours=(time(0), time(23, 45)))
     made = scheduling.create_booking(
         scheduling.CreateBooking(
             company_id=company.id,
@@ -53,7 +40,7 @@ def _night_job(site: Site, start: datetime = FALL_BACK) -> tuple[Company, str, B
             ),
             address=Address("9 Compiler Ct", "New York", "NY", "10001"),
             parameters=(SelectedItem("par_extra_hours", 0),),
-            crew_ids=(member.id,),
+            crew_ids=(member_id,),
         ),
         uow=container.uow(),
         clock=container.clock,
@@ -62,7 +49,7 @@ def _night_job(site: Site, start: datetime = FALL_BACK) -> tuple[Company, str, B
     )
     booking = made[0]
     assert booking.end - booking.start == timedelta(hours=1)
-    return company, member.id, booking
+    return company, member_id, booking
 
 
 def test_the_tracking_page_shows_each_end_of_the_fall_back_hour_with_its_abbreviation(

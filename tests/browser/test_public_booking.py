@@ -9,7 +9,6 @@ import re
 import secrets
 import threading
 from collections.abc import Iterator
-from datetime import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -18,8 +17,6 @@ import pytest
 from playwright.sync_api import expect
 
 from booking_core.companies import Company
-from booking_core.crew import WorkingHours, new_crew_member
-from booking_core.ids import new_id
 from tests.browser.support import Site
 
 PHONE = {"width": 390, "height": 844}
@@ -30,19 +27,7 @@ def open_company(site: Site) -> tuple[Company, str]:
     """A fresh company (demo catalog) with one crew member serving 10001 every day from
     8 to 18, and a full-access key."""
     company, key = site.new_company()
-    container = site.container
-    member = new_crew_member(
-        member_id=new_id("crew"),
-        company_id=company.id,
-        name="Rosa Diaz",
-        home_zip="10001",
-        at=container.clock.now(),
-        service_areas=("10001",),
-        working_hours=tuple(WorkingHours(day, time(8), time(18)) for day in range(1, 8)),
-    )
-    with container.uow() as uow:
-        uow.crew.add(member)
-        uow.commit()
+    site.add_member(company)
     return company, key
 
 

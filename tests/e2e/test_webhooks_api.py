@@ -432,6 +432,19 @@ def test_a_test_event_is_queued_for_that_endpoint_alone(stack: Stack, tenant: Te
     assert log == {"data": [], "hasMore": False, "nextCursor": None}
 
 
+def _attempt(tenant: Tenant, delivery: Delivery, event_id: str, **fields: Any) -> Attempt:
+    """An attempt at a test event's delivery, as the worker logs it."""
+    return Attempt(
+        id=f"att_{secrets.token_hex(8)}",
+        company_id=tenant.company_id,
+        endpoint_id=delivery.endpoint_id,
+        delivery_id=delivery.id,
+        event_id=event_id,
+        event_type="webhook.test",
+        **fields,
+    )
+
+
 def test_the_delivery_log_shows_each_attempt(stack: Stack, tenant: Tenant):
     created = register(tenant.api)
     event_id = tenant.api.post(f"{API}/webhooks/{created['id']}/test").json()["eventId"]
@@ -442,21 +455,10 @@ def test_the_delivery_log_shows_each_attempt(stack: Stack, tenant: Tenant):
             [(503, "HTTP 503 Service Unavailable", at + timedelta(seconds=5)), (204, None, None)]
         ):
             uow.webhooks.log_attempt(
-                Attempt(
-                    id=f"att_{secrets.token_hex(8)}",
-                    company_id=tenant.company_id,
-                    endpoint_id=created["id"],
-                    delivery_id=delivery.id,
-                    event_id=event_id,
-                    event_type="webhook.test",
-                    attempt=n + 1,
-                    status_code=status,
-                    duration_ms=120 + n,
-                    error=error,
-                    next_retry_at=retry,
-                    at=at + timedelta(seconds=n * 6),
-                )
-            )
+                _attempt(tenant, delivery, event_id, attempt=n + 1, status_code=status,
+                         duration_ms=120 + n, error=error, next_retry_at=retry,
+                         at=at + timedelta(seconds=n * 6))
+            )  # fmt: skip
         uow.commit()
     log = tenant.api.get(f"{API}/webhooks/{created['id']}/deliveries", params={"limit": 1})
     page = log.json()
@@ -501,21 +503,9 @@ def test_a_delivery_given_up_by_turning_its_endpoint_off_shows_no_next_retry(
     with stack.container.uow() as uow:  # a first attempt failed, as the worker writes it
         uow.webhooks.save_delivery(attrs.evolve(delivery, attempts=1, next_attempt_at=retry))
         uow.webhooks.log_attempt(
-            Attempt(
-                id=f"att_{secrets.token_hex(8)}",
-                company_id=tenant.company_id,
-                endpoint_id=created["id"],
-                delivery_id=delivery.id,
-                event_id=event_id,
-                event_type="webhook.test",
-                attempt=1,
-                status_code=503,
-                duration_ms=120,
-                error="HTTP 503 Service Unavailable",
-                next_retry_at=retry,
-                at=at,
-            )
-        )
+            _attempt(tenant, delivery, event_id, attempt=1, status_code=503, duration_ms=120,
+                     error="HTTP 503 Service Unavailable", next_retry_at=retry, at=at)
+        )  # fmt: skip
         uow.commit()
     (waiting,) = tenant.api.get(f"{path}/deliveries").json()["data"]
     assert datetime.fromisoformat(waiting["nextRetryAt"]) == retry

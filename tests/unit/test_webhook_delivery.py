@@ -364,6 +364,14 @@ def test_an_endpoint_failing_for_five_days_is_turned_off(world):
     (disabled,) = done.disabled
     assert "5 days" in disabled.reason
     assert not [d for d in world.deliveries() if d.state is DeliveryState.PENDING]
+    # What it gave up shows no next retry; earlier attempts keep the times their retries
+    # were made at.
+    shown = world.retries_shown(endpoint)
+    assert len(shown) > 1  # deliveries that were waiting for a retry were given up
+    assert set(shown.values()) == {None}
+    with world.uow() as uow:
+        page = uow.webhooks.attempts(COMPANY, endpoint.id, PageRequest(limit=100))
+    assert any(a.next_retry_at is not None for a in page.items)
 
 
 def test_turning_an_endpoint_off_leaves_no_retry_shown_for_a_delivery_that_waited(world):
@@ -381,24 +389,6 @@ def test_turning_an_endpoint_off_leaves_no_retry_shown_for_a_delivery_that_waite
     assert world.retries_shown(endpoint) == {waiting.id: None}
     (given_up,) = world.deliveries()
     assert (given_up.state, given_up.next_attempt_at) == (DeliveryState.FAILED, None)
-
-
-def test_an_endpoint_turned_off_for_failing_shows_no_retry_for_what_it_gave_up(world):
-    endpoint = world.endpoint()
-    send = Receiver(FAIL)
-    started = world.clock.now()
-    while world.get(endpoint).active:
-        assert world.clock.now() - started <= DISABLE_AFTER + timedelta(hours=12)
-        world.record()
-        world.dispatch()
-        world.deliver(send)
-        world.clock.advance(timedelta(hours=11))
-    shown = world.retries_shown(endpoint)
-    assert len(shown) > 1  # deliveries that were waiting for a retry were given up
-    assert set(shown.values()) == {None}
-    with world.uow() as uow:  # earlier attempts keep the times their retries were made at
-        page = uow.webhooks.attempts(COMPANY, endpoint.id, PageRequest(limit=100))
-    assert any(a.next_retry_at is not None for a in page.items)
 
 
 def test_a_failure_on_an_endpoint_turned_off_during_the_send_is_not_retried(world):
