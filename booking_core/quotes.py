@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import attrs
 from attrs import frozen
@@ -177,6 +178,15 @@ def effective_status(quote: Quote, at: datetime) -> QuoteStatus:
     if quote.status is QuoteStatus.SENT and quote.expires_at is not None and quote.expires_at <= at:
         return QuoteStatus.EXPIRED
     return quote.status
+
+
+def last_day(quote: Quote, zone: ZoneInfo) -> date | None:
+    """The last local day in ``zone`` on which the quote can still be answered: the day of
+    the instant just before its expiry, since the expiry instant itself is past (a quote
+    expiring at midnight ends the day before); None with no expiry."""
+    if quote.expires_at is None:
+        return None
+    return (quote.expires_at - timedelta(microseconds=1)).astimezone(zone).date()
 
 
 def send(quote: Quote, at: datetime) -> Quote:

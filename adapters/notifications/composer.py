@@ -11,8 +11,9 @@ A company's own templates, when an override folder is given (``BOOKING_MAIL_TEMP
 are ``<folder>/<company slug>/<kind>.<part>``; a part it lacks comes from
 ``<folder>/<kind>.<part>``, then from the defaults here. Every template is given
 ``company`` (the Company), ``brand_color`` (``#rrggbb``), ``reply_to`` (the company's
-``notify_email`` or None), ``money`` (cents to ``$1,234.50``) and the context of its kind.
-Any template problem is a ``ValueError``.
+``notify_email`` or None), ``money`` (cents to ``$1,234.50``) and the context of its kind;
+the ``end_sentence`` filter closes a sentence with a name that may end in a full stop
+("Sparkle Cleaning Co." gets no second one). Any template problem is a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ def money(cents: int) -> str:
     return f"{sign}${whole:,}.{part:02d}"
 
 
+def end_sentence(text: str) -> str:
+    """``text`` closing a sentence: with a full stop, unless it ends in one already
+    ("Sparkle Cleaning Co." stays as it is); the pages' filter of the same name."""
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
 class JinjaComposer:
     """The ``Composer`` port over Jinja2 templates (sandboxed: an operator's override
     templates reach only what they are given)."""
@@ -55,6 +62,7 @@ class JinjaComposer:
             keep_trailing_newline=True,
         )
         self._env.globals["money"] = money
+        self._env.filters["end_sentence"] = end_sentence
 
     def _names(self, company: Company, kind: MessageKind, part: str) -> list[str]:
         name = f"{kind.value}.{part}"

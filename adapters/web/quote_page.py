@@ -35,7 +35,7 @@ from booking_core.bookings import tracking_active
 from booking_core.companies import Company
 from booking_core.errors import ConflictError, InvalidTransition, NotFoundError
 from booking_core.pricing import LineKind
-from booking_core.quotes import Quote, QuoteStatus, effective_status
+from booking_core.quotes import Quote, QuoteStatus, effective_status, last_day
 from booking_core.services.quotes import ActOnQuote, QuoteAction, act_on_quote
 
 ACTIONS = {"accept": QuoteAction.ACCEPT, "decline": QuoteAction.REJECT}
@@ -103,6 +103,12 @@ def _day(instant: datetime | None, company: Company) -> str:
     return long_date(instant.astimezone(ZoneInfo(company.timezone)).date())
 
 
+def _last_day(quote: Quote, company: Company) -> str:
+    """The last day the quote can be answered (the expiry instant itself is past)."""
+    day = last_day(quote, ZoneInfo(company.timezone))
+    return "" if day is None else long_date(day)
+
+
 def _rows(visit: Visit, quote: Quote) -> tuple[str, str, list[PriceRow]]:
     """(what is quoted, its frequency, the price rows to the total)."""
     if quote.breakdown is None or quote.selection is None:
@@ -165,7 +171,7 @@ def _render(visit: Visit, quote: Quote, *, alert: str | None = None, status: int
         rows=rows,
         hand_priced=quote.hand_priced,
         total=money(quote.total_cents),
-        expires=_day(quote.expires_at, company),
+        expires=_last_day(quote, company),
         sent=_day(quote.sent_at, company),
         open=current is QuoteStatus.SENT,
         state=current.value,

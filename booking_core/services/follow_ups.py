@@ -122,7 +122,7 @@ def quote_message(
         "customer_name": name,
         "quote_url": url,
         "total_cents": quote.total_cents,
-        "expires": _day(quote.expires_at, company) if quote.expires_at else "",
+        "expires": _last_day(quote, company),
         "note": quote.message,
         "follow_up": follow_up or 0,
     }
@@ -155,10 +155,11 @@ def quote_sent_message(
     )
 
 
-def _day(instant: datetime, company: Company) -> str:
-    """``Tuesday, March 3, 2026`` in the company's timezone."""
-    local = instant.astimezone(ZoneInfo(company.timezone))
-    return f"{local:%A}, {local:%B} {local.day}, {local.year}"
+def _last_day(quote: Quote, company: Company) -> str:
+    """The quote's last day (``quotes.last_day``) in the company's timezone, as
+    ``Tuesday, March 3, 2026``; "" with no expiry."""
+    day = quotes.last_day(quote, ZoneInfo(company.timezone))
+    return "" if day is None else f"{day:%A}, {day:%B} {day.day}, {day.year}"
 
 
 def _quote_recipient(uow: UnitOfWork, quote: Quote) -> tuple[str, str] | None:

@@ -237,11 +237,34 @@ def booking_created(notices: Notices, event: Event) -> Message | None:
         upcoming[0],
         MessageKind.BOOKING_CONFIRMED,
         dedupe_key=f"booking.confirmed:{together or booking.id}",
-        extra={
-            "visits": [when(v.start, v) for v in upcoming[:12]],
-            "more_visits": max(0, len(upcoming) - 12),
-        },
+        extra=confirmation_context(upcoming),
     )
+
+
+LISTED_VISITS = 12
+"""Visits a confirmation lists by date; the rest are counted (``more_visits``)."""
+
+
+def confirmation_context(upcoming: Sequence[Booking]) -> dict[str, object]:
+    """What ``booking.confirmed`` adds for ``upcoming`` (the visits still to come, first
+    first): the dates listed and each one's total, and the totals to the cent. A plan's
+    first visit may cost more than the later ones (first-visit extras), so it has
+    ``first_visit_cents`` and ``later_visit_cents``; several dates booked together have
+    ``total_cents`` for all of them (a single visit's stays its own)."""
+    first, later = upcoming[0], upcoming[1:]
+    later_totals = {v.price.total_cents for v in later}
+    context: dict[str, object] = {
+        "visits": [when(v.start, v) for v in upcoming[:LISTED_VISITS]],
+        "visit_totals": [v.price.total_cents for v in upcoming[:LISTED_VISITS]],
+        "more_visits": max(0, len(upcoming) - LISTED_VISITS),
+        "first_visit_cents": first.price.total_cents,
+        "later_visit_cents": later[0].price.total_cents if later else 0,
+        "later_visits_vary": len(later_totals) > 1,
+        "all_visits_cents": sum(v.price.total_cents for v in upcoming),
+    }
+    if first.plan_id is None and later:
+        context["total_cents"] = context["all_visits_cents"]
+    return context
 
 
 def booking_rescheduled(notices: Notices, event: Event) -> Message | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import secrets
 from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -240,7 +241,12 @@ def test_an_ended_tracking_link_answers_410_with_what_to_do(site: Site):
 
 
 def quote_for(
-    site: Site, job: Job, *, send: bool = True, expires_in: timedelta | None = timedelta(days=14)
+    site: Site,
+    job: Job,
+    *,
+    send: bool = True,
+    expires_in: timedelta | None = timedelta(days=14),
+    expires_at: datetime | None = None,
 ) -> Quote:
     container = site.container
     customer, _ = create_customer(
@@ -260,7 +266,11 @@ def quote_for(
             customer_id=customer.id,
             selection=Selection(service_id="svc_standard_clean", parameters=()),
             send_now=send,
-            expires_at=None if expires_in is None else container.clock.now() + expires_in,
+            expires_at=(
+                expires_at
+                if expires_at is not None or expires_in is None
+                else container.clock.now() + expires_in
+            ),
             message="Thanks for asking! Here is your price.",
         ),
         uow=container.uow(),
@@ -348,6 +358,28 @@ def test_a_hand_priced_quote_declined_and_an_expired_one_show_no_buttons(site: S
     assert expired.status_code == 200
     assert "This quote expired on" in expired.text
     assert 'value="accept"' not in expired.text
+
+
+def test_a_quote_expiring_at_local_midnight_is_valid_until_the_day_before(site: Site):
+    """The expiry instant itself is past (docs/quotes.md): a quote expiring at 00:00 on
+    Tuesday, December 1 can last be answered on Monday, November 30."""
+    job = site.crew_job()
+    zone = ZoneInfo(job.company.timezone)
+    now = site.container.clock.now()
+    midnight = datetime.combine(
+        now.astimezone(zone).date() + timedelta(days=10), datetime.min.time(), tzinfo=zone
+    )
+    quote = quote_for(site, job, expires_at=midnight)
+    last = (midnight - timedelta(days=1)).date()
+    last_text = f"{last:%A}, {last:%B} {last.day}, {last.year}"
+    expiry_text = f"{midnight:%A}, {midnight:%B} {midnight.day}, {midnight.year}"
+
+    page = get(site, now, quote_path(job, quote))
+    assert f"Valid until <strong>{last_text}</strong>." in page.text
+    assert expiry_text not in page.text
+    expired = get(site, midnight, quote_path(job, quote))
+    assert f"Was valid until <strong>{last_text}</strong>." in expired.text
+    assert f"This quote expired on {expiry_text}." in expired.text
 
 
 def test_a_draft_another_company_s_and_an_unknown_quote_are_the_404_page(site: Site):

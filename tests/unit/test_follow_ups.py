@@ -465,3 +465,19 @@ def test_a_quote_answered_before_the_worker_ran_is_not_mailed(shop: Shop) -> Non
     shop.act(quote.id, QuoteAction.ACCEPT, AT + timedelta(minutes=1))
     mail_events_now(shop)
     assert shop.messages(quote.id) == []
+
+
+def test_a_quote_expiring_at_local_midnight_is_mailed_as_open_until_the_day_before(
+    shop: Shop,
+) -> None:
+    """Expiring at 00:00 on Monday, June 15 (New York): its last day is Sunday, June 14."""
+    midnight = datetime(2026, 6, 15, 4, 0, tzinfo=UTC)
+    quote = sent_quote(shop, expires_at=midnight)
+    with shop.uow() as uow:
+        message = quote_sent_message(
+            uow, shop.company, quote, at=AT, composer=JinjaComposer(), base_url=BASE
+        )
+    assert message is not None
+    assert "The quote is open until Sunday, June 14, 2026." in message.text
+    assert "The quote is open until Sunday, June 14, 2026." in message.html
+    assert "June 15" not in message.text + message.html

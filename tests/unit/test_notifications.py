@@ -7,6 +7,7 @@ names), the SMTP URL and the email as written."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes, policy
 
@@ -15,6 +16,7 @@ import pytest
 
 from adapters.memory import MemoryStore, MemoryUnitOfWork
 from adapters.notifications import JinjaComposer, MemoryMailer, parse_smtp_url
+from adapters.notifications.composer import money
 from adapters.notifications.smtp import SmtpSettings, SmtpUrlError, email_of
 from adapters.phone import PhonenumbersNormalizer
 from booking_core.bookings import Booking
@@ -35,6 +37,7 @@ from booking_core.notifications import (
 )
 from booking_core.paging import PageRequest
 from booking_core.plans import CancelScope, RescheduleScope
+from booking_core.pricing import SelectedItem
 from booking_core.services import companies, scheduling
 from booking_core.services.notifications import sender_address, when
 from booking_core.services.setup import validate_company
@@ -84,7 +87,13 @@ class World:
         return MemoryUnitOfWork(self.store)
 
     def book(
-        self, start: datetime, frequency: str = "one_time", email: str = "ada@example.com"
+        self,
+        start: datetime,
+        frequency: str = "one_time",
+        email: str = "ada@example.com",
+        *,
+        extras: tuple[str, ...] = (),
+        more_starts: tuple[datetime, ...] = (),
     ) -> list[Booking]:
         return scheduling.create_booking(
             scheduling.CreateBooking(
@@ -94,6 +103,8 @@ class World:
                 start=start,
                 customer=scheduling.CustomerDetails(name="Ada", email=email),
                 address=HOME,
+                extras=tuple(SelectedItem(extra) for extra in extras),
+                additional_starts=more_starts,
             ),
             uow=self.uow(),
             clock=self.clock,
@@ -156,6 +167,46 @@ def test_a_plan_mails_one_confirmation_listing_its_visits(world: World):
     assert confirmation.subject == "Your recurring Standard clean with Acme Maids is booked"
     assert "- Tuesday, December 1, 2026 at 9:00 AM" in confirmation.text
     assert confirmation.subject_id == visits[0].id
+
+
+def test_a_plan_confirmation_states_the_first_visit_and_the_later_visits_to_the_cent(
+    world: World,
+):
+    """A first-visit-only extra makes the first visit dearer than the later ones: the
+    email names both prices, never the first one "per visit"."""
+    visits = world.book(tuesday_at(9), frequency="weekly", extras=("ext_first_deep",))
+    first, later = visits[0].price.total_cents, visits[1].price.total_cents
+    assert first > later
+    world.worker.run_once()
+    (confirmation,) = world.sent()
+    expected = f"first visit {money(first)}, then {money(later)} a visit"
+    assert f"Price:   {expected}\n" in confirmation.text
+    assert "per visit" not in confirmation.text
+    html = re.sub(r"</?strong>", "", confirmation.html)
+    assert expected in html
+    assert "per visit" not in html
+
+
+def test_a_several_dates_confirmation_totals_every_date(world: World):
+    visits = world.book(tuesday_at(9), more_starts=(tuesday_at(9, 1), tuesday_at(9, 2)))
+    assert len(visits) == 3
+    world.worker.run_once()
+    (confirmation,) = world.sent()
+    total = money(sum(v.price.total_cents for v in visits))
+    assert f"Total:   {total} for all 3 dates\n" in confirmation.text
+    assert f"Total: <strong>{total}</strong> for all 3 dates" in confirmation.html
+    for visit in visits:
+        listed = f"{when(visit.start, visit)}: {money(visit.price.total_cents)}"
+        assert f"- {listed}\n" in confirmation.text
+        assert f"<li>{listed}</li>" in confirmation.html
+
+
+def test_a_one_time_confirmation_states_its_total_and_lists_no_visits(world: World):
+    (made,) = world.book(tuesday_at(9))
+    world.worker.run_once()
+    (confirmation,) = world.sent()
+    assert f"Total:   {money(made.price.total_cents)}\n" in confirmation.text
+    assert "Your visits" not in confirmation.text
 
 
 def test_a_change_of_crew_alone_mails_nothing_and_a_plan_move_mails_once(world: World):
@@ -391,6 +442,19 @@ def test_markup_in_names_is_escaped_in_the_html_part_only():
     assert "&lt;i&gt;Acme&lt;/i&gt;" in html
     assert "background:#1d4ed8" in html  # the company's colour
     assert "$123.45" in text
+
+
+@pytest.mark.parametrize(
+    ("name", "signed"),
+    [
+        ("Sparkle Cleaning Co.", "Sent by Sparkle Cleaning Co.</td>"),
+        ("Acme Maids", "Sent by Acme Maids.</td>"),
+    ],
+)
+def test_a_company_name_ending_in_a_full_stop_closes_the_html_sentence_once(name: str, signed: str):
+    _, _, html = composed(name, "Ada")
+    assert signed in html.replace("\n", "")
+    assert "Co..".lower() not in html.lower()
 
 
 def test_a_template_variable_missing_from_the_context_is_an_error():

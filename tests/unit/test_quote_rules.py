@@ -4,7 +4,8 @@ follow-up schedule, and what a hand-priced quote keeps (docs/quotes.md)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import attrs
 import pytest
@@ -375,3 +376,24 @@ def test_completing_a_sent_quote_that_was_never_claimed_is_refused() -> None:
         f"Cannot complete conversion of quote {quote.id} (sent): "
         "it has not been claimed for booking"
     )
+
+
+NEW_YORK = ZoneInfo("America/New_York")
+
+
+@pytest.mark.parametrize(
+    ("expires_at", "last"),
+    [
+        (datetime(2026, 12, 1, 0, 0, tzinfo=NEW_YORK), date(2026, 11, 30)),
+        (datetime(2026, 12, 1, 0, 0, 1, tzinfo=NEW_YORK), date(2026, 12, 1)),
+        (datetime(2026, 12, 1, 23, 59, tzinfo=NEW_YORK), date(2026, 12, 1)),
+        (datetime(2026, 12, 1, 5, 0, tzinfo=UTC), date(2026, 11, 30)),  # midnight in New York
+    ],
+)
+def test_the_last_day_of_a_quote_is_the_local_day_before_its_expiry_instant(
+    expires_at: datetime, last: date
+) -> None:
+    """The expiry instant itself is past: a quote expiring at local midnight ends the day
+    before."""
+    assert quotes.last_day(sent(expires_at=expires_at), NEW_YORK) == last
+    assert quotes.last_day(sent(expires_at=None), NEW_YORK) is None
