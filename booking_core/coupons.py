@@ -103,8 +103,15 @@ class Coupon:
         if self.frequency_slugs and frequency_slug not in self.frequency_slugs:
             return "frequency", "it does not apply to this frequency."
         if subtotal_cents < self.min_subtotal_cents:
-            return "min_subtotal", f"the subtotal must be at least {self.min_subtotal_cents} cents."
+            minimum = _dollars(self.min_subtotal_cents)
+            return "min_subtotal", f"the subtotal must be at least {minimum}."
         return None
+
+
+def _dollars(cents: int) -> str:
+    # The detail is a sentence shown to a person, so the amount reads as money.
+    whole, part = divmod(cents, 100)
+    return f"${whole:,}.{part:02d}"
 
 
 def usable_coupon(

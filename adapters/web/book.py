@@ -11,10 +11,12 @@ there is):
    open start, then the open starts of the chosen day, in the company's timezone.
 3. *Your details* (``GET ?step=details`` shows the form, ``POST step=review`` checks it):
    name, email, phone, street, city, state, access notes, and a booking form's
-   questions, each refusal beside its field.
+   questions, each refusal beside its field (the API's structuring, and the booking use
+   case's phone normalizer and ``Address.errors``, so none waits for the confirm).
 4. *Confirm* (``POST step=confirm``): the booking is made, then the confirmation page
-   with its code, time and tracking link. A time taken meanwhile shows the open times
-   again with a sentence saying so.
+   with its code, time and tracking link. A time taken meanwhile, or a start refused as
+   a start (passed or off the quarter hour, checked from the details step on; no longer
+   open, known at the confirm) shows the open times again with a sentence saying so.
 
 The page is a client of the public API in process (``adapters.http.public.call_public``):
 the catalog, the price, the open days and starts and the booking are the answers of
@@ -68,8 +70,12 @@ from adapters.web.deps import WebDeps
 from adapters.web.pages import CSRF_FIELD, STATIC, PageError, Visit, asset_version
 from adapters.web.sessions import Session
 from adapters.web.time_text import clock_range, clock_time
+from booking_core.booking_orders import start_problem
 from booking_core.companies import SLUG_PATTERN, Company
+from booking_core.customers import Address
 from booking_core.errors import ValidationFailed
+from booking_core.ports import PhoneNormalizer
+from booking_core.services.customers import normalized_phone
 
 DAYS_SHOWN = 21
 """How many days from today the date step lists (three weeks)."""
@@ -98,6 +104,12 @@ WIRE_FIELDS = {
 """Where a refusal of the API's body is shown on the page."""
 SLOT_TAKEN = "Sorry, that time was just taken. Here are the open times now: pick another."
 SLOT_GONE = "That time is no longer open. Here are the open times now: pick another."
+START_PASSED = "That time has passed. Here are the open times now: pick another."
+START_OFF_GRID = (
+    "That time is not one of the open times. Here are the open times now: pick another."
+)
+START_FIELDS = ("startIso", "start_iso")
+"""The API's names of the start, refused on the date step, where a time is picked."""
 ZIP_TEXT = "Enter the 5-digit zip code of the place to be served, e.g. 10001."
 MAX_COUPON_LENGTH = 100
 """The API's ceiling of ``couponCode`` (``adapters.http.structuring.Code``)."""
@@ -266,6 +278,13 @@ class Booker:
         return call_public(
             deps, self.company.id, self.company.slug, name, request_id=request_id, **kwargs
         )
+
+    def phones(self) -> PhoneNormalizer:
+        """The phone normalizer of the API's booking use case."""
+        deps = self.visit.deps.api
+        if deps is None:
+            raise RuntimeError("the booking page needs the API's dependencies (WebDeps.api)")
+        return deps.phones
 
     def catalog(self) -> dict[str, Any]:
         """The API's catalog of the company (asked once a request); with ``?form=``, the
@@ -638,11 +657,57 @@ def _check_details(
         for name, text in failed.field_errors.items():
             wire = name.removeprefix("body.")
             errors.setdefault(fields.get(wire) or WIRE_FIELDS.get(wire, wire), text)
+    # The booking use case's own rules, which the structuring above leaves to it: its
+    # phone normalizer and ``Address.errors`` (a two-letter state), so that a refusal
+    # shows here and never after "Confirm booking".
+    sent = body["address"]
+    address = Address(
+        line1=sent["line1"],
+        city=sent["city"],
+        state=sent["state"],
+        zip=sent["zip"],
+        line2=sent["line2"],
+        access_notes=sent["accessNotes"],
+    )
+    for name, text in address.errors().items():
+        if name.removeprefix("address.") in CUSTOMER_FIELDS:
+            errors.setdefault(name.removeprefix("address."), text)
+    if "phone" not in errors:
+        try:
+            normalized_phone(values["phone"], book.phones())
+        except ValidationFailed as failed:
+            errors.update(failed.field_errors)
     return errors
+
+
+def _start_refused(book: Booker, choice: Choice, start: str) -> Response | None:
+    """The date step with a sentence saying why, when the API would refuse ``start`` as
+    the booking's start (passed, or off the quarter hour in the company's zone); else
+    None."""
+    instant = read_instant(start)
+    if instant is None or start_problem(instant, book.zone, book.visit.deps.clock.now()) is None:
+        return None
+    return _pick_another(book, choice, start)
+
+
+def _pick_another(book: Booker, choice: Choice, start: str) -> Response:
+    """The date step again (409) for a start refused on the start itself: the open
+    times of its day (of the first open day, once the day has passed), a sentence
+    saying why above them."""
+    now = book.visit.deps.clock.now()
+    day = book.local(start).date()
+    passed = datetime.fromisoformat(start) < now
+    alert = START_PASSED if passed else START_OFF_GRID
+    today = now.astimezone(book.zone).date()
+    pairs = [("date", day.isoformat() if day >= today else "")]
+    return step_date(_with(book, pairs), choice, status=409, alert=alert)
 
 
 def review(book: Booker, choice: Choice, start: str) -> Response:
     """``POST step=review``: the details checked, then the whole booking to confirm."""
+    refused = _start_refused(book, choice, start)
+    if refused is not None:
+        return refused
     values = read_details(book)
     flow = book.values["flow"]
     body = _customer_body(book, choice, start, values)
@@ -714,8 +779,17 @@ def confirm(book: Booker, choice: Choice, start: str) -> Response:
         alert = "Your booking is being made. Wait a moment, then send again."
         return step_details(book, choice, start, values=values, status=409, alert=alert, flow=flow)
     errors = _api_field_errors(answer)
+    if any(name in errors for name in START_FIELDS):
+        return _pick_another(book, choice, start)
+    # Marked beside their fields under the page's one sentence; a refusal of a field the
+    # page does not show is said in words instead, and the API's generic sentence only
+    # when it names no field at all.
+    shown = {*CUSTOMER_FIELDS, *(question_field(q) for q in book.questions())}
+    marked = {name: text for name, text in errors.items() if name in shown}
+    unmarked = [text for name, text in errors.items() if name not in shown]
+    alert = " ".join(unmarked) if unmarked else ("" if marked else message)
     return step_details(
-        book, choice, start, values=values, errors=errors, status=422, alert=message, flow=flow
+        book, choice, start, values=values, errors=marked, status=422, alert=alert, flow=flow
     )
 
 
@@ -746,7 +820,7 @@ def booking_page(visit: Visit) -> Response:
         start = _read_start(book)
         if start is None:
             return step_date(book, choice)
-        return step_details(book, choice, start)
+        return _start_refused(book, choice, start) or step_details(book, choice, start)
     return step_job(book, choice, status=422 if choice.errors else 200)
 
 

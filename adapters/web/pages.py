@@ -35,7 +35,7 @@ from adapters.http.redaction import error_fields
 from adapters.web.deps import WebDeps
 from adapters.web.nav import entries_for, return_path
 from adapters.web.sessions import COOKIE, LIFETIME, Session, new_session, with_flash
-from booking_core.companies import Company
+from booking_core.companies import SLUG_PATTERN, Company
 from booking_core.errors import NotFoundError
 from booking_core.services.scheduling import active_crew
 from booking_core.services.users import session_user
@@ -193,16 +193,34 @@ class Visit:
         return RedirectResponse(path, status_code=303)
 
     def error_page(self, error: PageError) -> Response:
-        """The refusal as a page."""
+        """The refusal as a page. On a company's customer page (``/{slug}/...``) its one
+        button goes to that company's booking page, never to sign-in, even when the
+        refusal came before the page's handler found the company (a form too large or
+        holding a NUL, a bad CSRF token)."""
+        slug = str(self.request.path_params.get("slug", ""))
+        customer = (
+            bool(slug) and self.user is None and self.request.url.path.split("/")[1:2] == [slug]
+        )
+        if customer and self.company is None:
+            self.company = _company_named(self.deps, slug)
         response = self.render(
             "error.html",
             status=error.status,
             code=error.status,
             title=error.title,
             message=error.message,
+            customer_page=customer,
         )
         response.headers.update(error.headers)
         return response
+
+
+def _company_named(deps: WebDeps, slug: str) -> Company | None:
+    """The company of a customer page's slug, or None for an unknown or malformed one."""
+    if not 1 <= len(slug) <= 63 or not SLUG_PATTERN.match(slug):
+        return None
+    with deps.reader() as uow:
+        return uow.companies.by_slug(slug)
 
 
 Handler = Callable[[Visit], Response]

@@ -9,6 +9,7 @@ import re
 import secrets
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -430,3 +431,152 @@ def test_only_the_booking_page_allows_its_script_and_only_its_embed_is_framed(si
     assert unknown.status_code == 404
     assert asset.status_code == 200
     assert "quote" in asset.text
+
+
+def details_form(client: httpx.Client, book: str, start: str | None = None) -> dict[str, str]:
+    """The hidden fields of the details step (the first open time, or ``start``), filled
+    with a customer's good details."""
+    dates = client.get(book, params={"service": "svc_standard_clean", "zip": "10001",
+                                     "step": "date"})  # fmt: skip
+    details_href = re.search(r'href="([^"]*step=details[^"]*)"', dates.text)
+    assert details_href is not None
+    details = client.get(details_href.group(1).replace("&amp;", "&"))
+    form = hidden_fields(details.text)
+    if start is not None:
+        form["start"] = start
+    form.update(
+        name="Ada Lovelace", email=f"ada-{secrets.token_hex(4)}@example.com", phone="",
+        line1="12 Analytical Way", line2="", city="New York", state="NY", access_notes="",
+    )  # fmt: skip
+    return form
+
+
+def passed_start() -> str:
+    """A quarter hour of yesterday, as the page's start (a form left open that long)."""
+    now = datetime.now(UTC).replace(second=0, microsecond=0)
+    return (now - timedelta(days=1, minutes=now.minute % 15)).isoformat()
+
+
+def test_the_details_step_refuses_a_phone_and_a_state_the_api_would_refuse(site: Site):
+    company, _ = open_company(site)
+    book = f"/{company.slug}/book"
+    with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
+        form = details_form(client, book)
+        review = client.post(book, data={**form, "phone": "abc", "state": "New York",
+                                         "step": "review"})  # fmt: skip
+    assert review.status_code == 422
+    assert "Your details" in review.text
+    assert "Confirm booking" not in review.text
+    phone_error = re.search(r'id="phone-error">([^<]*)<', review.text)
+    state_error = re.search(r'id="state-error">([^<]*)<', review.text)
+    assert phone_error is not None
+    assert phone_error.group(1) == "Not a phone number we can call, e.g. +1 212 555 0100."
+    assert state_error is not None
+    assert state_error.group(1) == "A two-letter state code."
+
+
+def test_a_good_phone_and_a_lowercase_state_pass_the_details_step(site: Site):
+    company, _ = open_company(site)
+    book = f"/{company.slug}/book"
+    with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
+        form = details_form(client, book)
+        review = client.post(book, data={**form, "phone": "(212) 555-0142", "state": "ny",
+                                         "step": "review"})  # fmt: skip
+    assert review.status_code == 200
+    assert "Confirm booking" in review.text
+
+
+def test_a_start_that_has_passed_goes_back_to_the_times_at_every_step(site: Site):
+    company, _ = open_company(site)
+    book = f"/{company.slug}/book"
+    past = passed_start()
+    with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
+        form = details_form(client, book, start=past)
+        shown = client.get(book, params={"service": "svc_standard_clean", "zip": "10001",
+                                         "step": "details", "start": past})  # fmt: skip
+        reviewed = client.post(book, data={**form, "step": "review"})
+        confirmed = client.post(book, data={**form, "step": "confirm"})
+    for answer in (shown, reviewed, confirmed):
+        assert answer.status_code == 409
+        assert "Choose a date and time" in answer.text
+        assert "That time has passed. Here are the open times now: pick another." in answer.text
+        assert "Some fields are missing or invalid." not in answer.text
+        assert "see the fields marked below" not in answer.text
+        assert "bkp-time" in answer.text  # the open times to pick from
+
+
+def test_a_start_off_the_quarter_hour_goes_back_to_the_times(site: Site):
+    company, _ = open_company(site)
+    book = f"/{company.slug}/book"
+    off_grid = (datetime.now(UTC) + timedelta(days=2)).replace(minute=7, second=0, microsecond=0)
+    with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
+        form = details_form(client, book, start=off_grid.isoformat())
+        reviewed = client.post(book, data={**form, "step": "review"})
+        confirmed = client.post(book, data={**form, "step": "confirm"})
+    for answer in (reviewed, confirmed):
+        assert answer.status_code == 409
+        assert "Choose a date and time" in answer.text
+        assert "That time is not one of the open times." in answer.text
+        assert "Some fields are missing or invalid." not in answer.text
+
+
+def test_a_refusal_the_api_marks_on_a_field_shows_one_sentence(site: Site):
+    """A phone sent straight to confirm (a form of before the details step checked it):
+    the API's refusal is marked beside the field, under one sentence, not two."""
+    company, _ = open_company(site)
+    book = f"/{company.slug}/book"
+    with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
+        form = details_form(client, book)
+        confirmed = client.post(book, data={**form, "phone": "abc", "step": "confirm"})
+    assert confirmed.status_code == 422
+    assert 'id="phone-error">Not a phone number we can call' in confirmed.text
+    assert confirmed.text.count('role="alert"') == 1
+    assert "Some fields are missing or invalid." not in confirmed.text
+
+
+def test_the_embedded_page_shrinks_its_iframe_when_the_page_inside_gets_shorter(
+    site: Site, context: Any, other_site: Any
+):
+    company, _ = open_company(site)
+    other_site.serve(
+        "<!doctype html><title>Our cleaners</title><h1>Book with us</h1>"
+        f'<script src="{site.base_url}/{company.slug}/embed.js" async></script>'
+    )
+    page = context.new_page()
+    page.goto(other_site.url)
+    frame = page.frame_locator("iframe[title='Book online']")
+    expect(frame.get_by_role("heading", name="Book online")).to_be_visible()
+    page.wait_for_function("parseInt(document.querySelector('iframe').style.height) > 900")
+    first = page.evaluate("parseInt(document.querySelector('iframe').style.height)")
+    frame.get_by_label("Zip code of the place").fill("10001")
+    frame.get_by_role("button", name="Choose a date and time").click()
+    expect(frame.get_by_role("heading", name="Choose a date and time")).to_be_visible()
+    inner = next(f for f in page.frames if f.url.startswith(site.base_url))
+    content = inner.evaluate("Math.ceil(document.body.getBoundingClientRect().height)")
+    assert content < first
+    page.wait_for_function(
+        f"Math.abs(parseInt(document.querySelector('iframe').style.height) - {content}) <= 2"
+    )
+
+
+def test_an_extra_left_on_a_frequency_without_it_stays_in_sight_with_a_sentence(
+    site: Site, page: Any
+):
+    company, _ = open_company(site)
+    page.goto(f"/{company.slug}/book")
+    expect(page.get_by_role("button", name="Update price")).to_be_hidden()  # the script runs
+    page.get_by_role("radio", name=re.compile("^One time")).check()
+    move_out = page.get_by_label("Move-out detail").first
+    move_out.check()
+    page.get_by_role("radio", name=re.compile("^Weekly")).check()
+    expect(move_out).to_be_visible()
+    expect(move_out).to_be_checked()
+    said = page.get_by_text(
+        "Move-out detail is not offered on this frequency. Continue without it,"
+        " or choose a frequency it is offered on."
+    )
+    expect(said).to_be_visible()
+    page.get_by_role("radio", name=re.compile("^One time")).check()
+    expect(said).to_have_count(0)
+    expect(move_out).to_be_enabled()
+    expect(move_out).to_be_checked()

@@ -130,7 +130,7 @@ def test_an_extra_outside_its_frequency_slugs_is_422_naming_the_extra(api: httpx
 
 @pytest.mark.parametrize(
     ("coupon", "words"),
-    [("NOPE", "no coupon"), ("SPRING25", "15000")],
+    [("NOPE", "no coupon"), ("SPRING25", "$150.00")],
 )
 def test_a_coupon_that_fails_a_rule_is_422_naming_the_rule(
     api: httpx.Client, coupon: str, words: str

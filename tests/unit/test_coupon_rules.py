@@ -216,7 +216,7 @@ def test_an_unknown_code_is_refused_naming_the_code_as_typed():
         (Coupon("c", "Spring", percent_bps=100, frequency_slugs=frozenset({"weekly"})), {},
          "frequency", "it does not apply to this frequency."),
         (Coupon("c", "Spring", percent_bps=100, min_subtotal_cents=16_001), {},
-         "min_subtotal", "the subtotal must be at least 16001 cents."),
+         "min_subtotal", "the subtotal must be at least $160.01."),
     ],
 )  # fmt: skip
 def test_a_refused_coupon_names_its_rule_and_says_why_in_the_message(coupon, use, rule, detail):
@@ -253,7 +253,14 @@ def test_the_minimum_subtotal_is_met_by_a_subtotal_equal_to_it():
     coupon = Coupon("c", "X", percent_bps=100, min_subtotal_cents=16_000)
     assert accepted(coupon, subtotal_cents=16_000) is coupon
     assert refused(coupon, subtotal_cents=15_999).detail == (
-        "the subtotal must be at least 16000 cents."
+        "the subtotal must be at least $160.00."
+    )
+
+
+def test_the_minimum_subtotal_is_written_in_dollars_for_a_person():
+    coupon = Coupon("c", "SPRING25", percent_bps=2_500, min_subtotal_cents=123_405)
+    assert refused(coupon, subtotal_cents=0).message == (
+        "Coupon 'SPRING25' cannot be used: the subtotal must be at least $1,234.05."
     )
 
 

@@ -3,7 +3,10 @@
      same answer the "Update price" button gets); picking another service shows its
      options at once. A coupon code the API refuses is shown beside its field, with
      the price without it.
-   - Framed (?embed=1): tells the embedding page its height, for embed.js. */
+   - Step 1: an extra ticked and then left on a frequency that does not offer it stays
+     in sight with a sentence beside it, as the server answers without the script.
+   - Framed (?embed=1): tells the embedding page its height (the body's, so it shrinks
+     as well as grows), for embed.js. */
 (function () {
   "use strict";
 
@@ -187,11 +190,63 @@
       form.querySelectorAll("[data-frequencies]").forEach(function (extra) {
         var slugs = extra.getAttribute("data-frequencies").split(" ").filter(Boolean);
         var on = !slugs.length || (frequency && slugs.indexOf(frequency.value) >= 0);
-        extra.hidden = !on;
-        extra.querySelectorAll("input").forEach(function (input) {
-          input.disabled = !on;
+        var input = extra.querySelector("input");
+        /* An extra chosen and then left on a frequency that does not offer it stays in
+           sight with the server's sentence beside it (priced and sent without it), as
+           the page answers without the script: an extra is never dropped unsaid. */
+        var chosen = input && (input.type === "checkbox" ? input.checked : Number(input.value) > 0);
+        extra.hidden = !on && !chosen;
+        extra.querySelectorAll("input").forEach(function (each) {
+          each.disabled = !on;
         });
+        notOffered(extra, input, !on && chosen);
       });
+    }
+
+    function notOffered(extra, input, show) {
+      var note = extra.querySelector("[data-not-offered]");
+      var box = extra.querySelector(".bkp-check, .bkp-extra-count");
+      if (!show) {
+        if (note) {
+          note.remove();
+          if (box) {
+            box.classList.remove("has-error");
+          }
+          input.removeAttribute("aria-invalid");
+          var rest = (input.getAttribute("aria-describedby") || "").split(" ").filter(function (id) {
+            return id && id !== note.id;
+          });
+          if (rest.length) {
+            input.setAttribute("aria-describedby", rest.join(" "));
+          } else {
+            input.removeAttribute("aria-describedby");
+          }
+        }
+        return;
+      }
+      if (note || extra.querySelector(".field-error")) {
+        return; /* said already, by this script or by the server */
+      }
+      var label = extra.querySelector("label").cloneNode(true);
+      label.querySelectorAll("input, .muted").forEach(function (part) {
+        part.remove();
+      });
+      note = document.createElement("p");
+      note.className = "field-error";
+      note.id = input.id + "-not-offered";
+      note.setAttribute("data-not-offered", "");
+      note.setAttribute("role", "status");
+      note.textContent =
+        label.textContent.trim() +
+        " is not offered on this frequency. Continue without it," +
+        " or choose a frequency it is offered on.";
+      (box && box.classList.contains("bkp-extra-count") ? box : extra).appendChild(note);
+      if (box) {
+        box.classList.add("has-error");
+      }
+      input.setAttribute("aria-invalid", "true");
+      var described = input.getAttribute("aria-describedby");
+      input.setAttribute("aria-describedby", (described ? described + " " : "") + note.id);
     }
 
     function changed(event) {
@@ -215,7 +270,15 @@
       return;
     }
     function send() {
-      window.parent.postMessage({ bookingHeight: document.documentElement.scrollHeight }, "*");
+      /* The body's own height, not the document's scrollHeight: that one never falls
+         below the iframe's height, so the frame would grow and never shrink. */
+      var body = document.body;
+      var style = window.getComputedStyle(body);
+      var height =
+        body.getBoundingClientRect().height +
+        parseFloat(style.marginTop) +
+        parseFloat(style.marginBottom);
+      window.parent.postMessage({ bookingHeight: Math.ceil(height) }, "*");
     }
     send();
     if (window.ResizeObserver) {
