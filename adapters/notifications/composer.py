@@ -41,7 +41,7 @@ def money(cents: int) -> str:
 
 def end_sentence(text: str) -> str:
     """``text`` closing a sentence: with a full stop, unless it ends in one already
-    ("Sparkle Cleaning Co." stays as it is); the pages' filter of the same name."""
+    ("Sparkle Cleaning Co." stays as it is); the emails' and the pages' filter."""
     return text if text.endswith((".", "!", "?")) else f"{text}."
 
 

@@ -32,6 +32,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from adapters.http.redaction import error_fields
+from adapters.notifications.composer import end_sentence
 from adapters.web.deps import WebDeps
 from adapters.web.nav import entries_for, return_path
 from adapters.web.sessions import COOKIE, LIFETIME, Session, new_session, with_flash
@@ -73,13 +74,7 @@ templates = Environment(
 """Every template is autoescaped: a name or note typed by anyone is shown as text."""
 
 
-def end_sentence(text: str) -> str:
-    """``text`` closing a sentence: with a full stop, unless it ends in one already
-    ("Sparkle Cleaning Co." stays as it is)."""
-    return text if text.endswith((".", "!", "?")) else f"{text}."
-
-
-templates.filters["end_sentence"] = end_sentence
+templates.filters["end_sentence"] = end_sentence  # the emails' filter, one rule
 
 _CREW_ID = re.compile(r"\bcrew_[A-Za-z0-9_-]+")
 
