@@ -130,6 +130,8 @@ Days = Annotated[int, Between(1, MAX_DAYS)]
 Limit = Annotated[int, Between(1, MAX_LIMIT)]
 
 ZIP = re.compile(r"^[0-9]{5}\Z")
+DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
+"""A date as the API writes one: ``YYYY-MM-DD`` and nothing else."""
 ITEM_SPEC = re.compile(r"^[A-Za-z0-9_-]{1,100}(:[0-9]{1,5})?\Z")
 
 Zip = Annotated[str, Matches(ZIP, "A 5-digit US zip code.")]
@@ -252,6 +254,8 @@ def _enum(value: object, kind: type[enum.Enum]) -> enum.Enum:
 
 def _date(value: object, _: object) -> date:
     text = _str(value, None)
+    if not DATE.fullmatch(text):  # ``20261124`` and ``2026-W48-2`` are ISO dates too
+        raise FieldProblem("Must be a date such as 2026-05-01.")
     try:
         parsed = date.fromisoformat(text)
     except ValueError:

@@ -147,6 +147,16 @@ def test_a_body_instant_is_read_as_updated_since_is(api: httpx.Client, value: st
 
 @pytest.mark.parametrize(
     "value",
+    ["20301124", "2030-W48-2", "2030-11-24T00:00", "2030-1-24", "\u0662\u0660\u0663\u0660-11-24"],
+)
+def test_a_date_is_written_yyyy_mm_dd_only(api: httpx.Client, value: str):
+    # fromisoformat takes the basic form and week dates too; the API writes one form.
+    query = {"serviceId": "svc_standard_clean", "zip": "10001", "date": value}
+    assert set(field_errors(api.get(f"{API}/availability", params=query))) == {"date"}
+
+
+@pytest.mark.parametrize(
+    "value",
     ["2030-05-01T09:00:00Z", "2030-05-01T09:00-04:00", "2030-05-01T09:00:00.123456789+05:30"],
 )
 def test_instants_in_iso_8601_extended_form_with_an_offset_are_taken(api: httpx.Client, value: str):
