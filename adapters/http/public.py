@@ -81,7 +81,6 @@ from adapters.http.routes.bookings import (
 from adapters.http.routes.catalog import PriceRequest, get_services, post_quote
 from adapters.http.routes.waitlist import WaitlistBody, post_waitlist
 from adapters.http.structuring import (
-    MAX_YEAR,
     YEARS_TEXT,
     Between,
     Days,
@@ -97,6 +96,7 @@ from adapters.http.views.waitlist import WaitlistEntryView
 from booking_core.auth import ApiKey, KeyStatus
 from booking_core.companies import SLUG_PATTERN
 from booking_core.errors import ValidationFailed
+from booking_core.plans import LAST_JOB_DATE
 from booking_core.services import scheduling
 
 PUBLIC_PREFIX = "/api/public"
@@ -160,7 +160,7 @@ def get_days(ctx: Context) -> Reply:
     """For each date of the range, whether ``GET slots`` would list any start."""
     query: DaysQuery = ctx.query
     first = query.from_ or ctx.now().astimezone(ctx.render().zone).date()
-    room = (date(MAX_YEAR, 12, 31) - first).days + 1  # dates are read up to 2199 only
+    room = (LAST_JOB_DATE - first).days + 1  # dates are read up to 2199 only
     if query.count > room:
         raise ValidationFailed({"count": f"At most {room} from {first}: {YEARS_TEXT}"})
     days = scheduling.open_days(

@@ -27,15 +27,17 @@ from booking_core.bookings import CANCEL_REASON_MAX, MAX_DAYS
 from booking_core.customers import email_errors
 from booking_core.errors import ValidationFailed
 from booking_core.paging import MAX_LIMIT
+from booking_core.plans import LAST_JOB_DATE
 
 T = TypeVar("T")
 
 INT64 = 2**63 - 1
 """No integer outside a signed 64-bit word is ever read, whatever the field."""
 
-MIN_YEAR, MAX_YEAR = 1970, 2199
+MIN_YEAR, MAX_YEAR = 1970, LAST_JOB_DATE.year
 """Dates and instants outside these years are refused: far enough for any booking or
-poll, and clear of the calendar's edges (year 1, 9999) where date arithmetic overflows."""
+poll, and clear of the calendar's edges (year 1, 9999) where date arithmetic overflows.
+The last year is the core's (``plans.LAST_JOB_DATE``): no job falls after it."""
 
 AWARE_TEXT = "Must be an ISO 8601 time with a UTC offset, e.g. 2026-05-01T09:00:00-04:00."
 INSTANT = re.compile(

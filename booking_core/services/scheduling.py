@@ -697,13 +697,16 @@ def create_booking(
     with uow:
         company = uow.companies.get(cmd.company_id)
         catalog = uow.catalogs.get(cmd.company_id)
-        # The dates and day count against the company's zone and the plan, with the rest.
-        frequency = catalog.frequencies_by_slug.get(cmd.frequency_slug)
-        if frequency is not None:
-            errors.update(
-                _request_errors(company, frequency, cmd.start, cmd.days, cmd.additional_starts, at)
-            )
         if errors:
+            # Named together with the problems of the dates and the day count, which
+            # ``book_in_unit`` checks on its own when there are no others.
+            frequency = catalog.frequencies_by_slug.get(cmd.frequency_slug)
+            if frequency is not None:
+                errors.update(
+                    _request_errors(
+                        company, frequency, cmd.start, cmd.days, cmd.additional_starts, at
+                    )
+                )
             raise ValidationFailed(errors)
         selection = Selection(
             service_id=cmd.service_id,
