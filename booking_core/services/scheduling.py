@@ -835,8 +835,8 @@ def reschedule_in_unit(
 ) -> list[Booking]:
     """``reschedule_booking``'s work inside the caller's open unit (which commits): check
     availability, move, save, and record one ``booking.rescheduled`` per booking moved.
-    ``crew_ids`` (None: the target's own crew) is checked as ``create_booking`` checks it,
-    before the slot is looked up, which reads it as a set."""
+    ``crew_ids`` (None: every moved visit keeps its own crew) is checked as
+    ``create_booking`` checks it, before the slot is looked up, which reads it as a set."""
     if crew_ids is not None and (errors := crew_errors(crew_ids)):
         raise ValidationFailed(errors)
     catalog = uow.catalogs.get(company.id)
@@ -866,7 +866,7 @@ def reschedule_in_unit(
         scope,
         at=at,
         cutoff_hours=company.self_service_cutoff_hours,
-        crew_ids=slot.crew_ids,
+        crew_ids=None if crew_ids is None else slot.crew_ids,  # None: each keeps its own
     )
     for visit in changed:  # the later visits moved along must be open too
         if visit.id != target.id:

@@ -146,6 +146,30 @@ def test_a_reschedule_refuses_a_crew_list_a_booking_refuses_and_moves_nothing(
         assert unit.bookings.get(company.id, made.id) == made
 
 
+def test_moving_a_plan_along_without_crew_ids_keeps_each_visits_own_crew(world):
+    """A later visit given to another member keeps that member when the plan moves."""
+    _, clock, uow, company = world
+    with uow() as unit:
+        unit.crew.add(factories.all_week_crew(company.id, NOW, member_id="crew_sam"))
+        unit.commit()
+    made = book(world, tuesday_at(9), frequency="weekly")
+    assert {v.crew_ids for v in made} == {("crew_rosa",)}
+
+    def move(visit, start, scope, crew_ids=None):
+        return scheduling.reschedule_booking(
+            company.id, visit.id, start, scope, crew_ids=crew_ids,
+            uow=uow(), clock=clock, drive=DRIVE,
+        )
+
+    move(made[2], made[2].start, RescheduleScope.THIS, ("crew_sam",))
+    changed = move(made[1], made[1].start + timedelta(hours=1), RescheduleScope.THIS_AND_FUTURE)
+    assert {v.id for v in changed} == {v.id for v in made[1:]}
+    with uow() as unit:
+        crews = [unit.bookings.get(company.id, v.id).crew_ids for v in made]
+    assert crews[2] == ("crew_sam",)
+    assert set(crews[:2] + crews[3:]) == {("crew_rosa",)}
+
+
 def test_customer_statistics_come_from_real_visits_and_the_ledger(world):
     from booking_core.ledger import Kind, Method
     from booking_core.services.customers import customer_standings

@@ -124,7 +124,7 @@ class RescheduleBody:
     crew_ids: tuple[Id, ...] | None = field(
         default=None,
         metadata={
-            "description": "reassigns every moved visit; otherwise the booking's own crew",
+            "description": "reassigns every moved visit; otherwise each keeps its own crew",
             **CREW_LIST,
         },
     )
