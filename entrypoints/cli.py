@@ -341,6 +341,7 @@ class Cli:
             host=host,
             port=port,
             workers=args.workers,
+            http="adapters.http.wire:AutoProtocol",  # malformed requests: the error shape
             log_level="warning",
             timeout_graceful_shutdown=30,
             access_log=False,

@@ -1,24 +1,32 @@
-"""``booking serve`` as a person runs it: one line once it listens, real answers, and a
-clean stop on SIGTERM."""
+"""``booking serve`` as a person runs it: one line once it listens, real answers, a
+clean stop on SIGTERM, and a request that is not readable HTTP answered in the error
+shape."""
 
 from __future__ import annotations
 
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.services import free_port
 
 BIN = Path(sys.executable).parent
 
 
-def test_serve_announces_itself_answers_and_stops_cleanly_on_sigterm(tmp_path):
+@contextmanager
+def serving(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int, str, str]]:
+    """``booking serve`` on a fresh demo database: the process, its port, the line it
+    printed once listening and a demo key; killed afterwards if still running."""
     env = {**os.environ, "BOOKING_DATABASE_URL": f"sqlite:///{tmp_path / 'serve.sqlite3'}"}
     env.pop("BOOKING_REDIS_URL", None)
     demo = subprocess.run(
@@ -40,6 +48,17 @@ def test_serve_announces_itself_answers_and_stops_cleanly_on_sigterm(tmp_path):
         while time.monotonic() < deadline and "serving" not in line:
             line = server.stderr.readline()
             assert line or server.poll() is None, "the server exited before listening"
+        yield server, port, line, key
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+        if server.stderr is not None:
+            server.stderr.close()
+
+
+def test_serve_announces_itself_answers_and_stops_cleanly_on_sigterm(tmp_path):
+    with serving(tmp_path) as (server, port, line, key):
         assert (
             line.strip()
             == f"booking: serving http://127.0.0.1:{port} (API http://127.0.0.1:{port}/api/v1)"
@@ -53,9 +72,64 @@ def test_serve_announces_itself_answers_and_stops_cleanly_on_sigterm(tmp_path):
         assert reply.json()["industries"]
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=30) == 0
-    finally:
-        if server.poll() is None:
-            server.kill()
-            server.wait()
-        if server.stderr is not None:
-            server.stderr.close()
+
+
+def _raw(port: int, data: bytes) -> tuple[str, dict[str, str], bytes]:
+    """Send ``data`` as it is; the status line, headers and body of the answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(data)
+        answer = b""
+        while chunk := connection.recv(65536):
+            answer += chunk
+    head, _, body = answer.partition(b"\r\n\r\n")
+    status, *lines = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (h.partition(":") for h in lines)}
+    return status, headers, body
+
+
+MALFORMED = {
+    "header name with a space": b"GET /api/v1/services HTTP/1.1\r\nHost: x\r\nBad Name: y\r\n\r\n",
+    "NUL in the target": b"GET /api/v1/serv\x00ices HTTP/1.1\r\nHost: x\r\n\r\n",
+    "two lengths": (
+        b"POST /api/v1/bookings HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+        b"Content-Length: 6\r\n\r\nabcde"
+    ),
+    "broken chunk": (
+        b"POST /api/v1/quote HTTP/1.1\r\nHost: x\r\nx-request-id: mine-1\r\n"
+        b"Transfer-Encoding: chunked\r\n\r\nzz\r\n"
+    ),
+}
+
+
+def test_a_request_that_is_not_readable_http_is_answered_in_the_error_shape(tmp_path):
+    """Not uvicorn's plain-text 400: the API's shape (its request id, the caller's when
+    the head was read), and a public endpoint's shape with CORS for a public path."""
+    with serving(tmp_path) as (_, port, _line, _key):
+        for name, data in MALFORMED.items():
+            status, headers, body = _raw(port, data)
+            assert status == "HTTP/1.1 400 Bad Request", name
+            assert headers["content-type"] == "application/json", name
+            error = json.loads(body)["error"]
+            assert error["code"] == "invalid_request", name
+            assert "could not be read" in error["message"], name
+            assert error["requestId"] == headers["x-request-id"], name
+            assert "access-control-allow-origin" not in headers, name
+        assert error["requestId"] == "mine-1"
+        status, headers, body = _raw(
+            port,
+            b"POST /api/public/sparkle-cleaning/quote HTTP/1.1\r\nHost: x\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\nzz\r\n",
+        )
+        assert status == "HTTP/1.1 400 Bad Request"
+        assert headers["access-control-allow-origin"] == "*"
+        assert isinstance(json.loads(body)["error"], str)
+
+
+@pytest.mark.parametrize("path", [None, "/api/v1/services"])
+def test_the_answer_to_unreadable_http_is_whole_and_closes_the_connection(path):
+    from adapters.http.wire import error_response
+
+    answer = error_response(None if path is None else {"path": path, "headers": []})
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert f"content-length: {len(body)}".encode() in head.split(b"\r\n")
+    assert b"connection: close" in head.split(b"\r\n")

@@ -157,8 +157,14 @@ def test_moving_a_plan_along_without_crew_ids_keeps_each_visits_own_crew(world):
 
     def move(visit, start, scope, crew_ids=None):
         return scheduling.reschedule_booking(
-            company.id, visit.id, start, scope, crew_ids=crew_ids,
-            uow=uow(), clock=clock, drive=DRIVE,
+            company.id,
+            visit.id,
+            start,
+            scope,
+            crew_ids=crew_ids,
+            uow=uow(),
+            clock=clock,
+            drive=DRIVE,
         )
 
     move(made[2], made[2].start, RescheduleScope.THIS, ("crew_sam",))

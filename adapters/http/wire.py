@@ -1,0 +1,86 @@
+"""uvicorn's HTTP protocols with one change: a request that cannot be read as HTTP (a
+malformed request line or header, contradictory framing, a broken chunk) is answered in
+the service's error shape instead of uvicorn's plain-text ``Invalid HTTP request
+received.``.
+
+The answer is 400: ``{"error": {"code": "invalid_request", "message", "requestId"}}``
+with ``x-request-id``, or, when the broken request was already known to be for
+``/api/public/*`` (its head was read and its body was not), ``{"error": "<message>"}``
+with ``Access-Control-Allow-Origin: *``. No key has been read, so there are no
+rate-limit headers. The connection is closed, as uvicorn closes it.
+
+``AutoProtocol`` picks the parser as uvicorn's ``auto`` does (httptools when it is
+installed, else h11), so ``booking serve`` keeps the set-up docs/decisions.md describes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from adapters.http.middleware import request_id_from
+
+MESSAGE = "The request could not be read as HTTP (a malformed request line, header or body)."
+PUBLIC_PREFIX = "/api/public/"
+
+
+def error_response(scope: dict[str, Any] | None) -> bytes:
+    """The whole 400 answer, status line to body, for the request of ``scope`` (None: its
+    head could not be read)."""
+    path = scope.get("path") if scope is not None else None
+    if isinstance(path, str) and path.startswith(PUBLIC_PREFIX):
+        body = orjson.dumps({"error": MESSAGE})
+        extra = [(b"access-control-allow-origin", b"*")]
+    else:
+        request_id = request_id_from(scope or {})
+        body = orjson.dumps(
+            {"error": {"code": "invalid_request", "message": MESSAGE, "requestId": request_id}}
+        )
+        extra = [(b"x-request-id", request_id.encode("ascii"))]
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode("ascii")),
+        (b"connection", b"close"),
+        *extra,
+    ]
+    head = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
+    return b"HTTP/1.1 400 Bad Request\r\n" + head + b"\r\n" + body
+
+
+class _JsonBadRequest:
+    """Mixed in before uvicorn's protocol class: its ``send_400_response`` replaced."""
+
+    transport: asyncio.Transport
+    cycle: Any
+
+    def send_400_response(self, msg: str) -> None:
+        cycle = getattr(self, "cycle", None)
+        if cycle is None or cycle.response_complete:  # a new request's head was unreadable
+            self.transport.write(error_response(None))
+        elif not cycle.response_started:  # else an answer is under way: only close
+            self.transport.write(error_response(cycle.scope))
+        self.transport.close()
+
+
+class JsonErrorH11Protocol(_JsonBadRequest, H11Protocol):
+    """uvicorn's h11 protocol, answering malformed requests in the service's shape."""
+
+
+AutoProtocol: type[asyncio.Protocol] = JsonErrorH11Protocol
+"""What ``booking serve`` hands uvicorn (by its import path, which every worker process
+imports): httptools' protocol when httptools is installed, else h11's."""
+
+try:
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+except ImportError:  # httptools is not installed: h11 it is
+    pass
+else:
+
+    class JsonErrorHttpToolsProtocol(_JsonBadRequest, HttpToolsProtocol):
+        """uvicorn's httptools protocol, answering malformed requests in the service's
+        shape."""
+
+    AutoProtocol = JsonErrorHttpToolsProtocol
