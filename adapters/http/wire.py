@@ -6,8 +6,9 @@ received.``.
 The answer is 400: ``{"error": {"code": "invalid_request", "message", "requestId"}}``
 with ``x-request-id``, or, when the broken request was already known to be for
 ``/api/public/*`` (its head was read and its body was not), ``{"error": "<message>"}``
-with ``Access-Control-Allow-Origin: *``. No key has been read, so there are no
-rate-limit headers. The connection is closed, as uvicorn closes it.
+with ``Access-Control-Allow-Origin: *``; ``x-request-id`` on both. No key has been read,
+so there are no rate-limit headers. The connection is closed, as uvicorn closes it, and
+one ``http_unreadable`` line is logged in place of uvicorn's plain-text warning.
 
 ``AutoProtocol`` picks the parser as uvicorn's ``auto`` does (httptools when it is
 installed, else h11), so ``booking serve`` keeps the set-up docs/decisions.md describes.
@@ -16,38 +17,52 @@ installed, else h11), so ``booking serve`` keeps the set-up docs/decisions.md de
 from __future__ import annotations
 
 import asyncio
+import logging
 from typing import Any
 
 import orjson
+import structlog
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from adapters.http.middleware import request_id_from
+from adapters.http.redaction import masked_path
 
 MESSAGE = "The request could not be read as HTTP (a malformed request line, header or body)."
 PUBLIC_PREFIX = "/api/public/"
+log = structlog.get_logger("booking.http")
 
 
-def error_response(scope: dict[str, Any] | None) -> bytes:
+def error_response(scope: dict[str, Any] | None) -> tuple[bytes, str]:
     """The whole 400 answer, status line to body, for the request of ``scope`` (None: its
-    head could not be read)."""
+    head could not be read), and its request id."""
+    request_id = request_id_from(scope or {})
     path = scope.get("path") if scope is not None else None
+    headers = [(b"x-request-id", request_id.encode("ascii"))]
     if isinstance(path, str) and path.startswith(PUBLIC_PREFIX):
         body = orjson.dumps({"error": MESSAGE})
-        extra = [(b"access-control-allow-origin", b"*")]
+        headers.append((b"access-control-allow-origin", b"*"))
     else:
-        request_id = request_id_from(scope or {})
         body = orjson.dumps(
             {"error": {"code": "invalid_request", "message": MESSAGE, "requestId": request_id}}
         )
-        extra = [(b"x-request-id", request_id.encode("ascii"))]
-    headers = [
+    headers += [
         (b"content-type", b"application/json"),
         (b"content-length", str(len(body)).encode("ascii")),
         (b"connection", b"close"),
-        *extra,
     ]
     head = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
-    return b"HTTP/1.1 400 Bad Request\r\n" + head + b"\r\n" + body
+    return b"HTTP/1.1 400 Bad Request\r\n" + head + b"\r\n" + body, request_id
+
+
+class _UvicornLine(logging.Filter):
+    """Drops uvicorn's own plain-text line for an unreadable request: the protocol below
+    logs it as a structured line instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != "Invalid HTTP request received."
+
+
+logging.getLogger("uvicorn.error").addFilter(_UvicornLine())
 
 
 class _JsonBadRequest:
@@ -58,11 +73,23 @@ class _JsonBadRequest:
 
     def send_400_response(self, msg: str) -> None:
         cycle = getattr(self, "cycle", None)
+        scope = None
         if cycle is None or cycle.response_complete:  # a new request's head was unreadable
-            self.transport.write(error_response(None))
-        elif not cycle.response_started:  # else an answer is under way: only close
-            self.transport.write(error_response(cycle.scope))
+            answer, request_id = error_response(None)
+        elif not cycle.response_started:  # its head was read, its body was not
+            scope = cycle.scope
+            answer, request_id = error_response(scope)
+        else:  # an answer is under way: only close
+            self.transport.close()
+            return
+        self.transport.write(answer)
         self.transport.close()
+        log.info(
+            "http_unreadable",
+            request_id=request_id,
+            path=masked_path(scope.get("path") if scope is not None else None),
+            status=400,
+        )
 
 
 class JsonErrorH11Protocol(_JsonBadRequest, H11Protocol):

@@ -104,7 +104,7 @@ MALFORMED = {
 def test_a_request_that_is_not_readable_http_is_answered_in_the_error_shape(tmp_path):
     """Not uvicorn's plain-text 400: the API's shape (its request id, the caller's when
     the head was read), and a public endpoint's shape with CORS for a public path."""
-    with serving(tmp_path) as (_, port, _line, _key):
+    with serving(tmp_path) as (server, port, _line, _key):
         for name, data in MALFORMED.items():
             status, headers, body = _raw(port, data)
             assert status == "HTTP/1.1 400 Bad Request", name
@@ -123,13 +123,22 @@ def test_a_request_that_is_not_readable_http_is_answered_in_the_error_shape(tmp_
         assert status == "HTTP/1.1 400 Bad Request"
         assert headers["access-control-allow-origin"] == "*"
         assert isinstance(json.loads(body)["error"], str)
+        assert headers["x-request-id"].startswith("req_")
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 0
+        assert server.stderr is not None
+        logged = server.stderr.read()
+    assert "Invalid HTTP request received" not in logged  # uvicorn's plain-text line
+    unreadable = [json.loads(line) for line in logged.splitlines() if "http_unreadable" in line]
+    assert len(unreadable) == len(MALFORMED) + 1
+    assert {"mine-1", headers["x-request-id"]} <= {line["request_id"] for line in unreadable}
 
 
-@pytest.mark.parametrize("path", [None, "/api/v1/services"])
+@pytest.mark.parametrize("path", [None, "/api/v1/services", "/api/public/acme/quote"])
 def test_the_answer_to_unreadable_http_is_whole_and_closes_the_connection(path):
     from adapters.http.wire import error_response
 
-    answer = error_response(None if path is None else {"path": path, "headers": []})
+    answer, _ = error_response(None if path is None else {"path": path, "headers": []})
     head, _, body = answer.partition(b"\r\n\r\n")
     assert f"content-length: {len(body)}".encode() in head.split(b"\r\n")
     assert b"connection: close" in head.split(b"\r\n")
