@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
+import attrs
 from attrs import frozen
 
 from booking_core.catalog import (
@@ -272,14 +273,21 @@ def price_plan(
     at: datetime,
     coupon_usage: CouponUsage = NO_USAGE,
 ) -> PlanPrice:
-    """Price the first visit and, if the frequency recurs, a later visit."""
+    """Price the first visit and, if the frequency recurs, a later visit: the second one,
+    at its own date (``intervalDays`` local days after the start), so a date fee of the
+    first visit's date is not carried over to it, nor one of its date left out."""
     first = price(catalog, selection, at=at, visit=Visit.FIRST, coupon_usage=coupon_usage)
     frequency = catalog.frequencies_by_slug[selection.frequency_slug]
-    later = (
-        price(catalog, selection, at=at, visit=Visit.LATER, coupon_usage=coupon_usage)
-        if frequency.recurring
-        else None
-    )
+    if not frequency.recurring:
+        return PlanPrice(first_visit=first, later_visits=None)
+    second = selection
+    if selection.start is not None and frequency.interval_days is not None:
+        local = selection.start.astimezone(catalog.zone)
+        day = local.date() + timedelta(days=frequency.interval_days)
+        second = attrs.evolve(
+            selection, start=datetime.combine(day, local.time(), tzinfo=catalog.zone)
+        )
+    later = price(catalog, second, at=at, visit=Visit.LATER, coupon_usage=coupon_usage)
     return PlanPrice(first_visit=first, later_visits=later)
 
 

@@ -101,6 +101,30 @@ def test_a_priced_selections_parts_sum_to_its_total(api: httpx.Client):
     assert "ext_first_deep" not in {line["id"] for line in later["lines"]}
 
 
+@pytest.mark.parametrize(
+    ("frequency", "start", "first_fees", "later_fees"),
+    [
+        # Thursday the 17th: no fee; a week later is the demo holiday of the 24th.
+        ("weekly", "2026-12-17T10:00:00-05:00", set(), {"fee_holiday"}),
+        # The holiday itself: two weeks later (January 14th) is a plain Thursday.
+        ("biweekly", "2026-12-31T10:00:00-05:00", {"fee_holiday"}, set()),
+        # Saturday: every later visit of a weekly plan is a Saturday too.
+        ("weekly", "2030-12-07T09:00:00-05:00", {"fee_weekend"}, {"fee_weekend"}),
+    ],
+)
+def test_later_visits_are_priced_at_the_second_visits_own_date(
+    api: httpx.Client, frequency, start, first_fees, later_fees
+):
+    """A date fee of the first date is not carried to the later visits, nor one of theirs
+    left out: ``laterVisits`` is the second visit, at its date, as booking prices it."""
+    body = {"serviceId": "svc_standard_clean", "frequencySlug": frequency, "startIso": start}
+    price = api.post(f"{API}/quote", json=body).json()
+    first, later = price["firstVisit"], price["laterVisits"]
+    assert {f["id"] for f in first["fees"] if f["kind"] == "date"} == first_fees
+    assert {f["id"] for f in later["fees"] if f["kind"] == "date"} == later_fees
+    parts_sum(later)
+
+
 def test_a_one_time_price_has_no_later_visits(api: httpx.Client):
     price = api.post(f"{API}/quote", json={"serviceId": "svc_deep_clean"}).json()
     assert price["laterVisits"] is None

@@ -78,7 +78,9 @@ class PriceBreakdownView:
 
 @frozen
 class PlanPriceView:
-    """The first visit and, for a recurring frequency, each later visit."""
+    """The first visit and, for a recurring frequency, a later visit: the second, priced
+    at its own date (``intervalDays`` local days after ``startIso``); a later visit on
+    another fee date (a holiday) costs what that date's fees make it."""
 
     currency: Literal["usd"]
     first_visit: PriceBreakdownView
