@@ -200,6 +200,12 @@ UNSET: object = object()
 """Marks an argument of ``update`` that is not being changed."""
 
 
+def owner_name(owner: str) -> str | None:
+    """An owner as kept: trimmed, and a blank one is no owner (the lead is unassigned),
+    so ``" Maria "`` is Maria and ``"   "`` assigns no one."""
+    return owner.strip() or None
+
+
 def update(
     lead: Lead,
     *,
@@ -237,6 +243,8 @@ def update(
         entries.append(
             _entry(at, TimelineKind.STAGE_CHANGED, {"from": lead.stage, "to": stage, "by": actor})
         )
+    if isinstance(owner, str):
+        owner = owner_name(owner)
     if owner is not UNSET and owner != lead.owner:
         assert owner is None or isinstance(owner, str)
         new = attrs.evolve(new, owner=owner)

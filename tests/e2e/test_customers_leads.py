@@ -240,6 +240,21 @@ def test_patching_a_lead_moves_stage_reassigns_and_sets_a_follow_up(api: httpx.C
     assert api.get(f"{API}/leads/{lead_id}").json()["timeline"] == cleared.json()["timeline"]
 
 
+def test_a_lead_owner_is_trimmed_and_a_blank_one_unassigns(api: httpx.Client):
+    lead_id = capture(api, email=unique_email("owner")).json()["id"]
+    padded = api.patch(f"{API}/leads/{lead_id}", json={"owner": "  Maria Lopez "})
+    assert padded.json()["owner"] == "Maria Lopez"
+    found = api.get(f"{API}/leads", params={"owner": "Maria Lopez"}).json()["data"]
+    assert lead_id in [x["id"] for x in found]
+    # The same owner written with spaces again is no change: no second timeline entry.
+    again = api.patch(f"{API}/leads/{lead_id}", json={"owner": "Maria Lopez  "}).json()
+    assert [e["kind"] for e in again["timeline"]].count("owner_changed") == 1
+    blank = api.patch(f"{API}/leads/{lead_id}", json={"owner": "   "})
+    assert blank.json()["owner"] is None
+    listed = api.get(f"{API}/leads", params={"owner": "  "})
+    assert "owner" in error_of(listed, 400, "invalid_request")["fieldErrors"]
+
+
 def test_a_won_lead_is_final(api: httpx.Client):
     lead_id = capture(api, email=unique_email("won")).json()["id"]
     assert api.patch(f"{API}/leads/{lead_id}", json={"stage": "won"}).status_code == 200

@@ -19,7 +19,8 @@ from adapters.http.views.leads import (
     lead_view,
     lead_with_timeline_view,
 )
-from booking_core.leads import LeadStage
+from booking_core.errors import ValidationFailed
+from booking_core.leads import LeadStage, owner_name
 from booking_core.services import leads as cases
 
 
@@ -45,7 +46,8 @@ class LeadBody:
 
 @frozen(kw_only=True)
 class LeadPatch:
-    """Move stage, reassign (null to unassign), or set a follow-up date (null to clear)."""
+    """Move stage, reassign (null or blank to unassign; trimmed), or set a follow-up date
+    (null to clear)."""
 
     stage: LeadStage | None = None
     owner: ShortText | None = attrs.field(default=cases.UNSET)  # type: ignore[assignment]
@@ -57,13 +59,17 @@ class LeadListQuery(PageQuery):
     """Enquiries by stage or owner."""
 
     stage: LeadStage | None = None
-    owner: ShortText | None = attrs.field(default=None, metadata={"description": "who works it"})
+    owner: ShortText | None = attrs.field(
+        default=None, metadata={"description": "who works it (trimmed; not blank)"}
+    )
 
 
 def get_leads(ctx: Context) -> Reply:
     """List enquiries by stage, owner, or recent change."""
     query: LeadListQuery = ctx.query
     stage, owner = query.stage, query.owner
+    if owner is not None and (owner := owner_name(owner)) is None:
+        raise ValidationFailed({"owner": "Name an owner; a blank one names no one."})
     page = ctx.page_request("leads", {"stage": stage, "owner": owner})
     result = cases.list_leads(ctx.company_id, page, stage=stage, owner=owner, uow=ctx.deps.read())
     render = ctx.render()
