@@ -16,7 +16,7 @@ import hmac
 import json
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 
 from booking_core.errors import ValidationFailed
 from booking_core.paging import Position
@@ -57,8 +57,13 @@ class CursorCodec:
 
     @staticmethod
     def scope_of(list_name: str, by_change: bool, filters: Mapping[str, object]) -> str:
-        """A short fingerprint of what a cursor may continue: list, order and filters."""
-        text = json.dumps([list_name, by_change, sorted(filters.items())], default=str)
+        """A short fingerprint of what a cursor may continue: list, order and filters. An
+        instant counts as the instant it is, whatever offset it was written with."""
+        named = sorted(
+            (name, value.astimezone(UTC) if isinstance(value, datetime) else value)
+            for name, value in filters.items()
+        )
+        text = json.dumps([list_name, by_change, named], default=str)
         return _b64(hashlib.sha256(text.encode()).digest()[:9])
 
     def encode(self, position: Position, scope: str) -> str:

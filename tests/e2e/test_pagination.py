@@ -155,6 +155,21 @@ def test_a_cursor_from_another_list_order_filter_or_company_is_refused(
         assert set(error["fieldErrors"]) == {"cursor"}, what
 
 
+def test_a_cursor_continues_with_updated_since_written_at_any_offset(paged: httpx.Client):
+    """The same instant is the same filter: ``Z``, ``+00:00`` or New York's offset."""
+    cursor = _cursor_of(paged, f"{API}/customers", updatedSince=EPOCH)
+    first = paged.get(f"{API}/customers", params={"cursor": cursor, "updatedSince": EPOCH})
+    assert first.status_code == 200, first.text
+    for same in ("2000-01-01T00:00:00+00:00", "1999-12-31T19:00:00-05:00"):
+        again = paged.get(f"{API}/customers", params={"cursor": cursor, "updatedSince": same})
+        assert again.status_code == 200, (same, again.text)
+        assert again.json()["data"] == first.json()["data"]
+    later = paged.get(
+        f"{API}/customers", params={"cursor": cursor, "updatedSince": "2000-01-01T00:00:01Z"}
+    )
+    assert "cursor" in error_of(later, 400, "invalid_request")["fieldErrors"]
+
+
 def test_filters_carry_through_the_walk(paged: httpx.Client):
     rows = walk(paged, f"{API}/customers", limit=2, search="row1")
     assert sorted(r["email"] for r in rows) == [f"row1{n}@x.com" for n in range(10)]
