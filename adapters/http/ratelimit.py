@@ -1,5 +1,12 @@
-"""Per-key rate limits with the ``limits`` library: Redis when configured (shared by every
-worker process), in-process memory otherwise. Fixed one-minute windows per key.
+"""Per-key rate limits over the ``limits`` library's stores: Redis when configured
+(shared by every worker process), in-process memory otherwise.
+
+Windows are fixed and one minute long: a key's window opens with its first request (the
+store's counter is created with a one-minute expiry), and ``x-ratelimit-reset`` is the
+whole seconds to its end, rounded up (never 0 while the window is closed). A key's count
+is kept under its id alone, not its limit, so changing a key's limit keeps what it has
+used. Each request is one atomic increment whose result is the request's own place in
+the window, so ``remaining`` is exact under concurrent requests.
 
 Redis going away must not take the API with it: when the store fails (refused, timed
 out, any Redis error) the request is counted in this process's memory instead, a warning
@@ -7,10 +14,9 @@ is logged at most once a minute, and Redis is asked again a few seconds later; o
 answers, counting moves back to it. While it is away each process counts on its own, so a
 key may get up to its limit once per process.
 
-In memory the counts are a dict of windows (``MemoryWindows``), with the ``limits``
-library's fixed-window rule (a window opens with a key's first request and lasts a
-minute). Its own memory storage starts a timer thread every 10 ms while requests flow,
-and a thread start blocks the event loop that counts requests answered from memory.
+In memory the counts are a dict of windows (``MemoryWindows``). The library's own memory
+storage starts a timer thread every 10 ms while requests flow, and a thread start blocks
+the event loop that counts requests answered from memory.
 """
 
 from __future__ import annotations
@@ -22,10 +28,8 @@ from collections.abc import Callable
 
 import structlog
 from attrs import frozen
-from limits import RateLimitItemPerMinute
 from limits.errors import StorageError
 from limits.storage import Storage, storage_from_string
-from limits.strategies import FixedWindowRateLimiter
 
 MEMORY = "memory://"
 REDIS_TIMEOUT_SECONDS = 0.5
@@ -35,7 +39,17 @@ RETRY_REDIS_AFTER_SECONDS = 5.0
 WARN_EVERY_SECONDS = 60.0
 """At most one warning per this interval while Redis keeps failing."""
 
+WINDOW_SECONDS = 60
+KEY_PREFIX = "booking-ratelimit"
+"""Store keys are ``booking-ratelimit/<key id>``."""
+
 log = structlog.get_logger("booking.ratelimit")
+
+
+def verdict(count: int, per_minute: int, ends: float, now: float) -> Verdict:
+    """The verdict on a request that is number ``count`` of its window."""
+    reset = min(WINDOW_SECONDS, max(1, math.ceil(ends - now)))  # the store's TTL is whole
+    return Verdict(count <= per_minute, per_minute, max(0, per_minute - count), reset)
 
 
 @frozen
@@ -70,11 +84,12 @@ class RateLimiter:
         retry_after: float = RETRY_REDIS_AFTER_SECONDS,
         warn_every: float = WARN_EVERY_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.storage_uri = storage_uri
         self._storage = _storage(storage_uri) if not storage_uri.startswith(MEMORY) else None
-        self._limiter = FixedWindowRateLimiter(self._storage) if self._storage else None
-        self._memory = MemoryWindows()
+        self._wall = wall
+        self._memory = MemoryWindows(clock=wall)
         self._retry_after = retry_after
         self._warn_every = warn_every
         self._clock = clock
@@ -89,14 +104,18 @@ class RateLimiter:
 
     def hit(self, key_id: str, per_minute: int) -> Verdict:
         """Count one request for ``key_id``; refuse it when the window is full."""
-        if self._limiter is not None and self._shared_usable():
+        if self._storage is not None and self._shared_usable():
+            now = self._wall()
+            key = f"{KEY_PREFIX}/{key_id}"
             try:
-                verdict = _count(self._limiter, key_id, per_minute)
+                count = self._storage.incr(key, WINDOW_SECONDS)  # expiry set by the first
+                # The request that opened the window knows its end; others ask the store.
+                ends = now + WINDOW_SECONDS if count == 1 else self._storage.get_expiry(key)
             except StorageError as error:
                 self._shared_failed(error)
             else:
                 self._shared_answered()
-                return verdict
+                return verdict(count, per_minute, ends, now)
         return self._memory.hit(key_id, per_minute)
 
     def ping(self) -> bool:
@@ -142,7 +161,6 @@ class MemoryWindows:
     """Fixed one-minute windows per key in this process's memory: a window opens with a
     key's first request; every request is counted, and those past the limit refused."""
 
-    WINDOW_SECONDS = 60.0
     SWEEP_AT = 10_000
     """Keys held before the windows that have ended are swept out."""
 
@@ -159,11 +177,10 @@ class MemoryWindows:
             if window is None or window[0] <= now:
                 if len(self._windows) >= self.SWEEP_AT:
                     self._sweep(now)
-                window = self._windows[key_id] = [now + self.WINDOW_SECONDS, 0]
+                window = self._windows[key_id] = [now + WINDOW_SECONDS, 0]
             window[1] += 1
             ends, count = window
-        reset = max(0, math.ceil(ends - now))
-        return Verdict(count <= per_minute, per_minute, max(0, per_minute - int(count)), reset)
+        return verdict(int(count), per_minute, ends, now)
 
     def reset(self) -> None:
         """Forget every count."""
@@ -189,11 +206,3 @@ def _storage(uri: str) -> Storage:
     if not isinstance(storage, Storage):
         raise ValueError(f"not a synchronous rate-limit store: {uri.split(':', 1)[0]}")
     return storage
-
-
-def _count(limiter: FixedWindowRateLimiter, key_id: str, per_minute: int) -> Verdict:
-    item = RateLimitItemPerMinute(per_minute)
-    allowed = limiter.hit(item, "apikey", key_id)
-    stats = limiter.get_window_stats(item, "apikey", key_id)
-    reset = max(0, math.ceil(stats.reset_time - time.time()))
-    return Verdict(allowed, per_minute, max(0, stats.remaining), reset)
