@@ -94,7 +94,8 @@ class Endpoint:
     success_status: int = 200
     tag: str = "api"
     body_scopes: Callable[[Any], Sequence[str]] | None = None
-    """Further scopes a particular body needs (checked before any idempotency claim)."""
+    """Further scopes a particular body needs, told from its decoded JSON (any JSON
+    value) before its shape is checked, so a missing scope is answered first."""
     also: Mapping[int, str] = attrs.field(factory=dict)
     """Other success statuses answering the same body, with what each means."""
     deprecation: Callable[[Any], Deprecation | None] | None = None
@@ -358,10 +359,12 @@ def process_request(endpoint: Endpoint, deps: HttpDeps, incoming: Incoming) -> _
             raw, found = parse_json(incoming.raw_body)
             # Told before the body's shape is checked: its refusal announces the form too.
             headers = {**headers, **_announced(endpoint, raw)}
+            # So is the further scope a body asks for: a missing scope is the answer,
+            # whatever else is wrong with the body.
+            for scope in endpoint.body_scopes(raw) if endpoint.body_scopes else ():
+                if not key.allows(scope):
+                    raise insufficient_scope(scope)
         query, body = _inputs(endpoint, incoming, raw, found)
-        for scope in endpoint.body_scopes(body) if endpoint.body_scopes else ():
-            if not key.allows(scope):
-                raise insufficient_scope(scope)
         context = Context(
             request_id=request_id,
             key=key,

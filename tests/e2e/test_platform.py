@@ -217,6 +217,13 @@ def test_converting_a_quote_also_needs_bookings_write(stack: Stack, api: httpx.C
         error = error_of(response, 403, "insufficient_scope")
         assert error["requiredScope"] == "bookings:write"
         assert "bookings:write" in error["message"]
+        # The missing scope is the answer whatever else is wrong with the body.
+        for body in (
+            {"action": "convert", "startIso": "tomorrow", "bogus": 1},
+            {"action": "convert", "startIso": 12345},
+        ):
+            refused = c.post(f"{API}/quotes/{quote['id']}", json=body, headers=idem())
+            assert error_of(refused, 403, "insufficient_scope")["requiredScope"] == "bookings:write"
         # The same key may still act on the quote in every other way.
         paused = c.post(f"{API}/quotes/{quote['id']}", json={"action": "pause"}, headers=idem())
     assert paused.status_code == 200

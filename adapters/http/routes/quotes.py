@@ -226,7 +226,11 @@ ENDPOINTS = [
         handler=post_quote_action,
         response=QuoteWithFollowUpsView,
         body=ActionBody,
-        body_scopes=lambda body: ("bookings:write",) if body.action is Action.CONVERT else (),
+        body_scopes=lambda raw: (
+            ("bookings:write",)
+            if isinstance(raw, dict) and raw.get("action") == Action.CONVERT.value
+            else ()
+        ),
         deprecation=lambda raw: CONVERT_BY_BOOKING_ID if names(raw, "bookingId") else None,
         idempotent=True,
         tag="quotes",
