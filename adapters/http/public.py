@@ -332,11 +332,11 @@ def public_message(status: int, body: bytes) -> tuple[int, str]:
         if ceiling:
             limit, unit = ceiling.groups()
             over.append(f"{name} is over its limit of {limit} {unit}.")
-        else:
+        elif problem.rstrip(".").lower() not in message.lower():  # not said twice
             others.append(f"{name}: {problem}")
     if over:
         return 422, " ".join(over + others)
-    if problems:
+    if others:
         message = f"{message} " + " ".join(others)
     return status, message
 

@@ -240,7 +240,11 @@ def test_refusals_carry_cors_and_the_public_shape(shop: Shop, public: httpx.Clie
     message = refusal(public.post(f"{base}/quote", json=many), 422)
     assert "extras" in message
     assert "200" in message
-    assert refusal(public.post(f"{base}/quote", content=b"{not json"), 400)
+    not_json = refusal(public.post(f"{base}/quote", content=b"{not json"), 400)
+    # Said once, not the message and then the same again under the body's "field".
+    assert not_json == "The body is not valid JSON."
+    as_text = public.post(f"{base}/quote", content=b"{}", headers={"content-type": "text/plain"})
+    assert refusal(as_text, 400).count("Send the body as JSON") == 1
     unknown = {**DEMO_SELECTION, "serviceId": "svc_nothing"}
     assert "serviceId" in refusal(public.post(f"{base}/quote", json=unknown), 400)
 
