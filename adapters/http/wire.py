@@ -6,7 +6,8 @@ received.``.
 The answer is 400: ``{"error": {"code": "invalid_request", "message", "requestId"}}``
 with ``x-request-id``, or, when the broken request was already known to be for
 ``/api/public/*`` (its head was read and its body was not), ``{"error": "<message>"}``
-with ``Access-Control-Allow-Origin: *``; ``x-request-id`` on both. No key has been read,
+with ``Access-Control-Allow-Origin: *`` and the public answers' expose-headers;
+``x-request-id`` on both. No key has been read,
 so there are no rate-limit headers. The connection is closed, as uvicorn closes it, and
 one ``http_unreadable`` line is logged in place of uvicorn's plain-text warning.
 
@@ -25,6 +26,7 @@ import structlog
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from adapters.http.middleware import request_id_from
+from adapters.http.public import EXPOSE_HEADERS
 from adapters.http.redaction import masked_path
 
 MESSAGE = "The request could not be read as HTTP (a malformed request line, header or body)."
@@ -40,7 +42,10 @@ def error_response(scope: dict[str, Any] | None) -> tuple[bytes, str]:
     headers = [(b"x-request-id", request_id.encode("ascii"))]
     if isinstance(path, str) and path.startswith(PUBLIC_PREFIX):
         body = orjson.dumps({"error": MESSAGE})
-        headers.append((b"access-control-allow-origin", b"*"))
+        headers += [
+            (b"access-control-allow-origin", b"*"),
+            (b"access-control-expose-headers", EXPOSE_HEADERS.encode("ascii")),
+        ]
     else:
         body = orjson.dumps(
             {"error": {"code": "invalid_request", "message": MESSAGE, "requestId": request_id}}

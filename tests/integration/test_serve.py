@@ -122,6 +122,7 @@ def test_a_request_that_is_not_readable_http_is_answered_in_the_error_shape(tmp_
         )
         assert status == "HTTP/1.1 400 Bad Request"
         assert headers["access-control-allow-origin"] == "*"
+        assert "x-request-id" in headers["access-control-expose-headers"]
         assert isinstance(json.loads(body)["error"], str)
         assert headers["x-request-id"].startswith("req_")
         server.send_signal(signal.SIGTERM)
