@@ -11,6 +11,7 @@ completed, cancelled or rescheduled.
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime, timedelta
 from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
@@ -35,6 +36,7 @@ VIEWS = ("day", "week")
 DATE_ERROR = "Enter a date as YYYY-MM-DD, e.g. 2026-03-14, between 1970 and 2999."
 FIRST_DATE = date(1970, 1, 1)
 LAST_DATE = date(2999, 12, 31)
+ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 @frozen
@@ -85,8 +87,11 @@ class Row:
 def read_date(text: str) -> date | None:
     """``YYYY-MM-DD`` as a date from 1970 to 2999 (the dates a calendar can step around
     without leaving what Python's dates hold); None for anything else."""
+    text = text.strip()
+    if not ISO_DATE.fullmatch(text):  # not the basic form (20261125) nor a week date
+        return None
     try:
-        day = date.fromisoformat(text.strip())
+        day = date.fromisoformat(text)
     except ValueError:
         return None
     return day if FIRST_DATE <= day <= LAST_DATE else None
@@ -246,8 +251,13 @@ def calendar(visit: Visit) -> Response:
         cancelled_count=hidden,
         is_today=first <= today < first + step,
         links={
-            "previous": calendar_href(view, first - step, show_cancelled),
-            "next": calendar_href(view, first + step, show_cancelled),
+            # None past the dates the calendar reads: no step leads to a refusal.
+            "previous": calendar_href(view, first - step, show_cancelled)
+            if first - step >= FIRST_DATE
+            else None,
+            "next": calendar_href(view, first + step, show_cancelled)
+            if first + step <= LAST_DATE
+            else None,
             "today": calendar_href(view, today, show_cancelled),
             "day": calendar_href("day", day, show_cancelled),
             "week": calendar_href("week", day, show_cancelled),

@@ -299,7 +299,7 @@ def test_the_calendar_on_a_phone_and_a_bad_date(site: Site, context, screenshots
         re.compile(re.escape(f"view=week&date={monday + timedelta(days=7)}") + "$")
     )
 
-    for bad in ("2026-13-45", "0001-01-01", "9999-12-31"):
+    for bad in ("2026-13-45", "0001-01-01", "9999-12-31", "20261125", "2026-W48-2"):
         answer = page.goto(f"/admin/calendar?view=week&date={bad}")
         assert answer is not None
         assert answer.status == 422
@@ -307,6 +307,12 @@ def test_the_calendar_on_a_phone_and_a_bad_date(site: Site, context, screenshots
             "Enter a date as YYYY-MM-DD", use_inner_text=True
         )
         assert page.get_by_label("Go to date").get_attribute("value") == bad  # kept
+    # At the ends of the dates it reads, the calendar offers no step past them.
+    page.goto("/admin/calendar?view=day&date=2999-12-31")
+    expect(page.get_by_role("link", name="Previous")).to_be_visible()
+    expect(page.get_by_role("link", name="Next")).to_have_count(0)
+    page.goto("/admin/calendar?view=day&date=1970-01-01")
+    expect(page.get_by_role("link", name="Previous")).to_have_count(0)
 
 
 def test_the_crew_cannot_open_the_calendar_or_a_booking(site: Site, context):
