@@ -16,6 +16,7 @@ from booking_core.ledger import (
     DISPUTE_NOTE,
     DISPUTE_WON_NOTE,
     DISPUTED_TIP_NOTE,
+    MAX_AMOUNT_CENTS,
     POSITIVE_KINDS,
     WALLET_CREDIT_NOTE,
     BookingLedger,
@@ -31,7 +32,9 @@ from booking_core.ledger import (
 
 
 def _processor_amount(amount_cents: int, field_name: str = "amount_cents") -> None:
-    if error := amount_error(amount_cents, None):
+    # Capped like hand entries: a real card amount is far below it, and sums of entries
+    # (a booking's paid total, a customer's lifetime) stay well inside 64 bits.
+    if error := amount_error(amount_cents, MAX_AMOUNT_CENTS):
         raise ValidationFailed({field_name: error})
 
 

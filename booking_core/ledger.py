@@ -33,8 +33,12 @@ from booking_core.errors import LedgerRuleViolation, ReversalRefused, Validation
 MAX_NOTE_CHARS = 2_000
 """Longest note a person may write on an entry."""
 
-MAX_HAND_AMOUNT_CENTS = 100_000_000
-"""Largest amount one hand entry may carry (one million in the currency's main unit)."""
+MAX_AMOUNT_CENTS = 100_000_000
+"""Largest amount one entry may carry, by hand or from the card processor (one million in
+the currency's main unit; a card processor's own ceiling lies below it)."""
+
+MAX_HAND_AMOUNT_CENTS = MAX_AMOUNT_CENTS
+"""Largest amount one hand entry may carry."""
 
 DASHBOARD_REFUND_NOTE = "Refunded in the card processor's dashboard."
 """Note of a refund made in the processor's dashboard rather than through the service."""
@@ -166,6 +170,19 @@ def fires_payment_refunded(entry: PaymentEntry) -> bool:
     return entry.kind is Kind.TIP_REFUND and not is_dispute(entry)
 
 
+@frozen
+class LedgerTotals:
+    """A booking's paid total and tip money, as its ledger sums them (``BookingLedger``):
+    what the API shows as a booking's ``paidCents`` and ``tipsCents``."""
+
+    paid_cents: int = 0
+    tips_cents: int = 0
+
+
+NO_MONEY = LedgerTotals()
+"""The totals of a booking with no entries (a booking just made)."""
+
+
 def _entry_tuple(entries: Iterable[PaymentEntry]) -> tuple[PaymentEntry, ...]:
     return tuple(entries)
 
@@ -242,10 +259,27 @@ class BookingLedger:
         """Tip money on the booking, net of tip refunds, disputed tips and reversed tips."""
         return sum(e.amount_cents for e in self.entries if self.is_tip_money(e))
 
+    @cached_property
+    def hand_paid_cents(self) -> int:
+        """The money recorded by hand and still held: hand payments net of hand refunds and
+        of reversals by hand. Card money, wallet credit and tip money are not in it."""
+        return sum(
+            e.amount_cents
+            for e in self.entries
+            if e.origin is Origin.HAND and not self.is_tip_money(e)
+        )
+
+    @property
+    def totals(self) -> LedgerTotals:
+        """``paid_cents`` and ``tips_cents`` as one value."""
+        return LedgerTotals(paid_cents=self.paid_cents, tips_cents=self.tips_cents)
+
     @property
     def refundable_cents(self) -> int:
-        """The most a hand refund may give back: the paid total, never below zero."""
-        return max(self.paid_cents, 0)
+        """The most a hand refund may give back: the money that came in by hand and is still
+        held (``hand_paid_cents``), never more than the paid total, never below zero. Card
+        money is refunded through the card processor, so it never raises this."""
+        return max(min(self.hand_paid_cents, self.paid_cents), 0)
 
     @cached_property
     def reversed_ids(self) -> frozenset[str]:
@@ -351,7 +385,8 @@ def record_by_hand(
 
     Payments and tips are positive with a hand method. A refund is given positive and
     stored negative with method ``OFFLINE``; it may name the hand payment it refunds and
-    may not exceed the booking's paid total (nor what is left of the payment it names).
+    may not exceed the money that came in by hand (``refundable_cents``: never card money,
+    never more than the paid total) nor what is left of the payment it names.
     The entry is filed under ``customer_id``, the booking's customer; ``other_customer_id``
     is a customer the request named who is someone else (not that record, nor merged
     with it), refused like any field problem.
@@ -449,8 +484,11 @@ def _check_hand_refund(
             )
     if amount_cents > ledger.refundable_cents:
         raise LedgerRuleViolation(
-            f"A refund of {amount_cents} cents exceeds the {ledger.paid_cents} cents paid on "
-            f"booking {ledger.booking_id}; a refund may not exceed the booking's paid total."
+            f"A refund of {amount_cents} cents exceeds the {ledger.refundable_cents} cents that "
+            f"may be refunded by hand on booking {ledger.booking_id}: a hand refund gives back "
+            "money recorded by hand (net of earlier refunds and reversals), at most the "
+            "booking's paid total. Card money is refunded through the card processor, not by "
+            "hand."
         )
     return refunded
 
@@ -463,7 +501,8 @@ def reverse_entry(
     It carries the opposite amount, the original's method, booking and customer, and
     ``reverses`` = the original's id. ``ReversalRefused`` when the original is card money,
     was settled by wallet credit, is itself a reversal, was already reversed, still has
-    refunds naming it, or when undoing it would take the paid total below zero.
+    refunds naming it, or when undoing it would take the paid total, or the money held by
+    hand (``hand_paid_cents``), below zero.
     """
     if original.id not in ledger:
         raise ValueError(f"entry {original.id} is not on this ledger")
@@ -493,6 +532,14 @@ def reverse_entry(
         raise refuse(
             f"undoing it would take the paid total of booking {ledger.booking_id} below zero "
             f"({ledger.paid_cents} cents paid); reverse the refunds first."
+        )
+    if counted and ledger.hand_paid_cents - original.amount_cents < 0:
+        # Hand refunds give back hand money only; undoing the hand money they gave back
+        # would leave them refunding card money.
+        raise refuse(
+            f"undoing it would take the money recorded by hand on booking "
+            f"{ledger.booking_id} below zero ({ledger.hand_paid_cents} cents held by hand); "
+            "reverse the hand refunds first."
         )
     return PaymentEntry(
         id=entry_id,

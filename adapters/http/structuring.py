@@ -124,7 +124,8 @@ description alike."""
 MAX_CENTS = 100_000_000
 """The ceiling of every cents field: one million dollars, far above any home-service job."""
 
-Cents = Annotated[int, Between(-MAX_CENTS, MAX_CENTS)]
+HandCents = Annotated[int, Between(1, MAX_CENTS)]
+"""An amount recorded by hand: positive (a refund too: given positive, stored negative)."""
 PriceCents = Annotated[int, Between(0, MAX_CENTS)]
 """A price in cents: never negative (a hand-priced quote line)."""
 Quantity = Annotated[int, Between(0, 10_000)]

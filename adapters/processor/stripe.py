@@ -17,7 +17,9 @@ Which Stripe events land, and as what:
   ``lost`` moves nothing more.
 - ``account.application.deauthorized``: the account is disconnected.
 
-Every other type is acknowledged as ignored.
+Every other type is acknowledged as ignored. An amount above ``MAX_AMOUNT_CENTS`` (more
+than Stripe ever takes, and more than one ledger entry carries) makes the body no Stripe
+event: refused like one, and nothing is written.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from typing import Any
 import stripe
 
 from booking_core.errors import ValidationFailed
+from booking_core.ledger import MAX_AMOUNT_CENTS
 from booking_core.services.processor import (
     ChargeNotice,
     DeauthorizedNotice,
@@ -210,7 +213,17 @@ def _card_refs(subject: Mapping[str, Any], what: str) -> tuple[str, ...]:
 
 
 def _amount(subject: Mapping[str, Any], key: str, what: str) -> int:
+    """The positive amount at ``key``. None there is unusable (ignored); one over
+    ``MAX_AMOUNT_CENTS``, above any amount Stripe takes, makes the body no Stripe event."""
     amount = subject.get(key)
     if type(amount) is not int or amount <= 0:
         raise _Unusable(f"The {what} has no positive {key}.")
+    if amount > MAX_AMOUNT_CENTS:
+        raise ValidationFailed(
+            {
+                "body": f"data.object.{key} is over {MAX_AMOUNT_CENTS} cents, the most one "
+                "ledger entry carries (and more than Stripe takes)."
+            },
+            "The body is not a Stripe event: its amount is out of range.",
+        )
     return amount

@@ -5,6 +5,7 @@ the card processor and the credit migration would)."""
 from __future__ import annotations
 
 import secrets
+from collections import Counter
 from typing import Any
 
 import httpx
@@ -19,6 +20,7 @@ from booking_core.services.payments import (
     apply_processor_event,
 )
 from tests.e2e.support import API, Stack, add_booking, demo_customer_id, error_of, idem
+from tests.e2e.test_booking_races import together
 
 
 @pytest.fixture
@@ -323,3 +325,137 @@ def test_the_ledger_filters_by_booking_and_stays_within_the_company(
             "not_found",
         )
     assert [e["id"] for e in ledger(api, booking)] == [mine["id"]]
+
+
+def ledger_sum(api: httpx.Client, booking_id: str) -> int:
+    """What the booking's entries add up to (its paid total when it has no tip money)."""
+    return sum(e["amountCents"] for e in ledger(api, booking_id))
+
+
+def test_card_money_is_not_refunded_by_hand_when_the_refund_names_no_payment(
+    stack: Stack, api: httpx.Client, booking: str
+):
+    """A booking paid only by card: a hand refund leaving out ``reverses`` was capped by the
+    whole paid total, card money included, so the card money went back twice (by hand,
+    then in the processor) and the paid totals went to -15000."""
+    card = _card_payment(stack, booking, 15_000)
+
+    refused = error_of(
+        record(api, booking, kind="REFUND", amountCents=15_000), 422, "unprocessable"
+    )
+    assert "0 cents that may be refunded by hand" in refused["message"]
+    assert "Card money is refunded through the card processor" in refused["message"]
+    assert len(ledger(api, booking)) == 1
+
+    apply_processor_event(  # the refund is made where it belongs, on the card
+        CardMoneyRefunded(
+            company_id=stack.company.id,
+            booking_id=booking,
+            payment_ref=card["ref"],
+            amount_cents=15_000,
+            from_dashboard=True,
+        ),
+        uow=stack.container.uow(),
+        clock=stack.container.clock,
+    )
+    assert ledger_sum(api, booking) == 0
+    assert sorted(e["amountCents"] for e in ledger(api, booking)) == [-15_000, 15_000]
+
+
+def test_a_hand_refund_gives_back_hand_money_only_beside_card_money(
+    stack: Stack, api: httpx.Client, booking: str
+):
+    _card_payment(stack, booking, 15_000)
+    cash = record(api, booking, kind="PAYMENT", amountCents=4_000, method="CASH").json()
+
+    over = error_of(record(api, booking, kind="REFUND", amountCents=4_001), 422, "unprocessable")
+    assert "4000 cents that may be refunded by hand" in over["message"]
+    assert record(api, booking, kind="REFUND", amountCents=4_000).status_code == 201
+    assert ledger_sum(api, booking) == 15_000
+    # The cash refunded by hand (unnamed) cannot be undone by reversing the cash payment:
+    # the hand refund would then be giving back card money.
+    refused = error_of(reverse(api, cash["id"]), 422, "unprocessable")
+    assert "below zero" in refused["message"]
+    assert ledger_sum(api, booking) == 15_000
+
+
+def test_wallet_credit_is_not_refunded_by_hand_whether_named_or_not(
+    stack: Stack, api: httpx.Client, booking: str
+):
+    replacement = replace_credit_entry(
+        entry_id=f"pay_credit_{secrets.token_hex(4)}",
+        company_id=stack.company.id,
+        booking_id=booking,
+        customer_id=None,
+        kind=Kind.PAYMENT,
+        amount_cents=4_200,
+        created_at=stack.container.clock.now(),
+    )
+    with stack.container.uow() as uow:
+        uow.payments.add(replacement)
+        uow.commit()
+    named = record(api, booking, kind="REFUND", amountCents=4_200, reverses=replacement.id)
+    assert "wallet credit" in error_of(named, 422, "unprocessable")["message"]
+    unnamed = record(api, booking, kind="REFUND", amountCents=4_200)
+    assert (
+        "0 cents that may be refunded by hand" in error_of(unnamed, 422, "unprocessable")["message"]
+    )
+    assert ledger_sum(api, booking) == 4_200
+
+
+def test_an_amount_over_the_ceiling_names_the_accepted_range(api: httpx.Client, booking: str):
+    for cents in (100_000_001, 0, -100):
+        refused = error_of(
+            record(api, booking, kind="PAYMENT", amountCents=cents, method="CASH"),
+            400,
+            "invalid_request",
+        )
+        assert refused["fieldErrors"] == {"amountCents": "A whole number from 1 to 100000000."}
+    biggest = record(api, booking, kind="PAYMENT", amountCents=100_000_000, method="CASH")
+    assert biggest.status_code == 201, biggest.text
+    assert ledger(api, booking)[0]["amountCents"] == 100_000_000
+
+
+def test_the_documented_request_says_exactly_what_is_accepted(api: httpx.Client, booking: str):
+    """The OpenAPI body of ``POST /payments`` lists the kinds, methods and amounts the server
+    takes; every kind and method it leaves out is refused."""
+    document = api.get("/api/openapi.json").json()
+    body = document["paths"][f"{API}/payments"]["post"]["requestBody"]["content"][
+        "application/json"
+    ]["schema"]["properties"]
+    assert body["kind"]["enum"] == ["PAYMENT", "TIP", "REFUND"]
+    assert body["method"]["enum"] == ["CASH", "CHECK", "BANK_TRANSFER", "OTHER", "OFFLINE", None]
+    amount = body["amountCents"]
+    assert (amount["minimum"], amount["maximum"]) == (1, 100_000_000)
+
+    for kind in ("TIP_REFUND", "DISPUTE", "REVERSAL"):
+        refused = record(api, booking, kind=kind, amountCents=100, method="CASH")
+        assert "kind" in error_of(refused, 400, "invalid_request")["fieldErrors"]
+    refused = record(api, booking, kind="PAYMENT", amountCents=100, method="CARD")
+    assert "method" in error_of(refused, 400, "invalid_request")["fieldErrors"]
+    for method in body["method"]["enum"]:
+        kind = "REFUND" if method in ("OFFLINE", None) else "PAYMENT"
+        if kind == "REFUND":
+            record(api, booking, kind="PAYMENT", amountCents=1, method="CASH")
+        accepted = record(api, booking, kind=kind, amountCents=1, method=method)
+        assert accepted.status_code == 201, (method, accepted.text)
+
+
+def test_hand_refunds_racing_beside_card_money_never_give_back_more_than_came_in_by_hand(
+    stack: Stack, api: httpx.Client, booking: str
+):
+    """Twenty hand refunds of 1000 at once on a booking holding 20000 of card money and
+    3000 of cash: the booking's ledger is held while each checks the hand money, so three
+    land and the card money stays whole (on SQLite one writer at a time, on PostgreSQL
+    the ledger's advisory lock)."""
+    _card_payment(stack, booking, 20_000)
+    assert record(api, booking, kind="PAYMENT", amountCents=3_000, method="CASH").status_code == 201
+
+    def attempt(client: httpx.Client, n: int) -> httpx.Response:
+        body = {"bookingId": booking, "kind": "REFUND", "amountCents": 1_000, "note": f"r{n}"}
+        return client.post(f"{API}/payments", json=body, headers=idem())
+
+    outcomes = together(stack, stack.key, 20, attempt)
+
+    assert Counter(status for status, _ in outcomes) == {201: 3, 422: 17}
+    assert ledger_sum(api, booking) == 20_000

@@ -225,6 +225,26 @@ def test_a_bad_signature_is_400_and_writes_nothing(stack, hooks, shop, signature
     assert outcome(deliver(hooks, paid))["outcome"] == "ingested"
 
 
+@pytest.mark.parametrize("amount", [10**20, 2**63 - 1, 100_000_001])
+def test_an_amount_over_the_ledger_ceiling_is_400_and_writes_nothing(stack, hooks, shop, amount):
+    """A signed event with an amount past what one entry carries (and past anything Stripe
+    takes) answered 500 (10^20), or landed and pushed the paid totals past 64 bits."""
+    paid = stripe.charge(shop.account, shop.booking_id, 100)
+    paid["data"]["object"]["amount_captured"] = amount
+    error = error_of(deliver(hooks, paid), 400, "invalid_request")
+    assert error["fieldErrors"] == {
+        "body": "data.object.amount_captured is over 100000000 cents, the most one ledger "
+        "entry carries (and more than Stripe takes)."
+    }
+    assert ledger(stack, shop) == []
+
+    landed = stripe.charge(shop.account, shop.booking_id, 100_000_000)
+    assert outcome(deliver(hooks, landed))["outcome"] == "ingested"
+    refund = stripe.refund(shop.account, landed, amount)
+    assert "body" in error_of(deliver(hooks, refund), 400, "invalid_request")["fieldErrors"]
+    assert [entry["amountCents"] for entry in ledger(stack, shop)] == [100_000_000]
+
+
 def test_a_missing_signature_is_400(hooks):
     with client(hooks) as http:
         response = http.post(PATH, content=b"{}", headers={"content-type": "application/json"})

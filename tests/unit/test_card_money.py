@@ -62,6 +62,15 @@ def test_card_money_of_no_cents_is_a_field_error() -> None:
     assert refused.value.field_errors == {"amount_cents": "Give a positive whole number of cents."}
 
 
+def test_card_money_over_the_ceiling_of_one_entry_is_a_field_error() -> None:
+    """Capped like hand entries, so sums of entries stay far inside 64 bits."""
+    _, biggest = by_card(empty(), 100_000_000)
+    assert biggest.amount_cents == 100_000_000
+    with pytest.raises(ValidationFailed) as refused:
+        by_card(empty(), 100_000_001)
+    assert refused.value.field_errors == {"amount_cents": "At most 100000000 cents."}
+
+
 def test_a_card_refund_is_online_card_money_of_the_refunded_charge() -> None:
     _, charge = by_card(empty(), 5_000, ref="pi_r")
 

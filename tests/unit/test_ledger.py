@@ -289,6 +289,7 @@ def test_only_card_money_is_refunded_or_disputed_through_the_processor() -> None
 def test_payment_refunded_fires_for_refunds_and_tip_refunds_but_not_disputes() -> None:
     ledger, charge = by_card(empty(), 5_000)
     ledger, tip = by_card(ledger, 500, tip=True)
+    ledger, _ = by_hand(ledger, Kind.PAYMENT, 100)
     ledger, hand_refund = by_hand(ledger, Kind.REFUND, 100)
 
     assert fires_payment_refunded(card_refund(charge, entry_id=_id(), amount_cents=1, at=AT))
@@ -359,7 +360,7 @@ def test_hand_refund_beyond_paid_total_is_refused() -> None:
     ledger, _ = by_hand(ledger, Kind.TIP, 2_000)
     ledger, _ = by_hand(ledger, Kind.REFUND, 1_000)
 
-    with pytest.raises(LedgerRuleViolation, match="may not exceed the booking's paid total"):
+    with pytest.raises(LedgerRuleViolation, match="exceeds the 4000 cents that may be refunded"):
         by_hand(ledger, Kind.REFUND, 4_001)
     by_hand(ledger, Kind.REFUND, 4_000)
 

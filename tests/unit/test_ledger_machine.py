@@ -111,6 +111,14 @@ class LedgerMachine(RuleBasedStateMachine):
     def _model_paid(self) -> int:
         return sum(e.amount_cents for e in self._entries() if e.id not in self.tip_ids)
 
+    def _model_hand(self) -> int:
+        """Job money recorded by hand (payments, hand refunds, reversals by hand)."""
+        return sum(
+            e.amount_cents
+            for e in self._entries()
+            if e.origin is Origin.HAND and e.id not in self.tip_ids
+        )
+
     def _card_money(self, tip: bool) -> list[PaymentEntry]:
         kind = Kind.TIP if tip else Kind.PAYMENT
         return [e for e in self._entries() if e.origin is Origin.PROCESSOR and e.kind is kind]
@@ -142,6 +150,7 @@ class LedgerMachine(RuleBasedStateMachine):
         candidates = [None, *(e.id for e in self._entries())]
         reverses = data.draw(st.sampled_from(candidates), label="reverses")
         paid_before = self._model_paid()
+        hand_before = self._model_hand()
         cmd = RecordPayment(
             company_id=COMPANY,
             booking_id=self.booking.id,
@@ -156,9 +165,12 @@ class LedgerMachine(RuleBasedStateMachine):
         )
         if paid_before < amount:
             assert entry is None, "a hand refund went beyond the paid total"
+        if hand_before < amount:
+            assert entry is None, "a hand refund gave back card money or wallet credit"
         if entry is not None:
             assert entry.amount_cents == -amount
             assert self._model_paid() >= 0
+            assert self._model_hand() >= 0
 
     @rule(data=st.data())
     def reverse(self, data: st.DataObject) -> None:
@@ -289,7 +301,12 @@ class LedgerMachine(RuleBasedStateMachine):
         assert ledger.paid_cents == self._model_paid()
         tips = sum(e.amount_cents for e in self._entries() if e.id in self.tip_ids)
         assert ledger.tips_cents == tips
-        assert ledger.refundable_cents == max(self._model_paid(), 0)
+        assert ledger.hand_paid_cents == self._model_hand()
+        assert ledger.refundable_cents == max(min(self._model_paid(), self._model_hand()), 0)
+
+    @invariant()
+    def money_recorded_by_hand_never_goes_below_zero(self) -> None:
+        assert self._model_hand() >= 0
 
     @invariant()
     def no_entry_is_reversed_twice(self) -> None:

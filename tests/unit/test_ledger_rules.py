@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from booking_core.card_money import card_refund, dispute_opened
 from booking_core.errors import LedgerRuleViolation, ReversalRefused, ValidationFailed
 from booking_core.ledger import (
     MAX_HAND_AMOUNT_CENTS,
@@ -367,8 +368,10 @@ def test_a_hand_refund_of_the_refundable_amount_is_accepted_one_cent_more_refuse
     with pytest.raises(LedgerRuleViolation) as refused:
         by_hand(ledger, Kind.REFUND, 4_001)
     assert str(refused.value) == (
-        "A refund of 4001 cents exceeds the 4000 cents paid on booking bkg_1; "
-        "a refund may not exceed the booking's paid total."
+        "A refund of 4001 cents exceeds the 4000 cents that may be refunded by hand on booking "
+        "bkg_1: a hand refund gives back money recorded by hand (net of earlier refunds and "
+        "reversals), at most the booking's paid total. Card money is refunded through the card "
+        "processor, not by hand."
     )
     ledger, refund = by_hand(ledger, Kind.REFUND, 4_000)
     assert refund.amount_cents == -4_000
@@ -414,6 +417,67 @@ def test_a_hand_refund_naming_anything_but_a_live_hand_payment_is_refused() -> N
         with pytest.raises(LedgerRuleViolation) as refused:
             by_hand(ledger, Kind.REFUND, 100, reverses=named)
         assert str(refused.value) == text
+
+
+def test_a_hand_refund_without_reverses_may_not_give_back_card_money() -> None:
+    """Card money is refunded through the processor: named in ``reverses`` or not, it is
+    never refundable by hand, so a later refund in the processor cannot refund it twice."""
+    ledger, _ = by_card(empty(), 15_000)
+    assert (ledger.paid_cents, ledger.hand_paid_cents, ledger.refundable_cents) == (15_000, 0, 0)
+
+    with pytest.raises(LedgerRuleViolation) as refused:
+        by_hand(ledger, Kind.REFUND, 15_000)
+    assert str(refused.value) == (
+        "A refund of 15000 cents exceeds the 0 cents that may be refunded by hand on booking "
+        "bkg_1: a hand refund gives back money recorded by hand (net of earlier refunds and "
+        "reversals), at most the booking's paid total. Card money is refunded through the card "
+        "processor, not by hand."
+    )
+
+
+def test_a_hand_refund_gives_back_at_most_the_hand_money_beside_card_money() -> None:
+    ledger, _ = by_card(empty(), 15_000)
+    ledger, _ = by_hand(ledger, Kind.PAYMENT, 2_000)
+    ledger, _ = by_hand(ledger, Kind.TIP, 700)  # tips are never the paid total's
+    assert ledger.refundable_cents == 2_000
+
+    with pytest.raises(LedgerRuleViolation, match="exceeds the 2000 cents that may be refunded"):
+        by_hand(ledger, Kind.REFUND, 2_001)
+    ledger, _ = by_hand(ledger, Kind.REFUND, 1_500)
+    assert ledger.refundable_cents == 500
+    ledger, _ = by_hand(ledger, Kind.REFUND, 500)
+    assert (ledger.paid_cents, ledger.hand_paid_cents, ledger.refundable_cents) == (15_000, 0, 0)
+
+
+def test_wallet_credit_is_not_refundable_by_hand_unnamed_either() -> None:
+    ledger = empty().with_entry(credit_entry(4_200))
+    assert (ledger.paid_cents, ledger.refundable_cents) == (4_200, 0)
+
+    with pytest.raises(LedgerRuleViolation, match="exceeds the 0 cents that may be refunded"):
+        by_hand(ledger, Kind.REFUND, 4_200)
+
+
+def test_a_hand_refund_never_exceeds_the_paid_total_when_card_money_went_back() -> None:
+    """Hand money of 5000 beside a card charge refunded and disputed in full: the paid
+    total is 2000 below the hand money, and a hand refund stops at the paid total."""
+    ledger, charge = by_card(empty(), 2_000)
+    ledger = ledger.with_entry(card_refund(charge, entry_id=_id(), amount_cents=2_000, at=AT))
+    ledger = ledger.with_entry(dispute_opened(charge, entry_id=_id(), amount_cents=2_000, at=AT))
+    ledger, _ = by_hand(ledger, Kind.PAYMENT, 5_000)
+    assert (ledger.paid_cents, ledger.hand_paid_cents, ledger.refundable_cents) == (
+        3_000,
+        5_000,
+        3_000,
+    )
+
+
+def test_reversing_a_hand_refund_gives_its_money_back_to_what_may_be_refunded() -> None:
+    ledger, _ = by_card(empty(), 10_000)
+    ledger, _ = by_hand(ledger, Kind.PAYMENT, 1_000)
+    ledger, refund = by_hand(ledger, Kind.REFUND, 1_000)
+    assert ledger.refundable_cents == 0
+    ledger, _ = reverse(ledger, refund)
+    assert (ledger.hand_paid_cents, ledger.refundable_cents) == (1_000, 1_000)
 
 
 def test_a_hand_refund_takes_the_customer_of_the_payment_it_names_unless_given() -> None:
@@ -479,6 +543,22 @@ def test_a_reversal_below_a_zero_paid_total_gives_the_paid_total() -> None:
         "undoing it would take the paid total of booking bkg_1 below zero (3000 cents paid); "
         "reverse the refunds first."
     )
+
+
+def test_a_hand_payment_refunded_by_hand_is_not_reversed_onto_card_money() -> None:
+    """Cash refunded by hand (without naming it) beside card money: reversing the cash
+    payment would leave the hand refund giving back card money, so it is refused."""
+    ledger, _ = by_card(empty(), 15_000)
+    ledger, cash = by_hand(ledger, Kind.PAYMENT, 5_000)
+    ledger, refund = by_hand(ledger, Kind.REFUND, 5_000)
+
+    assert refused_reason(ledger, cash) == (
+        "undoing it would take the money recorded by hand on booking bkg_1 below zero "
+        "(0 cents held by hand); reverse the hand refunds first."
+    )
+    ledger, _ = reverse(ledger, refund)
+    ledger, _ = reverse(ledger, cash)
+    assert (ledger.paid_cents, ledger.hand_paid_cents) == (15_000, 0)
 
 
 def test_a_reversal_down_to_exactly_zero_paid_is_accepted() -> None:

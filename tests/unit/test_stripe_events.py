@@ -156,3 +156,26 @@ def test_an_event_lacking_an_amount_is_ignored_not_refused():
     del paid["data"]["object"]["amount_captured"]
     paid["data"]["object"]["amount"] = "100"
     assert read(paid).notice == IgnoredNotice("The charge has no positive amount.")
+
+
+@pytest.mark.parametrize("amount", [100_000_001, 2**63 - 1, 10**20])
+def test_an_amount_over_the_ledger_ceiling_makes_the_body_no_event(amount: int):
+    """Above what one ledger entry carries (and what Stripe takes): refused as a body that
+    is no Stripe event, naming the amount, never read into a notice that would land."""
+    paid = stripe.charge(ACCOUNT, "bkg_1", 100)
+    paid["data"]["object"]["amount_captured"] = amount
+    body = stripe.encode(paid)
+    error = refused(body, stripe.sign(body))
+    assert error.field_errors == {
+        "body": "data.object.amount_captured is over 100000000 cents, the most one ledger "
+        "entry carries (and more than Stripe takes)."
+    }
+    for event in (stripe.refund(ACCOUNT, paid, amount), stripe.dispute(ACCOUNT, paid, amount)):
+        body = stripe.encode(event)
+        assert "data.object.amount is over" in refused(body, stripe.sign(body)).field_errors["body"]
+
+
+def test_an_amount_of_exactly_the_ceiling_is_read():
+    notice = read(stripe.charge(ACCOUNT, "bkg_1", 100_000_000)).notice
+    assert isinstance(notice, ChargeNotice)
+    assert notice.amount_cents == 100_000_000

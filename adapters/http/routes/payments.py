@@ -7,11 +7,19 @@ from datetime import datetime
 from attrs import field, frozen
 
 from adapters.http.endpoint import Context, Endpoint, Reply
+from adapters.http.jsonschema import schema
 from adapters.http.queries import PageQuery
-from adapters.http.structuring import Cents, Id, Note
+from adapters.http.structuring import HandCents, Id, Note
 from adapters.http.views.payments import PaymentView, payment_view
-from booking_core.ledger import Kind, Method
+from booking_core.ledger import HAND_KINDS, HAND_METHODS, Kind, Method
 from booking_core.services import payments as cases
+
+HAND_KIND_NAMES = [kind.value for kind in Kind if kind in HAND_KINDS]
+HAND_METHOD_NAMES = [
+    method.value for method in Method if method in HAND_METHODS or method is Method.OFFLINE
+]
+"""What ``POST /payments`` accepts, as its schema states: the core refuses every other kind
+and method with a reason (card money is the processor's; a refund's method is OFFLINE)."""
 
 
 @frozen(kw_only=True)
@@ -21,9 +29,18 @@ class PaymentBody:
     method OFFLINE) which may name the payment it refunds in ``reverses``."""
 
     booking_id: Id
-    kind: Kind
-    amount_cents: Cents
-    method: Method | None = None
+    kind: Kind = field(metadata=schema(enum=HAND_KIND_NAMES))
+    amount_cents: HandCents = field(
+        metadata=schema(description="positive; a REFUND is given positive and stored negative")
+    )
+    method: Method | None = field(
+        default=None,
+        metadata=schema(
+            enum=[*HAND_METHOD_NAMES, None],
+            description="CASH, CHECK, BANK_TRANSFER or OTHER for a PAYMENT or TIP; OFFLINE "
+            "(or left out) for a REFUND",
+        ),
+    )
     note: Note = ""
     reverses: Id | None = None
     customer_id: Id | None = field(
