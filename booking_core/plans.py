@@ -28,7 +28,6 @@ from booking_core.booking_orders import (
     crew_errors,
     dates_errors,
     distinct_codes,
-    job_minutes,
     make_visit,
     new_booking,
     new_multi_date,
@@ -55,7 +54,7 @@ from booking_core.clock import require_aware
 from booking_core.coupons import normalize_code
 from booking_core.errors import NotFoundError, ValidationFailed
 from booking_core.ids import new_id
-from booking_core.pricing import Selection, Visit
+from booking_core.pricing import LineKind, PriceBreakdown, Selection, Visit, redated
 
 PLAN_HORIZON_DAYS = 56
 """Visits are materialised up to eight weeks (of local dates) ahead of now, or of a later
@@ -463,7 +462,7 @@ def reschedule(
     at: datetime,
     cutoff_hours: int,
     crew_ids: Sequence[str] | None = None,
-    price_visit: PriceVisit | None = None,
+    catalog: Catalog | None = None,
 ) -> list[Booking]:
     """Move the target to ``new_start`` (and, for ``this_and_future``, every later visit of
     its plan that is scheduled and not yet begun by the same wall-clock shift, so each keeps
@@ -471,8 +470,10 @@ def reschedule(
 
     Admin-grade: never refused for the self-service cutoff; each moved visit's activity
     entry carries ``insideCutoff: true`` when its old or new start is less than
-    ``cutoff_hours`` after ``at``. ``crew_ids`` reassigns every moved visit;
-    ``price_visit`` re-prices them (date fees), else prices and durations are kept.
+    ``cutoff_hours`` after ``at``. ``crew_ids`` reassigns every moved visit. With
+    ``catalog`` each moved visit's price is re-dated (``moved_price``: its date fees
+    follow it) and an entry whose total changed carries ``fromTotalCents`` and
+    ``toTotalCents``; without it prices are kept. Durations are always kept.
     """
     require_aware(at, "at")
     target, later = _target(visits, target_id)
@@ -497,10 +498,8 @@ def reschedule(
         crew = tuple(crew_ids) if crew_ids is not None else visit.crew_ids
         if start == visit.start and crew == visit.crew_ids and planned == visit.planned_start:
             continue
-        breakdown = visit.price
-        if price_visit is not None:
-            breakdown = price_visit(start, Visit.FIRST if visit.visit_index == 0 else Visit.LATER)
-        minutes = job_minutes(breakdown, visit.service_id)
+        breakdown = visit.price if catalog is None else moved_price(visit, start, catalog)
+        minutes = visit.duration_minutes
         cutoff = at + timedelta(hours=cutoff_hours)
         details: dict[str, DetailValue] = {
             "scope": scope.value,
@@ -512,6 +511,9 @@ def reschedule(
             details["targetId"] = target.id
         if crew != visit.crew_ids:
             details["crewIds"] = ",".join(crew)
+        if breakdown.total_cents != visit.price.total_cents:
+            details["fromTotalCents"] = visit.price.total_cents
+            details["toTotalCents"] = breakdown.total_cents
         changed.append(
             record(
                 visit,
@@ -528,6 +530,30 @@ def reschedule(
             )
         )
     return changed
+
+
+def catalog_priced(visit: Booking) -> bool:
+    """True when ``visit``'s price was made from the catalog: its first line is its
+    service's own base line (discountable). A booking made from a hand-priced quote carries
+    the quote's lines instead (``line_0``, ..., never discountable) and no date fees."""
+    first = visit.price.lines[0] if visit.price.lines else None
+    return (
+        first is not None
+        and first.kind is LineKind.BASE
+        and first.id == visit.service_id
+        and first.discountable
+    )
+
+
+def moved_price(visit: Booking, start: datetime, catalog: Catalog) -> PriceBreakdown:
+    """The price of ``visit`` moved to ``start``: re-dated (``pricing.redated``) for its
+    new local date in the company's timezone, as pricing picks date fees (a multi-day job
+    by its first day). A move within the same local date, and a hand-priced visit, keep
+    the price as agreed."""
+    new_date = start.astimezone(catalog.zone).date()
+    if not catalog_priced(visit) or new_date == visit.start.astimezone(catalog.zone).date():
+        return visit.price
+    return redated(visit.price, catalog, new_date)
 
 
 def _shifted(instant: datetime, shift: timedelta, zone: ZoneInfo) -> datetime:

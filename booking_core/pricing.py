@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from typing import NamedTuple
 
 import attrs
@@ -226,12 +226,12 @@ def price(
     discounted_subtotal = subtotal - discount_total
 
     fees = _fees(catalog, service, selection, discounted_subtotal)
-    fees_total = sum(f.amount_cents for f in fees)
-    taxable = (discounted_subtotal if service.taxable else 0) + sum(
-        f.amount_cents for f in fees if f.taxable
+    fees_total, taxable, tax, total = _fee_totals(
+        discounted_subtotal,
+        fees,
+        discounted_subtotal if service.taxable else 0,
+        catalog.tax_rate_bps,
     )
-    tax = apply_bps(taxable, catalog.tax_rate_bps)
-    total = max(0, discounted_subtotal + fees_total + tax)
 
     return PriceBreakdown(
         visit=visit,
@@ -249,6 +249,50 @@ def price(
         total_cents=total,
         duration_minutes=duration,
     )
+
+
+def redated(breakdown: PriceBreakdown, catalog: Catalog, local_date: date) -> PriceBreakdown:
+    """``breakdown`` moved to the job's new ``local_date`` (company time): its ``date`` fee
+    lines replaced by the catalog's date fees for that date (percentage ones on the same
+    post-discount subtotal), then tax and total recomputed as ``price`` does, at the
+    breakdown's own tax rate. Lines, discounts, every other fee and the duration stay as
+    they were agreed; the catalog's other prices never enter (docs/pricing.md)."""
+    order = {fee.id: index for index, fee in enumerate(catalog.fees)}
+    kept = [fee for fee in breakdown.fees if fee.kind is not FeeKind.DATE]
+    dated = [
+        _fee_line(fee, breakdown.discounted_subtotal_cents)
+        for fee in catalog.fees
+        if fee.kind is FeeKind.DATE
+        and fee.applies(local_date=local_date, zip_code=None, service_id="")
+    ]
+    # Catalog order, as ``price`` lists fees; a kept fee since removed from it goes last.
+    fees = tuple(sorted(kept + dated, key=lambda fee: order.get(fee.id, len(order))))
+    taxable_base = breakdown.taxable_cents - sum(
+        f.amount_cents for f in breakdown.fees if f.taxable
+    )
+    fees_total, taxable, tax, total = _fee_totals(
+        breakdown.discounted_subtotal_cents, fees, taxable_base, breakdown.tax_rate_bps
+    )
+    return attrs.evolve(
+        breakdown,
+        fees=fees,
+        fees_cents=fees_total,
+        taxable_cents=taxable,
+        tax_cents=tax,
+        total_cents=total,
+    )
+
+
+def _fee_totals(
+    discounted_subtotal: int, fees: Sequence[FeeLine], taxable_base: int, tax_rate_bps: int
+) -> tuple[int, int, int, int]:
+    """The fees' sum, the taxable amount (``taxable_base``, the post-discount subtotal of a
+    taxable service, plus every taxable fee), its tax rounded once, and the total, never
+    below zero."""
+    fees_total = sum(f.amount_cents for f in fees)
+    taxable = taxable_base + sum(f.amount_cents for f in fees if f.taxable)
+    tax = apply_bps(taxable, tax_rate_bps)
+    return fees_total, taxable, tax, max(0, discounted_subtotal + fees_total + tax)
 
 
 def price_period(catalog: Catalog, at: datetime) -> tuple[int, ...]:

@@ -15,7 +15,7 @@ from booking_core.bookings import Booking, cancel, wall_clock_instant
 from booking_core.catalog import FeeDefinition, FeeKind
 from booking_core.catalog import Service as CatalogService
 from booking_core.coupons import Coupon
-from booking_core.errors import InvalidTransition, NotFoundError, RuleViolation, ValidationFailed
+from booking_core.errors import InvalidTransition, NotFoundError, ValidationFailed
 from booking_core.plans import (
     PLAN_HORIZON_DAYS,
     CancelScope,
@@ -366,26 +366,18 @@ def test_a_this_and_future_reassignment_skips_a_target_already_so_staffed():
     assert all(v.crew_ids == ("crew_a",) for v in moved)
 
 
-def test_repricing_a_later_visit_prices_it_as_a_later_visit():
+def test_re_dating_a_later_visit_keeps_it_a_later_visit():
     visits = weekly()
-    (moved,) = _move(visits, 2, local(2026, 3, 19, 9), price_visit=pricer(order("weekly")))
+    (moved,) = _move(visits, 2, local(2026, 3, 24, 9), catalog=CATALOG)
     assert moved.price.visit is Visit.LATER
     assert moved.duration_minutes == 120
 
 
-def test_repricing_changes_the_duration_to_the_new_price():
+def test_re_dating_never_changes_the_duration():
     visits = weekly()
-    plain = order("weekly", selection=Selection("svc_clean", "weekly"))
-    (moved,) = _move(visits, 0, local(2026, 3, 5, 9), price_visit=pricer(plain))
-    assert moved.duration_minutes == 120
-    assert moved.end - moved.start == timedelta(minutes=120)
-
-
-def test_repricing_to_a_job_without_duration_names_the_visit_service():
-    visits = weekly()
-    empty = pricer(order("weekly", selection=Selection("svc_quick", "weekly")))
-    with pytest.raises(RuleViolation, match=r"^Service 'svc_clean' gives a job of 0 minutes"):
-        _move(visits, 1, local(2026, 3, 11, 9), price_visit=empty)
+    (moved,) = _move(visits, 0, local(2026, 3, 24, 9), catalog=CATALOG)
+    assert moved.duration_minutes == visits[0].duration_minutes == 150
+    assert moved.end - moved.start == timedelta(minutes=150)
 
 
 # --- Whatever the server's own time zone -----------------------------------------------

@@ -22,12 +22,14 @@ from booking_core.bookings import (
     start_job,
     wall_clock_instant,
 )
+from booking_core.catalog import FeeDefinition, FeeKind
 from booking_core.errors import InvalidTransition, NotFoundError, ValidationFailed
 from booking_core.plans import (
     PLAN_HORIZON_DAYS,
     CancelScope,
     RescheduleScope,
     cancel_visits,
+    catalog_priced,
     extend_plan,
     new_plan,
     plan_ends_on,
@@ -38,7 +40,7 @@ from booking_core.plans import (
 )
 from booking_core.pricing import Visit
 from tests.strategies import plan_dates, plan_intervals, quarter_hours, zones
-from tests.unit.bookings_support import AT, HOLIDAY, NY, booked, local, order, pricer
+from tests.unit.bookings_support import AT, CATALOG, HOLIDAY, NY, booked, local, order, pricer
 
 THIS = CancelScope.THIS
 FUTURE = CancelScope.THIS_AND_FUTURE
@@ -717,19 +719,90 @@ def test_reschedule_to_the_same_start_with_the_same_crew_changes_nothing():
     assert _move(visits, 1, visits[1].start) == []
 
 
-def test_reschedule_may_reprice_the_moved_visit_for_its_new_date():
+def test_reschedule_with_the_catalog_re_dates_the_moved_visit_for_its_new_date():
     visits = weekly()
-    (moved,) = _move(visits, 2, local(2026, 3, 24, 14), price_visit=pricer(order("weekly")))
+    (moved,) = _move(visits, 2, local(2026, 3, 24, 14), catalog=CATALOG)
     assert [fee.id for fee in moved.price.fees] == ["fee_holiday"]
+    assert moved.price.total_cents == visits[2].price.total_cents + 2_500
+    details = moved.activity[-1].details
+    assert (details["fromTotalCents"], details["toTotalCents"]) == (
+        visits[2].price.total_cents,
+        moved.price.total_cents,
+    )
     (kept,) = _move(visits, 2, local(2026, 3, 24, 14))
     assert kept.price == visits[2].price
+    assert "fromTotalCents" not in kept.activity[-1].details
 
 
-def test_repricing_the_first_visit_keeps_its_longer_duration():
+def test_re_dating_off_the_holiday_drops_its_fee_and_keeps_everything_else():
     visits = weekly()
-    (moved,) = _move(visits, 0, local(2026, 3, 5, 9), price_visit=pricer(order("weekly")))
+    (on_holiday,) = _move(visits, 2, local(2026, 3, 24, 14), catalog=CATALOG)
+    (back,) = _move(
+        [*visits[:2], on_holiday, *visits[3:]], 2, local(2026, 3, 17, 9), catalog=CATALOG
+    )
+    assert back.price == visits[2].price
+
+
+def test_re_dating_keeps_the_agreed_lines_even_when_the_catalog_changed_since():
+    """The price agreed at booking stays: only the date fees follow the new date."""
+    visits = weekly()
+    dearer = attrs.evolve(
+        CATALOG,
+        industries=(
+            attrs.evolve(
+                CATALOG.industries[0],
+                services=tuple(
+                    attrs.evolve(s, base_price_cents=99_000) for s in CATALOG.industries[0].services
+                ),
+            ),
+        ),
+    )
+    (moved,) = _move(visits, 2, local(2026, 3, 24, 14), catalog=dearer)
+    assert moved.price.lines == visits[2].price.lines
+    assert moved.price.discounts == visits[2].price.discounts
+    assert moved.price.total_cents == visits[2].price.total_cents + 2_500
+
+
+def test_moving_within_the_same_date_keeps_the_price_even_if_a_date_fee_was_added_since():
+    visits = weekly()
+    fee = FeeDefinition(
+        "fee_busy", "Busy day", FeeKind.DATE, amount_cents=900, dates=frozenset({date(2026, 3, 17)})
+    )
+    later = attrs.evolve(CATALOG, fees=(*CATALOG.fees, fee))
+    (moved,) = _move(visits, 2, local(2026, 3, 17, 13), catalog=later)
+    assert moved.price == visits[2].price
+
+
+def test_a_hand_priced_visit_keeps_its_price_when_moved_onto_a_holiday():
+    visits = weekly()
+    hand_lines = tuple(
+        line._replace(id=f"line_{index}", discountable=False)
+        for index, line in enumerate(visits[2].price.lines)
+    )
+    hand = attrs.evolve(visits[2], price=attrs.evolve(visits[2].price, lines=hand_lines))
+    assert catalog_priced(visits[2])
+    assert not catalog_priced(hand)
+    (moved,) = _move([*visits[:2], hand, *visits[3:]], 2, local(2026, 3, 24, 14), catalog=CATALOG)
+    assert moved.price == hand.price
+
+
+def test_re_dating_the_first_visit_keeps_its_longer_duration():
+    visits = weekly()
+    (moved,) = _move(visits, 0, local(2026, 3, 5, 9), catalog=CATALOG)
     assert moved.duration_minutes == 150
     assert moved.end - moved.start == timedelta(minutes=150)
+
+
+def test_this_and_future_re_dates_each_moved_visit_for_its_own_date():
+    visits = weekly()
+    # A week on: visit 2 (03-17) lands on the holiday (03-24), visit 3 leaves it.
+    moved = _move(
+        visits, 2, local(2026, 3, 24, 9), RescheduleScope.THIS_AND_FUTURE, catalog=CATALOG
+    )
+    fees = {v.visit_index: [f.id for f in v.price.fees] for v in moved}
+    assert fees[2] == ["fee_holiday"]
+    assert fees[3] == []  # visit 3 was on the holiday; moved a week on, it pays no fee
+    assert moved[1].price.total_cents == visits[3].price.total_cents - 2_500
 
 
 def test_reschedule_this_and_future_of_a_single_booking_moves_just_it():
