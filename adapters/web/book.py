@@ -22,7 +22,11 @@ The page is a client of the public API in process (``adapters.http.public.call_p
 the catalog, the price, the open days and starts and the booking are the answers of
 ``/api/public/{slug}/catalog|quote|days|slots|book`` themselves, through the same
 pipeline (structuring, SPEC.md ceilings, idempotency, the use cases), so the page can
-never show a price or a time the API would not.
+never show a price or a time the API would not. The confirm step's later visits, and the
+coupon checked for the customer's email, come from the booking's own pricer
+(``services.pricing.price_booking_visits``): a link's unknown service or frequency is
+said on step 1, and a coupon this customer has used up is refused on the details step
+with a button to go on without it.
 
 ``?form=bf_...`` is a booking form's page: ``booking-forms/{id}`` stands for the
 catalog (its services, extras and frequencies alone), its name is the heading, its
@@ -73,9 +77,11 @@ from adapters.web.time_text import clock_range, clock_time
 from booking_core.booking_orders import start_problem
 from booking_core.companies import SLUG_PATTERN, Company
 from booking_core.customers import Address
-from booking_core.errors import ValidationFailed
+from booking_core.errors import CouponRejected, DomainError, ValidationFailed
 from booking_core.ports import PhoneNormalizer
+from booking_core.pricing import PriceBreakdown, SelectedItem, Selection
 from booking_core.services.customers import normalized_phone
+from booking_core.services.pricing import price_booking_visits
 
 DAYS_SHOWN = 21
 """How many days from today the date step lists (three weeks)."""
@@ -204,6 +210,28 @@ def _quantity(text: str, low: int, high: int, default: int) -> tuple[int, str | 
     if not (text.isascii() and text.isdigit()) or len(text) > 9 or not low <= int(text) <= high:
         return default, f"Choose {low} to {high}."
     return int(text), None
+
+
+def link_notice(catalog: Mapping[str, Any], values: Mapping[str, str]) -> str:
+    """What a link asked for that is not offered (an unknown or retired service or
+    frequency in its query), said above the choices it falls back to; else ``""``."""
+    services = {s["id"] for s in _services(catalog)}
+    slugs = {f["slug"] for f in catalog["frequencies"]}
+    missing = [
+        name
+        for name, asked, known in (
+            ("service", values.get("service", ""), services),
+            ("frequency", values.get("frequency", ""), slugs),
+        )
+        if asked and asked not in known
+    ]
+    if not missing:
+        return ""
+    verb = "is" if len(missing) == 1 else "are"
+    return (
+        f"The {' and '.join(missing)} this link asks for {verb} not offered here."
+        " Choose from those below."
+    )
 
 
 def read_choice(catalog: Mapping[str, Any], values: Mapping[str, str], form: str = "") -> Choice:
@@ -557,8 +585,10 @@ def step_details(
     status: int = 200,
     alert: str = "",
     flow: str = "",
+    coupon_problem: str = "",
 ) -> Response:
-    """Step 3: who and where."""
+    """Step 3: who and where; ``coupon_problem``, why the booking would refuse the
+    coupon, with a button to go on without it."""
     state = [*choice.state(), ("date", book.local(start).date().isoformat()), ("start", start)]
     return book.render(
         "book_details.html",
@@ -576,6 +606,7 @@ def step_details(
         questions=book.questions(),
         form_name=book.form["name"] if book.form else "",
         max_answer=MAX_ANSWER_LENGTH,
+        coupon_problem=coupon_problem,
     )
 
 
@@ -716,6 +747,12 @@ def review(book: Booker, choice: Choice, start: str) -> Response:
         return step_details(
             book, choice, start, values=values, errors=errors, status=422, flow=flow
         )
+    try:
+        visits = _visit_prices(book, choice, start, values)
+    except CouponRejected as refused:
+        return step_details(
+            book, choice, start, values=values, status=422, flow=flow, coupon_problem=str(refused)
+        )
     quote, problem = book.quote(choice, start)
     return book.render(
         "book_review.html",
@@ -727,6 +764,7 @@ def review(book: Booker, choice: Choice, start: str) -> Response:
         quote=quote,
         lines=price_lines(quote["firstVisit"]) if quote else [],
         later=quote["laterVisits"] if quote else None,
+        later_text=later_visits_text(visits, book.zone),
         problem=problem,
         frequency_name=_frequency_name(book, choice),
         flow=flow,
@@ -736,6 +774,71 @@ def review(book: Booker, choice: Choice, start: str) -> Response:
             if values[question_field(q)]
         ],
     )
+
+
+def _visit_prices(
+    book: Booker, choice: Choice, start: str, values: Mapping[str, str]
+) -> list[tuple[datetime, PriceBreakdown]]:
+    """Each visit the booking would make, priced as the booking will price it (a plan's
+    later visits each at its own date, the coupon as this email's customer may use it);
+    raises ``CouponRejected`` for a coupon the booking would refuse. Empty when it
+    cannot be priced (the quote's problem is shown then)."""
+    items = choice.items()
+    selection = Selection(
+        service_id=choice.service["id"],
+        frequency_slug=choice.frequency,
+        parameters=tuple(SelectedItem(i["id"], i["quantity"]) for i in items["parameters"]),
+        extras=tuple(SelectedItem(i["id"], i["quantity"]) for i in items["extras"]),
+        coupon_code=choice.coupon if choice.coupon and "coupon" not in choice.errors else None,
+    )
+    address = Address(
+        line1=values["line1"],
+        city=values["city"],
+        state=values["state"],
+        zip=choice.zip,
+        line2=values["line2"],
+        access_notes=values["access_notes"],
+    )
+    try:
+        return price_booking_visits(
+            book.company.id,
+            selection,
+            datetime.fromisoformat(start),
+            address,
+            customer_email=values["email"],
+            uow=book.visit.deps.reader(),
+            clock=book.visit.deps.clock,
+        )
+    except CouponRejected:
+        raise
+    except DomainError:
+        return []
+
+
+def later_visits_text(visits: Sequence[tuple[datetime, PriceBreakdown]], zone: ZoneInfo) -> str:
+    """``Later visits: $124.93 each.``, naming the visits that cost otherwise and why
+    (``..., except Dec 24 and Dec 31: $152.15 (Holiday surcharge).``); ``""`` without
+    later visits."""
+    later = visits[1:]
+    if not later:
+        return ""
+    totals = [price.total_cents for _, price in later]
+    usual = max(totals, key=lambda total: (totals.count(total), -totals.index(total)))
+    usual_fees = next({f.name for f in p.fees} for _, p in later if p.total_cents == usual)
+    others: dict[tuple[int, str], list[date]] = {}
+    for when, price in later:
+        if price.total_cents != usual:
+            why = ", ".join(f.name for f in price.fees if f.name not in usual_fees)
+            others.setdefault((price.total_cents, why), []).append(when.astimezone(zone).date())
+    text = f"Later visits: {money(usual)} each"
+    if not others:
+        return f"{text}."
+    parts = []
+    for (total, why), days in others.items():
+        named = [f"{day:%b} {day.day}" for day in days]
+        listed = ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else named[0]
+        parts.append(f"{listed}: {money(total)}" + (f" ({why})" if why else ""))
+    return f"{text}, except {'; '.join(parts)}."
 
 
 def _frequency_name(book: Booker, choice: Choice) -> str:
@@ -781,15 +884,24 @@ def confirm(book: Booker, choice: Choice, start: str) -> Response:
     errors = _api_field_errors(answer)
     if any(name in errors for name in START_FIELDS):
         return _pick_another(book, choice, start)
+    coupon_problem = errors.pop("coupon", "")
     # Marked beside their fields under the page's one sentence; a refusal of a field the
     # page does not show is said in words instead, and the API's generic sentence only
     # when it names no field at all.
     shown = {*CUSTOMER_FIELDS, *(question_field(q) for q in book.questions())}
     marked = {name: text for name, text in errors.items() if name in shown}
     unmarked = [text for name, text in errors.items() if name not in shown]
-    alert = " ".join(unmarked) if unmarked else ("" if marked else message)
+    alert = " ".join(unmarked) if unmarked else ("" if marked or coupon_problem else message)
     return step_details(
-        book, choice, start, values=values, errors=marked, status=422, alert=alert, flow=flow
+        book,
+        choice,
+        start,
+        values=values,
+        errors=marked,
+        status=422,
+        alert=alert,
+        flow=flow,
+        coupon_problem=coupon_problem,
     )
 
 
@@ -802,8 +914,13 @@ def booking_page(visit: Visit) -> Response:
     """``GET|POST /{slug}/book``: the step the request names."""
     book = Booker(visit)
     catalog = book.catalog()
-    choice = read_choice(catalog, book.values, form=book.form_id)
     step = book.values.get("step", "")
+    if visit.request.method == "POST" and book.values.get("without_coupon") == "1":
+        book.values["coupon"], step = "", "review"  # the details step's way past a refusal
+    choice = read_choice(catalog, book.values, form=book.form_id)
+    notice = link_notice(catalog, book.values)
+    if notice and visit.request.method == "GET":
+        return step_job(book, choice, alert=notice)
     if visit.request.method == "POST":
         start = _read_start(book)
         if start is None or step not in {"review", "confirm", "edit"}:

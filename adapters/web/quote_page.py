@@ -122,7 +122,7 @@ def _rows(visit: Visit, quote: Quote) -> tuple[str, str, list[PriceRow]]:
     frequency = catalog.frequencies_by_slug.get(quote.selection.frequency_slug)
     plan = ""
     if frequency is not None and frequency.interval_days is not None:
-        plan = f"{frequency.name} visits: this is the price of the first one."
+        plan = f"Repeats: {frequency.name}. This is the price of the first visit."
     return service, plan, breakdown_rows(quote.breakdown)
 
 

@@ -48,6 +48,7 @@ from booking_core.ports import Clock, Composer, Mailer, UnitOfWork
 from booking_core.pricing import LineKind
 from booking_core.quotes import Quote, QuoteStatus, effective_status
 from booking_core.services.follow_ups import quote_sent_message
+from booking_core.services.self_service import can_change, changes_close_at
 
 MAIL_BATCH = 100
 """Events one ``mail_events`` step claims."""
@@ -147,6 +148,7 @@ def booking_context(
     """What a booking's templates are given (documented in docs/notifications.md)."""
     address = booking.address
     street = ", ".join(p for p in (address.line1, address.line2) if p)
+    day_starts = [start for start, _ in booking.day_blocks()]
     return {
         "customer_name": customer.name,
         "booking_code": booking.code,
@@ -157,6 +159,23 @@ def booking_context(
         "portal_url": f"{base_url.rstrip('/')}/{company.slug}/portal",
         "total_cents": booking.price.total_cents,
         "is_plan": booking.plan_id is not None,
+        "days": booking.days,
+        # Each day's start, when a multi-day job's days do not all start at one wall
+        # clock time (a day across a DST change); else none.
+        "day_starts": (
+            [when(start, booking) for start in day_starts]
+            if len({s.astimezone(booking.zone).time() for s in day_starts}) > 1
+            else []
+        ),
+    }
+
+
+def change_context(company: Company, booking: Booking, at: datetime) -> dict[str, object]:
+    """Whether the customer may still change the visit online at ``at`` (the tracking
+    page's rule, ``self_service.can_change``), and until when."""
+    return {
+        "can_change": can_change(company, booking, at),
+        "changes_close": when(changes_close_at(company, booking), booking),
     }
 
 
@@ -201,6 +220,7 @@ def _to_customer(
     if customer is None:
         return None
     context = booking_context(booking, customer, notices.base_url, company)
+    context.update(change_context(company, booking, notices.at))
     context.update(extra)
     return notices.queue(
         company,

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
+from booking_core import plans
+from booking_core.booking_orders import BookingOrder, catalog_pricer
 from booking_core.catalog import Catalog
 from booking_core.coupons import CouponUsage, normalize_code
+from booking_core.customers import Address, merge_survivor
 from booking_core.ports import Clock, UnitOfWork
-from booking_core.pricing import NO_USAGE, PlanPrice, Selection, price_plan
+from booking_core.pricing import NO_USAGE, PlanPrice, PriceBreakdown, Selection, Visit, price_plan
 
 
 def coupon_usage(
@@ -36,3 +41,47 @@ def price_selection(
         catalog = uow.catalogs.get(company_id)
         usage = coupon_usage(uow, catalog, selection, customer_id)
     return price_plan(catalog, selection, at=clock.now(), coupon_usage=usage)
+
+
+def price_booking_visits(
+    company_id: str,
+    selection: Selection,
+    start: datetime,
+    address: Address,
+    *,
+    customer_email: str,
+    uow: UnitOfWork,
+    clock: Clock,
+) -> list[tuple[datetime, PriceBreakdown]]:
+    """Each visit a booking of ``selection`` from ``start`` would make now, priced as the
+    booking prices it: a plan's visits up to its horizon, each at its own date
+    (``catalog_pricer``), with the coupon's redemptions by the customer of
+    ``customer_email`` (the survivor of a merge), so a coupon that customer has used up
+    is refused here (``CouponRejected``) as the booking would refuse it."""
+    at = clock.now()
+    with uow:
+        company = uow.companies.get(company_id)
+        catalog = uow.catalogs.get(company_id)
+        found = uow.customers.by_email(company_id, customer_email)
+        if found is not None:
+            found = merge_survivor(found, lambda other: uow.customers.get(company_id, other))
+        usage = coupon_usage(uow, catalog, selection, found.id if found else None)
+    order = BookingOrder(
+        company_id=company.id,
+        code_prefix=company.code_prefix,
+        timezone=company.timezone,
+        customer_id=found.id if found else "",
+        selection=selection,
+        address=address,
+        crew_ids=(),
+    )
+    price_visit = catalog_pricer(catalog, order, at=at, coupon_usage=usage)
+    frequency = catalog.frequencies_by_slug.get(selection.frequency_slug)
+    starts = [start]
+    if frequency is not None and frequency.interval_days is not None:
+        horizon = plans.plan_horizon_end(start, at, order.zone)
+        starts = plans.plan_visits(start, frequency.interval_days, horizon, order.zone)
+    return [
+        (when, price_visit(when, Visit.FIRST if index == 0 else Visit.LATER))
+        for index, when in enumerate(starts)
+    ]

@@ -15,6 +15,7 @@ import attrs
 import httpx
 
 from booking_core.bookings import Booking
+from booking_core.catalog import Catalog
 from booking_core.companies import Company
 from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.customers import Address
@@ -76,8 +77,8 @@ class Site:
             trust_env=False,
         )
 
-    def new_company(self) -> tuple[Company, str]:
-        """A company of its own (demo catalog) and a full-access API key."""
+    def new_company(self, catalog: Catalog | None = None) -> tuple[Company, str]:
+        """A company of its own (``catalog``, else the demo's) and a full-access API key."""
         slug = f"web-{secrets.token_hex(4)}"
         container = self.container
         company = company_cases.create_company(
@@ -87,7 +88,7 @@ class Site:
                 timezone="America/New_York",
                 tax_rate_bps=887,
                 code_prefix="BC",
-                catalog=demo_catalog(),
+                catalog=catalog or demo_catalog(),
             ),
             uow=container.uow(),
             clock=container.clock,

@@ -133,3 +133,20 @@ def test_a_brand_colour_drawn_as_text_stays_readable_in_the_dark_scheme(site: Si
                     assert contrast(on, fill) >= 4.5, f"{colour} {scheme} button"
             finally:
                 context.close()
+
+
+def test_the_date_step_s_weekday_headings_stay_on_one_line_on_a_phone(site: Site, page: Any):
+    """Each heading ("MON" in a seventh of 390 px) is one line: the wrapping of long
+    words never breaks the page's own headings inside a word (it did: "M/O/N")."""
+    job = site.crew_job()
+    page.set_viewport_size(PHONE)
+    page.goto(f"/{job.company.slug}/book?service=svc_standard_clean&zip=10001&step=date")
+    headings = page.locator(".bkp-cal thead th")
+    assert headings.all_inner_texts() == ["MON", "TUE", "WED", "THU", "FRI", "SAT", "SUN"]
+    for heading in headings.all():
+        lines = heading.evaluate(
+            "th => { const r = document.createRange(); r.selectNodeContents(th);"
+            " return new Set([...r.getClientRects()].map(x => Math.round(x.top))).size; }"
+        )
+        assert lines == 1, heading.inner_text()
+    assert_no_sideways_scroll(page, PHONE["width"])

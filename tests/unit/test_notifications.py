@@ -39,7 +39,13 @@ from booking_core.paging import PageRequest
 from booking_core.plans import CancelScope, RescheduleScope
 from booking_core.pricing import SelectedItem
 from booking_core.services import companies, scheduling
-from booking_core.services.notifications import sender_address, when
+from booking_core.services.notifications import (
+    booking_context,
+    change_context,
+    confirmation_context,
+    sender_address,
+    when,
+)
 from booking_core.services.setup import validate_company
 from entrypoints.settings import ConfigError, Settings
 from entrypoints.worker import Mail, Worker
@@ -420,6 +426,10 @@ def composed(name: str, customer_name: str) -> tuple[str, str, str]:
         "portal_url": "https://book.example.com/acme/portal",
         "total_cents": 12_345,
         "is_plan": True,
+        "days": 1,
+        "day_starts": [],
+        "can_change": True,
+        "changes_close": "Monday, November 23, 2026 at 9:00 AM",
         "visits": [],
         "more_visits": 0,
     }
@@ -481,6 +491,10 @@ def test_a_company_template_overrides_the_default(tmp_path):
         "tracking_url": "https://x/t",
         "portal_url": "https://x/acme/portal",
         "hours": 24,
+        "days": 1,
+        "day_starts": [],
+        "can_change": False,
+        "changes_close": "Monday",
     }
     composer = JinjaComposer(tmp_path)
     assert composer.compose(MessageKind.BOOKING_REMINDER, company, context)[0] == "See you, Ada!"
@@ -572,3 +586,77 @@ def test_an_email_names_the_zone_of_a_time_the_fall_back_night_repeats() -> None
     assert when(datetime(2027, 11, 7, 9, tzinfo=zone), booking) == (
         "Sunday, November 7, 2027 at 9:00 AM"
     )
+
+
+def test_a_reminder_offers_online_changes_only_while_they_are_open(world: World):
+    """With the defaults (reminders and the self-service cutoff both 24 hours) the
+    reminder is sent inside the cutoff: it says how to reach the company instead."""
+    (made,) = world.book(tuesday_at(9, weeks=1))
+    world.worker.run_once()
+    world.clock.current = made.start - timedelta(hours=23, minutes=59)
+    world.worker.run_once()
+    (closed,) = world.sent(MessageKind.BOOKING_REMINDER)
+    for part in (closed.text, closed.html):
+        assert "reschedule" not in part
+        assert "Changes online have closed for this visit. To change it, reply to this" in part
+    assert "write to office@acme.example." in closed.text
+
+    with world.uow() as unit:  # reminders two days ahead: changes are still open then
+        unit.companies.save(attrs.evolve(world.company, reminder_hours=48, notify_email=None))
+        unit.commit()
+    (early,) = world.book(tuesday_at(9, weeks=2), email="bea@example.com")
+    (late,) = world.book(tuesday_at(9, weeks=3), email="cy@example.com")
+    world.clock.current = early.start - timedelta(hours=47)
+    world.worker.run_once()
+    (open_,) = [m for m in world.sent(MessageKind.BOOKING_REMINDER) if m.subject_id == early.id]
+    assert "or reschedule (online until Monday, December 7, 2026 at 9:00 AM):" in open_.text
+    assert "reschedule or cancel online until Monday, December 7, 2026 at 9:00 AM" in open_.html
+    world.clock.current = late.start - timedelta(hours=20)
+    world.worker.run_once()
+    (no_address,) = [m for m in world.sent(MessageKind.BOOKING_REMINDER) if m.subject_id == late.id]
+    assert "To change it, call or email Acme Maids." in no_address.text
+    assert "reschedule" not in no_address.text
+
+
+def test_a_multi_day_confirmation_says_how_many_days_and_each_day_s_start_across_dst(
+    world: World,
+):
+    made = scheduling.create_booking(
+        scheduling.CreateBooking(
+            company_id=world.company.id,
+            service_id="svc_standard_clean",
+            frequency_slug="one_time",
+            start=tuesday_at(9, weeks=1),
+            customer=scheduling.CustomerDetails(name="Ada", email="ada@example.com"),
+            address=HOME,
+            days=3,
+        ),
+        uow=world.uow(),
+        clock=world.clock,
+        drive=DRIVE,
+        phones=PhonenumbersNormalizer(),
+    )
+    world.worker.run_once()
+    (confirmation,) = world.sent(MessageKind.BOOKING_CONFIRMED)
+    assert made[0].days == 3
+    assert "When:    Tuesday, December 1, 2026 at 9:00 AM, 3 days in a row\n" in confirmation.text
+    assert "day 1:" not in confirmation.text  # every day starts at 9:00 AM
+    assert "9:00 AM, 3 days in a row</td>" in confirmation.html
+
+    # The third day of a job at 2:30 AM from Friday, March 12, 2027 falls in the spring
+    # gap (New York): the crew comes at 3:30 AM that day, and the email says so.
+    start = datetime(2027, 3, 12, 2, 30, tzinfo=NY)
+    booking = single(start=start, end=start + timedelta(minutes=made[0].duration_minutes), days=3,
+                     duration_minutes=made[0].duration_minutes)  # fmt: skip
+    context = {
+        **booking_context(booking, factories.customer("cmp_a"), "https://b.example", world.company),
+        **change_context(world.company, booking, NOW),
+        **confirmation_context([booking]),
+    }
+    _, text, html = JinjaComposer().compose(MessageKind.BOOKING_CONFIRMED, world.company, context)
+    assert "When:    Friday, March 12, 2027 at 2:30 AM, 3 days in a row\n" in text
+    assert "day 1: Friday, March 12, 2027 at 2:30 AM\n" in text
+    assert "day 2: Saturday, March 13, 2027 at 2:30 AM\n" in text
+    assert "day 3: Sunday, March 14, 2027 at 3:30 AM\n" in text
+    assert "Day 3</td><td" in html
+    assert "Sunday, March 14, 2027 at 3:30 AM</td>" in html
