@@ -140,10 +140,54 @@ class Delivery:
     attempts: int = 0
     next_attempt_at: datetime | None = field(validator=_aware)
     created_at: datetime = field(validator=_aware)
+    """The instant of its event (``createdAt`` of the envelope): an endpoint's deliveries
+    go out in the order of this instant, then of their ids (``in_endpoint_order``)."""
 
     @property
     def message_id(self) -> str:
         return self.event_id
+
+    @property
+    def order(self) -> tuple[datetime, str]:
+        """Where the delivery stands among its endpoint's deliveries: by its event's
+        instant, then by id (events of one change share their instant)."""
+        return (self.created_at, self.id)
+
+    @property
+    def claim_order(self) -> tuple[datetime, datetime, str]:
+        """Where a due delivery stands in a claim: a first attempt by its event's instant
+        (wherever a lease moved ``next_attempt_at``), a retry by when it came due. So an
+        earlier delivery of an endpoint that is due comes before a later one."""
+        assert self.next_attempt_at is not None, "a pending delivery has a next attempt"
+        due = self.created_at if self.attempts == 0 else self.next_attempt_at
+        return (due, self.created_at, self.id)
+
+
+EndpointKey = tuple[str, str]
+"""An endpoint as deliveries name it: ``(company_id, endpoint_id)``."""
+Order = tuple[datetime, str]
+"""A delivery's place among its endpoint's deliveries (``Delivery.order``)."""
+
+
+def in_endpoint_order(
+    claimed: Iterable[Delivery], waiting: Iterable[tuple[EndpointKey, Order]]
+) -> list[Delivery]:
+    """The claimed deliveries that may be sent now, in claim order: those no earlier
+    delivery of the same endpoint holds back. ``waiting`` is every other pending delivery
+    still waiting for its first attempt (another worker holds it, or the claim did not
+    take it), as its endpoint and ``Delivery.order``. A delivery waits for every earlier
+    delivery of its endpoint to have had a first attempt; one that failed and waits for
+    its retry holds nothing back."""
+    first_waiting: dict[EndpointKey, Order] = {}
+    for endpoint, order in waiting:
+        if endpoint not in first_waiting or order < first_waiting[endpoint]:
+            first_waiting[endpoint] = order
+    sendable = []
+    for delivery in sorted(claimed, key=lambda d: d.claim_order):
+        held = first_waiting.get((delivery.company_id, delivery.endpoint_id))
+        if held is None or delivery.order < held:
+            sendable.append(delivery)
+    return sendable
 
 
 @frozen(kw_only=True)

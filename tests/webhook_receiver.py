@@ -3,8 +3,9 @@
 It records every request (path, lower-cased headers, body) and answers by path with a
 ``Script``: a status for the n-th request on that path, an optional pause before the
 answer, and a hook called as each request arrives. It also notes when two requests with
-the same ``webhook-id`` were in flight at once (``overlaps``): a delivery sent twice
-concurrently."""
+the same ``webhook-id`` to the same path were in flight at once (``overlaps``): a
+delivery sent twice concurrently. (One event goes to several endpoints with one
+``webhook-id``; those may well be sent at once.)"""
 
 from __future__ import annotations
 
@@ -83,15 +84,20 @@ class Receiver(ThreadingHTTPServer):
             self.seen.append(seen)
             self._counts[seen.path] += 1
             number = self._counts[seen.path]
-            key = seen.headers.get("webhook-id", "")
+            key = _delivery_key(seen)
             self._in_flight[key] += 1
             if self._in_flight[key] > 1:
-                self.overlaps.append(key)
+                self.overlaps.append(seen.headers.get("webhook-id", ""))
         return self.scripts.get(seen.path, Script()), number
 
     def _leave(self, seen: Seen) -> None:
         with self._lock:
-            self._in_flight[seen.headers.get("webhook-id", "")] -= 1
+            self._in_flight[_delivery_key(seen)] -= 1
+
+
+def _delivery_key(seen: Seen) -> str:
+    """One delivery: its endpoint (the path) and its ``webhook-id``."""
+    return f"{seen.path} {seen.headers.get('webhook-id', '')}"
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -12,7 +12,13 @@ from adapters.memory.repositories import Table
 from booking_core.errors import ConflictError, NotFoundError
 from booking_core.events import Event
 from booking_core.paging import Page, PageRequest
-from booking_core.webhook_endpoints import Attempt, Delivery, DeliveryState, WebhookEndpoint
+from booking_core.webhook_endpoints import (
+    Attempt,
+    Delivery,
+    DeliveryState,
+    WebhookEndpoint,
+    in_endpoint_order,
+)
 
 
 @attrs.frozen
@@ -133,16 +139,19 @@ class MemoryWebhookRepository:
             self._d.insert(delivery.company_id, delivery.id, delivery, delivery.created_at)
 
     def claim_due(self, now: datetime, lease_until: datetime, limit: int) -> Sequence[Delivery]:
-        due = [
-            row.value
-            for row in self._d.rows.values()
-            if row.value.state is DeliveryState.PENDING
-            and row.value.next_attempt_at is not None
-            and row.value.next_attempt_at <= now
+        pending = [
+            row.value for row in self._d.rows.values() if row.value.state is DeliveryState.PENDING
         ]
-        due.sort(key=lambda d: (d.next_attempt_at, d.created_at, d.id))
+        due = [d for d in pending if d.next_attempt_at is not None and d.next_attempt_at <= now]
+        taken = sorted(due, key=lambda d: d.claim_order)[:limit]
+        chosen = {d.id for d in taken}
+        waiting = [
+            ((d.company_id, d.endpoint_id), d.order)
+            for d in pending
+            if d.attempts == 0 and d.id not in chosen
+        ]
         claimed = []
-        for delivery in due[:limit]:
+        for delivery in in_endpoint_order(taken, waiting):
             leased = attrs.evolve(delivery, next_attempt_at=lease_until)
             self._d.replace(delivery.company_id, delivery.id, leased)
             claimed.append(leased)

@@ -6,7 +6,9 @@ are due and sends them (the webhook worker). Both claims are
 one indexed ``SELECT ... ORDER BY ... LIMIT`` across companies: on PostgreSQL with ``FOR
 UPDATE SKIP LOCKED``, so workers running side by side each take rows no other holds,
 never waiting on one another; on SQLite a plain select, since the unit of work already
-holds the database's one write lock (``BEGIN IMMEDIATE``).
+holds the database's one write lock (``BEGIN IMMEDIATE``). A delivery claim then leaves
+out any delivery that an earlier one of its endpoint, still waiting for its first
+attempt, holds back (``in_endpoint_order``), so each endpoint gets its events in order.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import attrs
 from sqlalchemy import (
     ColumnElement,
     Select,
+    case,
     delete,
     func,
     literal_column,
@@ -49,8 +52,11 @@ from booking_core.webhook_endpoints import (
     Attempt,
     Delivery,
     DeliveryState,
+    EndpointKey,
+    Order,
     Secret,
     WebhookEndpoint,
+    in_endpoint_order,
 )
 
 SUBJECT_KINDS: dict[str, type[Booking | Customer | Lead | Quote | PaymentEntry | WaitlistEntry]] = {
@@ -402,13 +408,17 @@ class SqlWebhookRepository:
 
     def claim_due(self, now: datetime, lease_until: datetime, limit: int) -> Sequence[Delivery]:
         d = webhook_deliveries.c
+        # Delivery.claim_order: a first attempt by its event's instant, a retry by when
+        # it came due.
+        due_since = case((d.attempts == 0, d.created_at), else_=d.next_attempt_at)
         statement = (
             select(webhook_deliveries)
             .where(_PENDING, d.next_attempt_at <= now)
-            .order_by(d.next_attempt_at, d.created_at, d.id)
+            .order_by(due_since, d.created_at, d.id)
             .limit(limit)
         )
-        due = [_delivery(row) for row in self._cx.execute(_claimed(statement, self._cx.dialect))]
+        taken = [_delivery(row) for row in self._cx.execute(_claimed(statement, self._cx.dialect))]
+        due = in_endpoint_order(taken, self._waiting(taken)) if taken else []
         keys = [(delivery.company_id, delivery.id) for delivery in due]
         for start in range(0, len(keys), UPDATE_CHUNK):
             lease = (
@@ -418,6 +428,28 @@ class SqlWebhookRepository:
             )
             self._cx.execute(lease)
         return [attrs.evolve(delivery, next_attempt_at=lease_until) for delivery in due]
+
+    def _waiting(self, taken: Sequence[Delivery]) -> Sequence[tuple[EndpointKey, Order]]:
+        """The pending deliveries of the taken ones' endpoints that still wait for their
+        first attempt and that this claim did not take: held by another worker (leased, or
+        locked by a claim in progress, which this statement sees as it was before), or
+        made after the claim's select. Only those up to the latest taken instant can hold
+        a taken delivery back; any other such delivery that is due comes after every
+        taken one in claim order, so this reads few rows even behind a long queue."""
+        d = webhook_deliveries.c
+        endpoints = sorted({(one.company_id, one.endpoint_id) for one in taken})
+        chosen = {(one.company_id, one.id) for one in taken}
+        statement = select(d.company_id, d.endpoint_id, d.created_at, d.id).where(
+            _PENDING,
+            d.attempts == 0,
+            tuple_(d.company_id, d.endpoint_id).in_(endpoints),
+            d.created_at <= max(one.created_at for one in taken),
+        )
+        return [
+            ((row.company_id, row.endpoint_id), (row.created_at, row.id))
+            for row in self._cx.execute(statement)
+            if (row.company_id, row.id) not in chosen
+        ]
 
     def save_delivery(self, delivery: Delivery) -> None:
         statement = (

@@ -14,6 +14,11 @@ Concurrency (docs/webhooks.md, "The worker"):
   moves to the end of the lease, committed before anything is sent, so no other worker
   claims it meanwhile. A delivery is sent only while at least ``SEND_BUDGET`` of its
   lease remains, so two workers never send one delivery at the same time.
+- Order: per endpoint, first attempts go out in the order of their events (the
+  event's instant, then the delivery's id), one at a time even across workers: a claim
+  takes no delivery while an earlier one of its endpoint has not had its first attempt
+  (``WebhookRepository.claim_due``, ``webhook_endpoints.in_endpoint_order``). A failed
+  delivery holds nothing back: its retry comes when due, after later events.
 - Delivery is at least once. A worker killed after a send but before recording it
   leaves the delivery leased; when the lease ends, another worker sends it again with the
   same ``webhook-id`` (the event id), which is how a receiver recognises the duplicate.
@@ -148,11 +153,12 @@ def dispatch_events(
 ) -> Dispatched:
     """Fan up to ``limit`` undispatched events out into deliveries, in one transaction.
 
-    Each event becomes one pending ``Delivery`` (due now) per active endpoint of its
-    company subscribed to its type and on when the event was recorded
-    (``WebhookEndpoint.receives``); an event nobody receives is marked dispatched all the
-    same. An event whose body ``render`` cannot make is left undispatched for the next
-    call and reported in ``Dispatched.unrenderable``; the others go on."""
+    Each event becomes one pending ``Delivery`` (due now, and ordered by the event's
+    instant among its endpoint's deliveries) per active endpoint of its company subscribed
+    to its type and on when the event was recorded (``WebhookEndpoint.receives``); an
+    event nobody receives is marked dispatched all the same. An event whose body
+    ``render`` cannot make is left undispatched for the next call and reported in
+    ``Dispatched.unrenderable``; the others go on."""
     with uow:
         events = uow.outbox.claim_undispatched(limit)
         if not events:
@@ -183,7 +189,7 @@ def dispatch_events(
                     event_type=event.type.value,
                     body=body,
                     next_attempt_at=now,
-                    created_at=now,
+                    created_at=event.created_at,
                 )
                 for endpoint in targets
             )
@@ -205,7 +211,13 @@ def deliver_due(
     lease: timedelta = LEASE,
     stop: Callable[[], bool] = lambda: False,
 ) -> Delivered:
-    """Claim up to ``limit`` due deliveries (leased for ``lease``) and attempt each once.
+    """Claim up to ``limit`` due deliveries (leased for ``lease``) and attempt each once,
+    one after another in claim order.
+
+    The claim takes no delivery while an earlier delivery of its endpoint still waits for
+    its first attempt (here, or with another worker): each endpoint gets its first
+    attempts in the order of their events. A delivery that failed and waits for its retry
+    holds nothing back, so a retry may arrive after later events.
 
     For each: the endpoint is read afresh (deleted, or turned off: the delivery is given
     up unsent), the body is signed with its current secrets and sent with no transaction

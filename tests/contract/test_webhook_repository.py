@@ -44,8 +44,10 @@ def delivery(
     minutes: int = 0,
     due: int | None = None,
     state: DeliveryState = DeliveryState.PENDING,
+    attempts: int = 0,
 ) -> Delivery:
-    """A delivery created ``minutes`` after ``T0`` and due then, or at ``due``."""
+    """A delivery of an event recorded ``minutes`` after ``T0``, due then or at ``due``,
+    tried ``attempts`` times."""
     event_id = new_id("evt")
     next_attempt = f.at(minutes if due is None else due)
     return Delivery(
@@ -56,6 +58,7 @@ def delivery(
         event_type="booking.created",
         body=b'{"id":"' + event_id.encode() + b'","data":{"note":"caf\xc3\xa9"}}',
         state=state,
+        attempts=attempts,
         next_attempt_at=next_attempt if state is DeliveryState.PENDING else None,
         created_at=f.at(minutes),
     )
@@ -214,20 +217,59 @@ def test_delete_removes_the_endpoint_with_its_pending_deliveries(uow_factory):
 # --- Deliveries ----------------------------------------------------------------------------
 
 
-def test_claim_due_takes_only_due_pending_deliveries_oldest_first_up_to_the_limit(uow_factory):
-    to, other_company = endpoint(), endpoint("cmp_b")
-    late = delivery(to, minutes=0, due=8)
-    early = delivery(other_company, minutes=5, due=3)
-    tied = sorted([delivery(to, minutes=1, due=6), delivery(to, minutes=1, due=6)], key=id_of)
-    not_yet = delivery(to, minutes=0, due=11)
+def test_claim_due_takes_due_pending_deliveries_first_attempts_by_event_retries_by_due_time(
+    uow_factory,
+):
+    """Oldest due first: a first attempt counts from its event's instant (even when a
+    lease that ran out moved its ``next_attempt_at``), a retry from when it came due."""
+    ends = [endpoint(), endpoint(), endpoint("cmp_b"), endpoint(), endpoint()]
+    released = delivery(ends[0], minutes=2, due=9)  # its lease ran out at 9
+    retry = delivery(ends[1], minutes=0, due=3, attempts=1)
+    other_company = delivery(ends[2], minutes=4)
+    tied = sorted([delivery(ends[3], minutes=5), delivery(ends[3], minutes=5)], key=id_of)
+    not_yet = delivery(ends[4], minutes=0, due=11, attempts=1)
     done = [
-        delivery(to, 0, state=DeliveryState.DELIVERED),
-        delivery(to, 0, state=DeliveryState.FAILED),
+        delivery(ends[4], 0, state=DeliveryState.DELIVERED),
+        delivery(ends[4], 0, state=DeliveryState.FAILED),
     ]
-    store(uow_factory, to, other_company, deliveries=[late, not_yet, *tied, *done, early])
-    assert claim(uow_factory, now=10, lease=5, limit=3) == leased([early, *tied], until=15)
-    assert claim(uow_factory, now=10, lease=5) == leased([late], until=15)
+    store(uow_factory, *ends, deliveries=[not_yet, *tied, *done, other_company, retry, released])
+    first = claim(uow_factory, now=10, lease=5, limit=3)
+    assert first == leased([released, retry, other_company], until=15)
+    assert claim(uow_factory, now=10, lease=5) == leased(tied, until=15)
     assert claim(uow_factory, now=10) == []
+
+
+def test_a_delivery_waits_while_an_earlier_one_of_its_endpoint_awaits_its_first_attempt(
+    uow_factory,
+):
+    to, elsewhere = endpoint(), endpoint()
+    first, second, third = (delivery(to, minutes=m) for m in range(3))
+    beside = delivery(elsewhere, minutes=1)
+    store(uow_factory, to, elsewhere, deliveries=[third, beside, second, first])
+    assert claim(uow_factory, now=10, limit=1) == leased([first], until=70)
+    # A second worker: the endpoint's later deliveries wait for the first one's attempt.
+    assert claim(uow_factory, now=10) == leased([beside], until=70)
+    with uow_factory() as uow:
+        uow.webhooks.save_delivery(attrs.evolve(first, attempts=1, next_attempt_at=f.at(20)))
+        uow.commit()
+    # Tried and failed: its retry holds nothing back.
+    assert claim(uow_factory, now=11) == leased([second, third], until=71)
+    assert claim(uow_factory, now=20) == leased([attrs.evolve(first, attempts=1)], until=80)
+
+
+def test_a_first_attempt_recorded_late_holds_back_the_later_events_retries(uow_factory):
+    """An event whose change committed late is delivered after later events already
+    went out; until its first attempt, their retries wait behind it."""
+    to = endpoint()
+    later = delivery(to, minutes=5, due=8, attempts=1)
+    store(uow_factory, to, deliveries=[later])
+    late = delivery(to, minutes=3, due=9)
+    with uow_factory() as uow:
+        # Another worker holds the late one: claimed in a unit that has committed.
+        uow.webhooks.add_deliveries([attrs.evolve(late, next_attempt_at=f.at(60))])
+        uow.commit()
+    assert claim(uow_factory, now=10) == []
+    assert claim(uow_factory, now=60) == leased([late, later], until=120)
 
 
 def id_of(one: Delivery) -> str:
@@ -361,15 +403,18 @@ def pg_uow_factory(postgres_database) -> UowFactory:
 
 def test_two_workers_on_postgres_never_claim_the_same_delivery(pg_uow_factory):
     """The first worker holds its claim open; a second one, on another connection, takes
-    at once the due deliveries the first does not hold, without waiting for it."""
-    to = endpoint()
-    deliveries = [delivery(to, minutes=m) for m in range(5)]
-    store(pg_uow_factory, to, deliveries=deliveries)
+    at once the due deliveries of other endpoints, without waiting for it, and none of
+    the endpoint whose earlier deliveries the first one holds."""
+    to, *others = (endpoint() for _ in range(4))
+    held_back = [delivery(to, minutes=m) for m in range(3)]
+    elsewhere = [delivery(one, minutes=3 + m) for m, one in enumerate(others)]
+    store(pg_uow_factory, to, *others, deliveries=[*held_back, *elsewhere])
     with ThreadPoolExecutor(1) as other, pg_uow_factory() as first:
         held = first.webhooks.claim_due(f.at(10), f.at(20), 2)
-        assert held == leased(deliveries[:2], until=20)
+        assert held == leased(held_back[:2], until=20)
         second = other.submit(claim, pg_uow_factory, 10, 10).result(timeout=10)
-        assert second == leased(deliveries[2:], until=20)
+        assert second == leased(elsewhere, until=20)
         first.commit()
     assert claim(pg_uow_factory, now=19) == []
-    assert claim(pg_uow_factory, now=20, lease=1) == leased(deliveries, until=21)
+    everything = [*held_back, *elsewhere]
+    assert claim(pg_uow_factory, now=20, lease=1) == leased(everything, until=21)

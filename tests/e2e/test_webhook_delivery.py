@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -422,10 +423,20 @@ def test_a_worker_killed_mid_batch_loses_nothing(shop, receiver, tmp_path):
     assert ids.count(ids[0]) == 2  # the one in flight when the worker died, once more
 
 
-def test_two_workers_at_once_deliver_everything_once_and_never_concurrently(shop, receiver, sender):
-    receiver.scripts["/busy"] = Script(pause=0.005)
-    shop.endpoint(receiver.url("/busy"))
-    events = shop.payments(60)
+def test_two_workers_at_once_deliver_everything_once_in_order_and_never_concurrently(
+    shop, receiver, sender
+):
+    """Eight endpoints, 15 events each, two workers claiming 4 at a time: they share the
+    work, yet each endpoint gets its events in the order they were recorded, since a
+    worker takes no delivery while an earlier one of its endpoint awaits its attempt."""
+    paths = [f"/busy{n}" for n in range(8)]
+    for path in paths:
+        receiver.scripts[path] = Script(pause=0.005)
+        shop.endpoint(receiver.url(path))
+    events = []
+    for _ in range(15):
+        events += shop.payments(1)
+        shop.clock.advance(timedelta(microseconds=1))  # each its own change
     shop.worker(sender).dispatch()
     totals: list[int] = []
 
@@ -438,9 +449,11 @@ def test_two_workers_at_once_deliver_everything_once_and_never_concurrently(shop
         thread.start()
     for thread in threads:
         thread.join(timeout=120)
-    assert sorted(seen.webhook_id for seen in receiver.on("/busy")) == sorted(e.id for e in events)
+    recorded = [e.id for e in events]
+    for path in paths:
+        assert [seen.webhook_id for seen in receiver.on(path)] == recorded, path
     assert receiver.overlaps == []
-    assert sum(totals) == 60
+    assert sum(totals) == 15 * 8
     assert min(totals) > 0, totals  # both took part
 
 
@@ -506,3 +519,73 @@ def test_a_booking_made_over_http_arrives_as_booking_created_as_the_api_renders_
     assert payload["type"] == "booking.created"
     assert payload["id"] == seen.webhook_id
     assert payload["data"] == fetched.json()
+
+
+def test_the_running_worker_sends_a_booking_made_rescheduled_and_cancelled_in_that_order(
+    stack: Stack, receiver, sender
+):
+    """``booking worker``'s loop (``Worker.run``), not ``run_once``: three bookings each
+    made, moved and cancelled in quick succession over HTTP, so that one step of the
+    loop dispatches several events of one booking. The receiver gets every booking's
+    events in the order they happened, and the last body it gets says cancelled."""
+    shop = crewed_company(stack, (CrewSpec("Rosa Diaz", "10003", ("10001",)),), code_prefix="WO")
+    with stack.container.uow() as uow:
+        uow.webhooks.add(
+            WebhookEndpoint(
+                id=new_id("whk"),
+                company_id=shop.company.id,
+                url=receiver.url("/ordered"),
+                events=("booking.created", "booking.rescheduled", "booking.cancelled"),
+                secrets=(Secret(value=new_secret()),),
+                created_at=stack.container.clock.now(),
+            )
+        )
+        uow.commit()
+    worker = Worker(
+        uow=stack.container.uow,
+        render=EventRenderer(stack.container.settings.base_url),
+        send=checked_send(sender, StaticResolver(), ALLOW),
+        clock=stack.container.clock,
+    )
+    stop = threading.Event()
+    running = threading.Thread(target=worker.run, args=(stop,), daemon=True)
+    running.start()
+    made: list[str] = []
+    try:
+        with stack.client(shop.key) as client:
+            for n in range(3):
+                day = weekday_ahead(shop.zone, 8 + 7 * n, weekday=2)
+                body = booking_body(at_local(day, "09:00", shop.zone))
+                booking = client.post(f"{API}/bookings", json=body, headers=idem())
+                assert booking.status_code == 201, booking.text
+                ref = booking.json()["id"]
+                moved = client.post(
+                    f"{API}/bookings/{ref}/reschedule",
+                    json={"startIso": at_local(day, "13:00", shop.zone)},
+                    headers=idem(),
+                )
+                assert moved.status_code == 200, moved.text
+                cancelled = client.post(
+                    f"{API}/bookings/{ref}/cancel", json={"scope": "this"}, headers=idem()
+                )
+                assert cancelled.status_code == 200, cancelled.text
+                made.append(ref)
+        deadline = time.monotonic() + 60
+        while len(receiver.on("/ordered")) < 9 and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        stop.set()
+        running.join(timeout=60)
+    arrived = [json.loads(seen.body) for seen in receiver.on("/ordered")]
+    assert len(arrived) == 9
+    for ref in made:
+        of_booking = [
+            (one["type"], one["data"]["status"]) for one in arrived if one["data"]["id"] == ref
+        ]
+        assert of_booking == [
+            ("booking.created", "scheduled"),
+            ("booking.rescheduled", "scheduled"),
+            ("booking.cancelled", "cancelled"),
+        ], ref
+    instants = [datetime.fromisoformat(one["createdAt"]) for one in arrived]
+    assert instants == sorted(instants)
