@@ -70,11 +70,13 @@ class UrlPolicy:
     allow_hosts: Collection[str] = frozenset()
 
     def check(self, url: str) -> str:
-        """``url`` if the policy accepts it; ``ValidationFailed`` on ``url`` otherwise."""
+        """``url`` as an endpoint keeps it, if the policy accepts it: without its fragment
+        (from the first ``#``), which is never sent. ``ValidationFailed`` on ``url``
+        otherwise."""
         if len(url) > MAX_URL_LENGTH:
             raise ValidationFailed({"url": f"Must be at most {MAX_URL_LENGTH} characters."})
         check_url(url, self.resolver, self.allow_hosts)
-        return url
+        return url.partition("#")[0]
 
 
 class _Problems:

@@ -203,6 +203,20 @@ def test_a_subscription_is_kept_in_order_without_repeats(tenant: Tenant):
     assert register(tenant.api, events=events)["events"] == ["quote.sent", "booking.created"]
 
 
+def test_a_urls_fragment_is_dropped_on_register_and_on_patch(tenant: Tenant):
+    """The fragment is never sent, so the endpoint keeps and shows its URL without it."""
+    created = register(tenant.api, url="https://hooks.example.com/in?x=1#frag")
+    assert created["url"] == "https://hooks.example.com/in?x=1"
+    path = f"{API}/webhooks/{created['id']}"
+    assert tenant.api.get(path).json()["url"] == "https://hooks.example.com/in?x=1"
+    (listed,) = tenant.api.get(f"{API}/webhooks").json()["data"]
+    assert listed["url"] == "https://hooks.example.com/in?x=1"
+    moved = tenant.api.patch(path, json={"url": "https://other.example.com/#a#b"})
+    assert moved.status_code == 200, moved.text
+    assert moved.json()["url"] == "https://other.example.com/"
+    assert tenant.api.get(path).json()["url"] == "https://other.example.com/"
+
+
 def test_every_problem_of_a_body_comes_back_at_once(tenant: Tenant):
     body = {"url": "https://intranet.example.com/", "events": ["nope"], "description": "x" * 501}
     response = tenant.api.post(f"{API}/webhooks", json=body)
