@@ -124,6 +124,13 @@ def fixed_pricer(first: PriceBreakdown, later: PriceBreakdown | None = None) -> 
     return lambda _start, visit: first if visit is Visit.FIRST or later is None else later
 
 
+def agreed_first(first: PriceBreakdown, later: PriceVisit) -> PriceVisit:
+    """A ``PriceVisit`` for a booking whose first visit's price was agreed beforehand (a
+    converted quote's): ``first`` for the first visit, whatever its date; ``later`` prices
+    the others."""
+    return lambda start, visit: first if visit is Visit.FIRST else later(start, visit)
+
+
 def order_errors(order: BookingOrder) -> dict[str, str]:
     """Field errors of an order (``days``, ``notes``, ``address.*``, ``crew_ids``)."""
     errors = order.address.errors()

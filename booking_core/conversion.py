@@ -5,7 +5,10 @@ state first, then fields, and returns the claimed (converted, not yet booked) qu
 the ``BookingRequest`` to book; storing the claim against the read version keeps two
 converts from both proceeding. ``complete_conversion`` records the booking made from it.
 ``link_booking`` and ``linked_booking`` are the deprecated ``bookingId`` form, which
-links only a booking of the quote's own customer that no other quote holds.
+links only a live booking of the quote's own customer that no other quote holds.
+
+A quote made for a lead alone is converted for the customer the caller finds for its lead
+(``for_customer``); with none found it books and links nothing (``no_customer``).
 """
 
 from __future__ import annotations
@@ -17,11 +20,11 @@ import attrs
 from attrs import frozen
 
 from booking_core.booking_orders import start_problem
-from booking_core.bookings import ActivityKind, Booking, record
+from booking_core.bookings import ActivityKind, Booking, BookingStatus, record
 from booking_core.catalog import Catalog
 from booking_core.clock import require_aware
 from booking_core.errors import RuleViolation, UnknownCatalogItem, ValidationFailed
-from booking_core.pricing import SelectedItem, check_manual_fees
+from booking_core.pricing import PriceBreakdown, SelectedItem, check_manual_fees
 from booking_core.quotes import (
     HAND_PRICED_FREQUENCY,
     ManualLine,
@@ -53,13 +56,15 @@ class ConvertRequest:
 class BookingRequest:
     """The booking a convert asks for; the caller resolves the customer's default address.
 
-    ``quoted_total_cents`` and ``manual_lines`` carry what the customer was quoted, since
-    a hand-priced quote has no selection to price the booking from.
+    ``quoted`` (a catalog-priced quote's breakdown) or ``manual_lines`` (a hand-priced
+    quote's) is what the customer was quoted: the booking's price, honoured as quoted,
+    plus the manual fees ``added_fee_ids`` that the quote did not carry. ``manual_fee_ids``
+    are every manual fee of the booking's selection (the quote's and the added ones).
     """
 
     quote_id: str
     company_id: str
-    customer_id: str | None
+    customer_id: str
     lead_id: str | None
     service_id: str
     frequency_slug: str
@@ -68,6 +73,8 @@ class BookingRequest:
     coupon_code: str | None = None
     start: datetime
     manual_fee_ids: tuple[str, ...] = ()
+    added_fee_ids: tuple[str, ...] = ()
+    quoted: PriceBreakdown | None = None
     quoted_total_cents: int
     manual_lines: tuple[ManualLine, ...] = ()
 
@@ -83,7 +90,8 @@ _CONVERT_REFUSALS = {
 def begin_conversion(
     quote: Quote, request: ConvertRequest, *, catalog: Catalog, at: datetime
 ) -> tuple[Quote, BookingRequest]:
-    """Check a convert (state first, then fields) and claim the quote for its booking.
+    """Check a convert (state first, then fields, then that the quote has a customer:
+    ``for_customer``) and claim the quote for its booking.
 
     The claimed quote is converted (and accepted, if it was only sent) in one step,
     with no ``booking_id`` yet; the ``BookingRequest`` says what to book.
@@ -104,7 +112,12 @@ def begin_conversion(
     if errors or start is None:
         raise ValidationFailed(errors)
     quoted_fees = quote.selection.manual_fee_ids if quote.selection is not None else ()
-    added_fees = check_manual_fees(catalog, request.manual_fee_ids)
+    # Fees already on the quote stay; adding one again is not a second charge.
+    added_fees = tuple(
+        f for f in check_manual_fees(catalog, request.manual_fee_ids) if f not in quoted_fees
+    )
+    if quote.customer_id is None:
+        raise no_customer(quote)
     selection = quote.selection
     booking = BookingRequest(
         quote_id=quote.id,
@@ -117,12 +130,30 @@ def begin_conversion(
         extras=selection.extras if selection else (),
         coupon_code=selection.coupon_code if selection else None,
         start=start,
-        # Fees already on the quote stay; adding one again is not a second charge.
-        manual_fee_ids=quoted_fees + tuple(f for f in added_fees if f not in quoted_fees),
+        manual_fee_ids=quoted_fees + added_fees,
+        added_fee_ids=added_fees,
+        quoted=quote.breakdown,
         quoted_total_cents=quote.total_cents,
         manual_lines=quote.manual_lines,
     )
     return _claimed(quote, at), booking
+
+
+def for_customer(quote: Quote, customer_id: str | None) -> Quote:
+    """The quote as converted for ``customer_id``: a quote made for a lead alone records
+    the customer the caller found for its lead (None: none yet, the quote unchanged); a
+    quote that names its customer keeps it. Saved with the claim, as one change."""
+    if quote.customer_id is not None or customer_id is None:
+        return quote
+    return attrs.evolve(quote, customer_id=customer_id)
+
+
+def no_customer(quote: Quote) -> RuleViolation:
+    """The refusal of a convert of a quote for a lead that no customer stands for yet."""
+    return RuleViolation(
+        f"Quote {quote.id} is for lead {quote.lead_id} and no customer has its email or "
+        "phone yet; create the customer (with a default address) first."
+    )
 
 
 def complete_conversion(quote: Quote, booking_id: str, at: datetime) -> Quote:
@@ -150,19 +181,25 @@ def linked_booking(
     """The booking a deprecated-form convert links to ``quote``, marked with the quote.
 
     Refused with ``RuleViolation`` when the booking is not for the quote's customer (a
-    quote for a lead alone has none), or is already linked to another quote: its own
-    ``quote_id``, or one of ``quotes_naming_it`` (quotes whose ``booking_id`` is this
-    booking, as the caller found them).
+    quote for a lead that no customer stands for yet has none: ``for_customer``), was
+    cancelled (a completed one is a real job, made separately, and is linked), or is
+    already linked to another quote: its own ``quote_id``, or one of ``quotes_naming_it``
+    (quotes whose ``booking_id`` is this booking, as the caller found them).
     """
     require_aware(at, "at")
     cannot = f"Booking {booking.id} cannot be linked to quote {quote.id}"
     if quote.customer_id is None:
-        raise RuleViolation(f"{cannot}: the quote is for a lead with no customer yet.")
+        raise RuleViolation(
+            f"{cannot}: the quote is for lead {quote.lead_id} and no customer has its email "
+            "or phone yet."
+        )
     if booking.customer_id != quote.customer_id:
         raise RuleViolation(
             f"{cannot}: it is for customer {booking.customer_id}, "
             f"the quote for customer {quote.customer_id}."
         )
+    if booking.status is BookingStatus.CANCELLED:
+        raise RuleViolation(f"{cannot}: it was cancelled; book the quote with startIso instead.")
     others = [q.id for q in quotes_naming_it if q.id != quote.id and q.booking_id == booking.id]
     if booking.quote_id is not None and booking.quote_id != quote.id:
         others.insert(0, booking.quote_id)

@@ -163,6 +163,11 @@ class CustomerRepository(Protocol):
         """The record with that email (case-insensitive), merged or not."""
         ...
 
+    def by_phone(self, company_id: str, phone_e164: str) -> Customer | None:
+        """The company's oldest record (by creation, then id) with that E.164 phone,
+        merged or not; phones are not unique, so more than one may hold it."""
+        ...
+
     def add(self, customer: Customer) -> None:
         """Store a new customer; ``ConflictError`` if the email is taken in the company."""
         ...

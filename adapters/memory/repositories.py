@@ -186,6 +186,10 @@ class MemoryCustomerRepository:
         key = normalize_email(email)
         return next((c for c in self._t.values(company_id) if c.email_key == key), None)
 
+    def by_phone(self, company_id: str, phone_e164: str) -> Customer | None:
+        held = [c for c in self._t.values(company_id) if c.phone == phone_e164]
+        return min(held, key=lambda c: (c.created_at, c.id), default=None)
+
     def add(self, customer: Customer) -> None:
         if self.by_email(customer.company_id, customer.email) is not None:
             raise ConflictError("a customer with this email exists")

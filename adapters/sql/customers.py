@@ -80,6 +80,18 @@ class SqlCustomerRepository:
         row = self._cx.run_kept(_BY_EMAIL, params).first()
         return None if row is None else _customer(row)
 
+    def by_phone(self, company_id: str, phone_e164: str) -> Customer | None:
+        # Only a convert of a quote made for a lead asks (docs/quotes.md), so no index of
+        # its own: the company's rows are read through the primary key's prefix.
+        statement = (
+            select(customers)
+            .where(customers.c.company_id == company_id, customers.c.phone == phone_e164)
+            .order_by(customers.c.created_at, customers.c.id)
+            .limit(1)
+        )
+        row = self._cx.execute(statement).first()
+        return None if row is None else _customer(row)
+
     def add(self, customer: Customer) -> None:
         self._cx.insert_new(customers, _values(customer), EMAIL_TAKEN)
         self._cx.touch(customers, customer.company_id, customer.id)

@@ -1,15 +1,17 @@
-"""Converting a quote into a booking, in one transaction (SPEC.md section 3); the
-deprecated ``bookingId`` form links a booking of the quote's customer that no other quote
-holds, and marks it with the quote."""
+"""Converting a quote into a booking, in one transaction (SPEC.md section 3), priced as
+quoted; the deprecated ``bookingId`` form links a live booking of the quote's customer
+that no other quote holds, and marks it with the quote."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
+import attrs
+
 from booking_core import conversion
-from booking_core.booking_orders import fixed_pricer
 from booking_core.bookings import Booking
 from booking_core.catalog import Catalog
+from booking_core.customers import Customer, merge_survivor
 from booking_core.errors import RuleViolation
 from booking_core.events import EventType, event, events_for
 from booking_core.money import apply_bps
@@ -29,12 +31,46 @@ from booking_core.quotes import Quote
 from booking_core.services.scheduling import book_in_unit
 
 
-def hand_priced(
+def quoted_price(
     wanted: conversion.BookingRequest, catalog: Catalog, at: datetime
 ) -> PriceBreakdown:
-    """The price of a booking made from a hand-priced quote: the quoted lines as they were
-    quoted, plus any manual fees added on convert (and the tax on taxable ones); the job
-    lasts as long as the service's base job."""
+    """The price of the booking a convert makes (the first visit of a plan): the quote's,
+    honoured as quoted (its lines, discounts, coupon, fees, tax, total and duration; a
+    hand-priced quote's lines, lasting as long as the service's base job), plus the manual
+    fees added on convert that the quote did not carry, with the tax on the taxable
+    amount worked out again (the quote's tax rate; the company's for a hand-priced quote,
+    which was taxed nothing), each amount rounded half-up once, as pricing does."""
+    quoted = wanted.quoted or _hand_lines(wanted, catalog, at)
+    if not wanted.added_fee_ids:
+        return quoted
+    fees = list(quoted.fees)
+    for fee_id in check_manual_fees(catalog, wanted.added_fee_ids):
+        fee = catalog.fees_by_id[fee_id]
+        amount = (
+            fee.amount_cents
+            if fee.amount_cents is not None
+            else apply_bps(quoted.discounted_subtotal_cents, fee.amount_bps or 0)
+        )
+        fees.append(FeeLine(fee.id, fee.name, fee.kind, amount, fee.taxable))
+    fees_cents = sum(f.amount_cents for f in fees)
+    added_taxable = sum(f.amount_cents for f in fees[len(quoted.fees) :] if f.taxable)
+    taxable = quoted.taxable_cents + added_taxable
+    tax = apply_bps(taxable, quoted.tax_rate_bps)
+    return attrs.evolve(
+        quoted,
+        fees=tuple(fees),
+        fees_cents=fees_cents,
+        taxable_cents=taxable,
+        tax_cents=tax,
+        total_cents=max(0, quoted.discounted_subtotal_cents + fees_cents + tax),
+    )
+
+
+def _hand_lines(
+    wanted: conversion.BookingRequest, catalog: Catalog, at: datetime
+) -> PriceBreakdown:
+    """A hand-priced quote as a breakdown: its lines as quoted, untaxed, the first lasting
+    the service's base job."""
     base = price(catalog, Selection(service_id=wanted.service_id), at=at)
     lines = tuple(
         PriceLine(
@@ -50,18 +86,6 @@ def hand_priced(
         for index, line in enumerate(wanted.manual_lines)
     )
     subtotal = sum(line.amount_cents for line in lines)
-    fees = []
-    for fee_id in check_manual_fees(catalog, wanted.manual_fee_ids):
-        fee = catalog.fees_by_id[fee_id]
-        amount = (
-            fee.amount_cents
-            if fee.amount_cents is not None
-            else apply_bps(subtotal, fee.amount_bps or 0)
-        )
-        fees.append(FeeLine(fee.id, fee.name, fee.kind, amount, fee.taxable))
-    fees_cents = sum(f.amount_cents for f in fees)
-    taxable = sum(f.amount_cents for f in fees if f.taxable)
-    tax = apply_bps(taxable, catalog.tax_rate_bps)
     return PriceBreakdown(
         visit=Visit.FIRST,
         lines=lines,
@@ -70,12 +94,12 @@ def hand_priced(
         discount_cents=0,
         referral_discount_cents=0,
         discounted_subtotal_cents=subtotal,
-        fees=tuple(fees),
-        fees_cents=fees_cents,
-        taxable_cents=taxable,
+        fees=(),
+        fees_cents=0,
+        taxable_cents=0,
         tax_rate_bps=catalog.tax_rate_bps,
-        tax_cents=tax,
-        total_cents=subtotal + fees_cents + tax,
+        tax_cents=0,
+        total_cents=subtotal,
         duration_minutes=base.duration_minutes,
     )
 
@@ -94,12 +118,18 @@ def convert_quote(
     The claim is the quote saved as converted against the version read, before any
     booking is added; a refusal anywhere rolls everything back, so no stray booking is
     ever left, and of two converts at the same moment one claims and the other is refused.
-    Records ``booking.created`` for each booking made and ``quote.converted``; the
-    deprecated form makes no booking and records ``quote.converted`` alone.
+    A quote for a lead alone is converted for the customer found for its lead
+    (``customer_for_lead``), which the claimed quote records. The booking is priced as
+    quoted (``quoted_price``); a plan's later visits are priced from the catalog at their
+    own dates, as ``POST /bookings`` prices them, its coupon kept as accepted. Records
+    ``booking.created`` for each booking made and ``quote.converted``; the deprecated form
+    makes no booking and records ``quote.converted`` alone.
     """
     at = clock.now()
     with uow:
-        quote = uow.quotes.get(company_id, quote_id)
+        read = uow.quotes.get(company_id, quote_id)
+        found = None if read.customer_id is not None else customer_for_lead(uow, read)
+        quote = conversion.for_customer(read, found.id if found is not None else None)
         catalog = None if request.deprecated_form else uow.catalogs.get(company_id)
         claimed, wanted = conversion.convert_quote(quote, request, catalog=catalog, at=at)
         if wanted is None:  # deprecated form: link a booking made separately
@@ -107,20 +137,18 @@ def convert_quote(
             marked = conversion.linked_booking(
                 quote, booking, at, quotes_naming_it=_quotes_naming(uow, booking)
             )
-            uow.quotes.save(claimed, expected_version=quote.version)
+            uow.quotes.save(claimed, expected_version=read.version)
             # Saved against the version read: of two links of one booking racing, one wins.
             uow.bookings.save_all([marked])
             uow.outbox.add(event(EventType.QUOTE_CONVERTED, claimed, company_id=company_id, at=at))
             uow.commit()
             return claimed, None
         assert catalog is not None
-        if wanted.customer_id is None:
-            raise RuleViolation("This quote is for a lead with no customer yet; nothing to book.")
-        customer = uow.customers.get(company_id, wanted.customer_id)
+        customer = found or uow.customers.get(company_id, wanted.customer_id)
         address = customer.default_address
         if address is None:
             raise RuleViolation(f"Customer {customer.id} has no default saved address to book.")
-        uow.quotes.save(claimed, expected_version=quote.version)
+        uow.quotes.save(claimed, expected_version=read.version)
         company = uow.companies.get(company_id)
         selection = Selection(
             service_id=wanted.service_id,
@@ -130,7 +158,6 @@ def convert_quote(
             coupon_code=wanted.coupon_code,
             manual_fee_ids=wanted.manual_fee_ids,
         )
-        hand = fixed_pricer(hand_priced(wanted, catalog, at)) if quote.hand_priced else None
         made = book_in_unit(
             uow,
             company,
@@ -143,7 +170,7 @@ def convert_quote(
             customer_id=customer.id,
             at=at,
             drive=drive,
-            price_visit=hand,
+            first_price=quoted_price(wanted, catalog, at),
         )
         done = conversion.complete_conversion(claimed, made[0].id, at)
         uow.quotes.save(done, expected_version=claimed.version)
@@ -153,6 +180,22 @@ def convert_quote(
         )
         uow.commit()
     return done, made[0]
+
+
+def customer_for_lead(uow: UnitOfWork, quote: Quote) -> Customer | None:
+    """The customer a quote made for a lead alone stands for now: the company's customer
+    with the lead's email (compared as customers' emails are, case-insensitive), else the
+    oldest with the lead's E.164 phone; the survivor when that record was merged. None
+    when there is none yet (or the quote names no lead)."""
+    if quote.lead_id is None:
+        return None
+    lead = uow.leads.get(quote.company_id, quote.lead_id)
+    found = uow.customers.by_email(quote.company_id, lead.email) if lead.email else None
+    if found is None and lead.phone_e164:
+        found = uow.customers.by_phone(quote.company_id, lead.phone_e164)
+    if found is None:
+        return None
+    return merge_survivor(found, lambda other: uow.customers.get(quote.company_id, other))
 
 
 def _quotes_naming(uow: UnitOfWork, booking: Booking) -> list[Quote]:

@@ -28,7 +28,7 @@ from booking_core.availability import (
 from booking_core.booking_forms import answers_errors_without_form, check_answers
 from booking_core.booking_orders import (
     BookingOrder,
-    PriceVisit,
+    agreed_first,
     catalog_pricer,
     crew_errors,
     redraw_codes,
@@ -67,6 +67,7 @@ from booking_core.ids import new_id
 from booking_core.paging import MAX_LIMIT, PageRequest
 from booking_core.ports import Clock, DriveTime, PhoneNormalizer, UnitOfWork
 from booking_core.pricing import (
+    PriceBreakdown,
     SelectedItem,
     Selection,
     Visit,
@@ -517,10 +518,17 @@ def book_in_unit(
     customer_id: str,
     at: datetime,
     drive: DriveTime,
-    price_visit: PriceVisit | None = None,
+    first_price: PriceBreakdown | None = None,
 ) -> list[Booking]:
     """Check, make and store the bookings of one create request (all or nothing); the
-    caller records their ``booking.created`` events with its own (one outbox write)."""
+    caller records their ``booking.created`` events with its own (one outbox write).
+
+    ``first_price`` is a price already agreed (a converted quote's) for the first visit,
+    which it takes and lasts as long as; a plan's later visits are then priced from the
+    catalog at their own dates with the selection's coupon as already accepted
+    (``plans.kept_coupon_terms``: no rule of it judged again). Without it every visit is
+    priced from the catalog, the coupon judged against its redemptions so far. Either way
+    the coupon's redemption is recorded."""
     frequency = catalog.frequencies_by_slug.get(selection.frequency_slug)
     if frequency is None:
         raise ValidationFailed({"frequency_slug": f"No frequency {selection.frequency_slug!r}."})
@@ -541,6 +549,7 @@ def book_in_unit(
         at=at,
         drive=drive,
         crew=crew,
+        duration_minutes=None if first_price is None else first_price.duration_minutes,
     )
     order = BookingOrder(
         company_id=company.id,
@@ -553,12 +562,15 @@ def book_in_unit(
     )
     code = selection.coupon_code
     coupon = catalog.coupons_by_code.get(normalize_code(code)) if code else None
-    if price_visit is None:
+    if first_price is None:
         usage = coupon_usage(uow, catalog, selection, customer_id)
         if coupon is not None and additional_starts:
             _room_for_every_date(coupon, usage, 1 + len(additional_starts))
-        price_visit = catalog_pricer(catalog, order, at=at, coupon_usage=usage)
-    pricer = price_visit
+        pricer = catalog_pricer(catalog, order, at=at, coupon_usage=usage)
+    else:
+        pricer = agreed_first(
+            first_price, catalog_pricer(plans.kept_coupon_terms(catalog, selection), order, at=at)
+        )
 
     def booked(crew_ids: tuple[str, ...]) -> list[Booking]:
         return plans.book(

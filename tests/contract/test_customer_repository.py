@@ -25,6 +25,28 @@ def test_customer_round_trips_with_addresses(uow_factory):
         assert uow.customers.by_email("cmp_b", "ada@example.com") is None
 
 
+def test_by_phone_finds_the_oldest_record_with_that_phone_in_the_company_merged_or_not(
+    uow_factory,
+):
+    older = f.customer("cmp_a", phone="+12125550177", minutes=1)
+    newer = f.customer("cmp_a", phone="+12125550177", minutes=2)
+    theirs = f.customer("cmp_b", phone="+12125550177")
+    survivor, merged = merge(newer, older, at=f.at(3))
+    with uow_factory() as uow:
+        for person in (newer, older, theirs):
+            uow.customers.add(person)
+        uow.commit()
+    with uow_factory() as uow:
+        uow.customers.save(survivor)
+        uow.customers.save(merged)
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.customers.by_phone("cmp_a", "+12125550177") == merged
+        assert uow.customers.by_phone("cmp_b", "+12125550177") == theirs
+        assert uow.customers.by_phone("cmp_a", "+12125550178") is None
+        assert uow.customers.by_phone("cmp_c", "+12125550177") is None
+
+
 def test_email_is_unique_per_company_case_insensitively(uow_factory):
     with uow_factory() as uow:
         uow.customers.add(f.customer("cmp_a", email="ada@example.com"))

@@ -4,6 +4,7 @@ into a real booking, and every refusal of SPEC.md section 3 (which books nothing
 from __future__ import annotations
 
 import re
+import secrets
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
+from booking_core.bookings import complete_job, start_job
 from tests.e2e.support import (
     API,
     Stack,
@@ -411,3 +413,300 @@ def test_an_expiry_in_the_past_is_refused_at_creation(api: httpx.Client, custome
         headers=idem(),
     )
     assert "expiresAt" in error_of(response, 400, "invalid_request")["fieldErrors"]
+
+
+# --- Convert honours the quoted price (docs/quotes.md, "Convert") -----------------------
+
+
+def earliest_start(api: httpx.Client, day: str, service_id: str = "svc_standard_clean") -> str:
+    """The earliest open start at 10001 on ``day``: a morning start leaves room for a job
+    longer than availability's default selection."""
+    query = {"serviceId": service_id, "date": day, "zip": "10001"}
+    response = api.get(f"{API}/availability", params=query)
+    assert response.status_code == 200, response.text
+    starts = [slot["startIso"] for slot in response.json()["data"]]
+    assert starts, f"no open start at 10001 on {day}"
+    return min(starts, key=datetime.fromisoformat)
+
+
+def quote_for(api: httpx.Client, customer_id: str, **selection: Any) -> dict[str, Any]:
+    """A sent catalog-priced quote of a standard clean for ``customer_id``."""
+    body = {"customerId": customer_id, "serviceId": "svc_standard_clean", "send": True}
+    response = api.post(f"{API}/quotes", json={**body, **selection}, headers=idem())
+    assert response.status_code == 201, response.text
+    quote: dict[str, Any] = response.json()
+    return quote
+
+
+def booking_of_convert(api: httpx.Client, response: httpx.Response) -> dict[str, Any]:
+    assert response.status_code == 200, response.text
+    booking: dict[str, Any] = api.get(f"{API}/bookings/{response.json()['bookingId']}").json()
+    return booking
+
+
+def test_convert_books_a_catalog_quote_at_its_quoted_price_whatever_its_date_or_address(
+    api: httpx.Client, customer_id: str
+):
+    # Quoted for the island zip (its travel fee) and no date; booked on a Saturday (the
+    # weekend surcharge) at the customer's home in 10001 (no travel fee).
+    quote = quote_for(api, customer_id, zip="02554", extras=[{"id": "ext_oven"}])
+    assert [fee["id"] for fee in quote["price"]["fees"]] == ["fee_island"]
+    saturday = earliest_start(api, "2030-01-12")
+
+    converted = act(api, quote["id"], "convert", startIso=saturday)
+
+    booking = booking_of_convert(api, converted)
+    assert booking["price"] == quote["price"]  # every line, discount, fee and tax
+    assert booking["price"]["totalCents"] == quote["totalCents"] == converted.json()["totalCents"]
+    assert booking["durationMinutes"] == quote["price"]["durationMinutes"]
+    assert booking["address"]["zip"] == "10001"
+
+
+def test_convert_adds_only_the_manual_fees_the_quote_lacks_and_taxes_the_taxable_ones(
+    api: httpx.Client, customer_id: str
+):
+    quote = quote_for(api, customer_id, manualFeeIds=["fee_pets"], couponCode="welcome10")
+    quoted = quote["price"]
+
+    converted = act(
+        api,
+        quote["id"],
+        "convert",
+        startIso=earliest_start(api, "2030-01-14"),
+        manualFeeIds=["fee_pets", "fee_rush"],
+    )
+
+    price = booking_of_convert(api, converted)["price"]
+    rush = (quoted["discountedSubtotalCents"] * 1_500 + 5_000) // 10_000  # 15 %, half-up
+    assert [fee["id"] for fee in price["fees"]] == ["fee_pets", "fee_rush"]  # pets once
+    assert price["fees"][1]["amountCents"] == rush
+    for same in ("lines", "discounts", "discountedSubtotalCents", "taxRateBps"):
+        assert price[same] == quoted[same], same
+    # Neither fee is taxable: the tax is the quote's; the parts sum to the total.
+    assert (price["taxableCents"], price["taxCents"]) == (
+        quoted["taxableCents"],
+        quoted["taxCents"],
+    )
+    assert price["feesCents"] == quoted["feesCents"] + rush
+    assert price["totalCents"] == quoted["totalCents"] + rush
+    assert price["totalCents"] == (
+        price["subtotalCents"] - price["discountCents"] + price["feesCents"] + price["taxCents"]
+    )
+
+
+def test_a_plans_first_visit_is_booked_as_quoted_and_its_later_ones_as_bookings_price_them(
+    api: httpx.Client, customer_id: str
+):
+    selection: dict[str, Any] = {
+        "frequencySlug": "weekly",
+        "extras": [{"id": "ext_first_deep"}],
+        "couponCode": "WELCOME10",
+    }
+    quote = quote_for(api, customer_id, zip="02554", **selection)
+    converted = act(api, quote["id"], "convert", startIso=earliest_start(api, "2031-03-04"))
+    first = booking_of_convert(api, converted)
+    visits = [api.get(f"{API}/bookings/{b}").json() for b in bookings_of(api, customer_id)]
+    later = min(
+        (v for v in visits if v["planId"] == first["planId"] and v["visitIndex"] > 0),
+        key=lambda v: v["visitIndex"],
+    )
+
+    assert first["price"] == quote["price"]
+    # A later visit costs what POST /quote gives a later visit of the same selection at
+    # the booking's address, as for a plan booked with POST /bookings.
+    priced = api.post(
+        f"{API}/quote",
+        json={
+            "serviceId": "svc_standard_clean",
+            "zip": "10001",
+            **selection,
+            "startIso": first["startIso"],
+        },
+    )
+    assert priced.status_code == 200, priced.text
+    assert later["price"] == priced.json()["laterVisits"]
+    assert "ext_first_deep" not in [line["id"] for line in later["price"]["lines"]]
+
+
+def test_a_quotes_coupon_is_honoured_at_convert_though_its_limit_was_reached_since(
+    api: httpx.Client, customer_id: str
+):
+    # FIRSTCLEAN: one redemption per customer. Two quotes carry it before either is booked.
+    one = quote_for(api, customer_id, couponCode="FIRSTCLEAN")
+    two = quote_for(api, customer_id, couponCode="FIRSTCLEAN")
+
+    booking_of_convert(
+        api, act(api, one["id"], "convert", startIso=earliest_start(api, "2030-01-15"))
+    )
+
+    # The convert counted a redemption, as a booking does: the customer's is used up.
+    priced = api.post(
+        f"{API}/quote",
+        json={
+            "serviceId": "svc_standard_clean",
+            "couponCode": "FIRSTCLEAN",
+            "customerId": customer_id,
+        },
+    )
+    assert "maximum number of times" in error_of(priced, 422, "unprocessable")["message"]
+    # The second quote was accepted at its price: it is booked at it all the same.
+    converted = act(api, two["id"], "convert", startIso=earliest_start(api, "2030-01-16"))
+    assert booking_of_convert(api, converted)["price"] == two["price"]
+
+
+# --- The deprecated bookingId form links no cancelled booking ---------------------------
+
+
+def test_the_deprecated_booking_id_convert_refuses_a_cancelled_booking_and_links_a_completed_one(
+    stack: Stack, api: httpx.Client, answered: dict[str, str], customer_id: str
+):
+    quote_id = answered["accepted"]
+    cancelled = add_booking(stack.container, stack.company.id, customer_id)
+    response = api.post(
+        f"{API}/bookings/{cancelled}/cancel", json={"scope": "this"}, headers=idem()
+    )
+    assert response.status_code == 200, response.text
+    before = api.get(f"{API}/bookings/{cancelled}").json()
+
+    refused = error_of(act(api, quote_id, "convert", bookingId=cancelled), 422, "unprocessable")
+
+    assert cancelled in refused["message"]
+    assert quote_id in refused["message"]
+    assert "cancelled" in refused["message"]
+    quote = api.get(f"{API}/quotes/{quote_id}").json()
+    assert (quote["status"], quote["bookingId"]) == ("accepted", None)
+    assert api.get(f"{API}/bookings/{cancelled}").json() == before
+
+    # A completed job is real work made separately: it is linked.
+    done = add_booking(stack.container, stack.company.id, customer_id)
+    with stack.container.uow() as uow:
+        job = uow.bookings.get(stack.company.id, done)
+        now = datetime.now(UTC)
+        started = start_job(job, now)
+        uow.bookings.save_all([started])  # one change at a time: each is saved on its own
+        uow.bookings.save_all([complete_job(started, now)])
+        uow.commit()
+    linked = act(api, quote_id, "convert", bookingId=done)
+    assert linked.status_code == 200, linked.text
+    assert (linked.json()["status"], linked.json()["bookingId"]) == ("converted", done)
+
+
+# --- A quote for a lead is booked for the customer its lead became ----------------------
+
+
+def lead_quote(api: httpx.Client, **contact: str) -> tuple[str, dict[str, Any]]:
+    """A new lead with ``contact`` and a sent hand-priced quote made for it alone."""
+    response = api.post(f"{API}/leads", json={"name": "Lead Only", **contact})
+    assert response.status_code in (200, 201), response.text
+    lead_id: str = response.json()["id"]
+    return lead_id, create(api, leadId=lead_id, send=True)
+
+
+def new_customer(api: httpx.Client, **fields: Any) -> str:
+    body = {"name": "Became A Customer", "email": unique_email("became"), "address": HOME}
+    response = api.post(f"{API}/customers", json={**body, **fields})
+    assert response.status_code == 201, response.text
+    customer: str = response.json()["id"]
+    return customer
+
+
+def random_phone() -> str:
+    """A New York number, as a person types it, that no other test uses."""
+    return f"(212) 7{secrets.randbelow(90) + 10}-{secrets.randbelow(9000) + 1000}"
+
+
+def test_a_quote_for_a_lead_is_refused_naming_it_until_a_customer_has_the_leads_email(
+    api: httpx.Client,
+):
+    email = unique_email("lead")
+    lead_id, quote = lead_quote(api, email=email)
+    fields = {"startIso": earliest_start(api, "2030-01-17"), "serviceId": "svc_standard_clean"}
+
+    refused = error_of(act(api, quote["id"], "convert", **fields), 422, "unprocessable")
+    assert refused["message"] == (
+        f"Quote {quote['id']} is for lead {lead_id} and no customer has its email or phone "
+        "yet; create the customer (with a default address) first."
+    )
+    assert api.get(f"{API}/quotes/{quote['id']}").json()["status"] == "sent"
+
+    customer_id = new_customer(api, email=email.upper())  # emails match case-insensitively
+    converted = act(api, quote["id"], "convert", **fields)
+
+    booking = booking_of_convert(api, converted)
+    assert (booking["customerId"], booking["quoteId"]) == (customer_id, quote["id"])
+    assert booking["price"]["totalCents"] == quote["totalCents"]
+    fetched = api.get(f"{API}/quotes/{quote['id']}").json()
+    assert (fetched["status"], fetched["customerId"], fetched["leadId"]) == (
+        "converted",
+        customer_id,
+        lead_id,
+    )
+
+
+def test_a_quote_for_a_lead_with_a_phone_alone_is_booked_for_the_customer_with_that_phone(
+    api: httpx.Client,
+):
+    phone = random_phone()
+    _, quote = lead_quote(api, phone=phone)
+    digits = "+1" + "".join(c for c in phone if c.isdigit())
+    customer_id = new_customer(api, phone=digits)  # the same number, written otherwise
+
+    converted = act(
+        api,
+        quote["id"],
+        "convert",
+        startIso=earliest_start(api, "2030-01-18"),
+        serviceId="svc_standard_clean",
+    )
+
+    assert booking_of_convert(api, converted)["customerId"] == customer_id
+    assert converted.json()["customerId"] == customer_id
+
+
+def test_the_deprecated_form_links_a_lead_quote_to_a_booking_of_the_customer_it_became(
+    stack: Stack, api: httpx.Client
+):
+    email = unique_email("lead")
+    lead_id, quote = lead_quote(api, email=email)
+    someone = new_customer(api)
+    theirs = add_booking(stack.container, stack.company.id, someone)
+    refused = error_of(act(api, quote["id"], "convert", bookingId=theirs), 422, "unprocessable")
+    assert refused["message"] == (
+        f"Booking {theirs} cannot be linked to quote {quote['id']}: the quote is for lead "
+        f"{lead_id} and no customer has its email or phone yet."
+    )
+
+    customer_id = new_customer(api, email=email)
+    ours = add_booking(stack.container, stack.company.id, customer_id)
+    error_of(act(api, quote["id"], "convert", bookingId=theirs), 422, "unprocessable")
+    linked = act(api, quote["id"], "convert", bookingId=ours)
+    assert linked.status_code == 200, linked.text
+    assert (linked.json()["bookingId"], linked.json()["customerId"]) == (ours, customer_id)
+    assert api.get(f"{API}/bookings/{ours}").json()["quoteId"] == quote["id"]
+
+
+# --- The order of convert's checks (docs/quotes.md) -------------------------------------
+
+
+@pytest.mark.parametrize("start", ["2030-01-07T10:00:00", "tomorrow", 12345, "+05"])
+def test_a_convert_body_of_the_wrong_shape_is_400_before_the_quotes_state_is_looked_at(
+    api: httpx.Client, answered: dict[str, str], start: object
+):
+    response = act(api, answered["draft"], "convert", startIso=start)
+    assert "startIso" in error_of(response, 400, "invalid_request")["fieldErrors"]
+    # A well-formed instant that breaks a rule is judged after the state: a draft is 422.
+    off_quarter = act(api, answered["draft"], "convert", startIso="2030-01-07T10:07:00-05:00")
+    assert answered["draft"] in error_of(off_quarter, 422, "unprocessable")["message"]
+
+
+def test_the_openapi_description_of_convert_says_the_quoted_price_is_honoured(
+    api: httpx.Client,
+):
+    document = api.get("/api/openapi.json").json()
+    body = document["paths"]["/api/v1/quotes/{id}"]["post"]["requestBody"]["content"]
+    described = body["application/json"]["schema"]["description"]
+    assert "exactly as quoted" in described
+    assert "lead" in described
+    assert (
+        "cancelled" in body["application/json"]["schema"]["properties"]["bookingId"]["description"]
+    )

@@ -12,7 +12,12 @@ import pytest
 
 from booking_core import conversion, quotes
 from booking_core.conversion import ConvertRequest
-from booking_core.errors import InvalidTransition, UnknownCatalogItem, ValidationFailed
+from booking_core.errors import (
+    InvalidTransition,
+    RuleViolation,
+    UnknownCatalogItem,
+    ValidationFailed,
+)
 from booking_core.pricing import price
 from booking_core.quotes import ManualLine, Quote, QuoteStatus
 from tests.unit.test_quotes import (
@@ -74,10 +79,42 @@ def test_converting_a_quote_keeps_its_lead_and_customer_on_the_booking() -> None
 
 def test_converting_a_hand_priced_quote_for_a_lead_keeps_the_lead_and_names_no_coupon() -> None:
     quote = accepted_quote(lead_id="lead_1", manual_lines=(ManualLine("Move-out clean", 30_000),))
-    _, booking = convert(quote, service_id="svc_deep")
-    assert (booking.customer_id, booking.lead_id) == (None, "lead_1")
+    claimed, booking = convert(conversion.for_customer(quote, "cus_9"), service_id="svc_deep")
+    assert (booking.customer_id, booking.lead_id) == ("cus_9", "lead_1")
+    assert (claimed.customer_id, claimed.lead_id) == ("cus_9", "lead_1")
     assert booking.coupon_code is None
     assert booking.manual_lines == (ManualLine("Move-out clean", 30_000),)
+
+
+def test_a_quote_for_a_lead_no_customer_stands_for_is_refused_naming_quote_and_lead() -> None:
+    quote = accepted_quote(lead_id="lead_1", manual_lines=(ManualLine("Move-out clean", 30_000),))
+    assert conversion.for_customer(quote, None) is quote
+    with pytest.raises(RuleViolation) as caught:
+        convert(quote, service_id="svc_deep")
+    assert caught.value.message == (
+        f"Quote {quote.id} is for lead lead_1 and no customer has its email or phone yet; "
+        "create the customer (with a default address) first."
+    )
+
+
+def test_a_quote_that_names_its_customer_keeps_it_whoever_its_lead_matches() -> None:
+    quote = accepted_quote(
+        customer_id="cus_1",
+        lead_id="lead_1",
+        selection=SELECTION,
+        breakdown=price(CATALOG, SELECTION, at=AT),
+    )
+    assert conversion.for_customer(quote, "cus_9") is quote
+
+
+def test_a_convert_carries_the_quoted_breakdown_and_only_the_fees_it_adds() -> None:
+    selection = attrs.evolve(SELECTION, manual_fee_ids=("fee_pets",))
+    breakdown = price(CATALOG, selection, at=AT)
+    quote = accepted_quote(customer_id="cus_1", selection=selection, breakdown=breakdown)
+    _, booking = convert(quote, manual_fee_ids=("fee_stairs", "fee_pets"))
+    assert booking.quoted == breakdown
+    assert booking.added_fee_ids == ("fee_stairs",)
+    assert booking.manual_fee_ids == ("fee_pets", "fee_stairs")
 
 
 def test_a_start_on_the_companys_quarter_hour_is_allowed_whatever_its_utc_minute() -> None:

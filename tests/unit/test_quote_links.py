@@ -1,5 +1,5 @@
-"""The deprecated ``bookingId`` form of convert links only a booking of the quote's own
-customer that no other quote holds, and marks the booking with its quote."""
+"""The deprecated ``bookingId`` form of convert links only a live booking of the quote's
+own customer that no other quote holds, and marks the booking with its quote."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from adapters.memory import MemoryStore, MemoryUnitOfWork
 from booking_core import conversion, quotes
-from booking_core.bookings import ActivityKind, Booking
+from booking_core.bookings import ActivityKind, Booking, cancel, complete_job, start_job
 from booking_core.clock import FixedClock
 from booking_core.conversion import ConvertRequest
 from booking_core.drive import TableDriveTime
@@ -69,8 +69,29 @@ def test_a_booking_of_another_customer_is_refused_naming_both():
 
 def test_a_quote_for_a_lead_alone_links_no_booking():
     quote = accepted(customer_id=None, lead_id="lead_1")
-    with pytest.raises(RuleViolation, match="lead with no customer"):
-        conversion.linked_booking(quote, booking_of("cus_1"), IN_DATE)
+    booking = booking_of("cus_1")
+    with pytest.raises(RuleViolation) as refused:
+        conversion.linked_booking(quote, booking, IN_DATE)
+    assert refused.value.message == (
+        f"Booking {booking.id} cannot be linked to quote {quote.id}: the quote is for lead "
+        "lead_1 and no customer has its email or phone yet."
+    )
+    # Once a customer stands for the lead, a booking of theirs is linked.
+    marked = conversion.linked_booking(conversion.for_customer(quote, "cus_1"), booking, IN_DATE)
+    assert marked.quote_id == quote.id
+
+
+def test_a_cancelled_booking_is_refused_and_a_completed_one_linked():
+    quote = accepted()
+    cancelled = cancel(booking_of("cus_1"), IN_DATE)
+    with pytest.raises(RuleViolation) as refused:
+        conversion.linked_booking(quote, cancelled, IN_DATE)
+    assert refused.value.message == (
+        f"Booking {cancelled.id} cannot be linked to quote {quote.id}: it was cancelled; "
+        "book the quote with startIso instead."
+    )
+    completed = complete_job(start_job(booking_of("cus_1"), AT), IN_DATE)
+    assert conversion.linked_booking(quote, completed, IN_DATE).quote_id == quote.id
 
 
 def test_a_booking_converted_from_another_quote_is_refused():

@@ -252,7 +252,10 @@ class QuoteLifecycle(RuleBasedStateMachine):
             refusal = None
         if self.attempt(
             "begin_conversion",
-            lambda q: conversion.begin_conversion(q, request, catalog=CATALOG, at=self.now)[0],
+            # A quote for a lead alone is converted for the customer found for the lead.
+            lambda q: conversion.begin_conversion(
+                conversion.for_customer(q, "cus_lead"), request, catalog=CATALOG, at=self.now
+            )[0],
             refusal=refusal,
         ):
             model.status = QuoteStatus.CONVERTED

@@ -488,6 +488,8 @@ def test_convert_of_accepted_quote_without_booking_claims_it_and_asks_for_a_book
         coupon_code=None,
         start=START,
         manual_fee_ids=("fee_pets", "fee_stairs"),
+        added_fee_ids=("fee_stairs",),
+        quoted=quote.breakdown,
         quoted_total_cents=quote.total_cents,
     )
 

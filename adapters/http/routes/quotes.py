@@ -76,15 +76,35 @@ class Action(enum.StrEnum):
 @frozen(kw_only=True)
 class ActionBody:
     """An action; ``convert`` takes ``startIso`` (and ``serviceId`` for a hand-priced
-    quote, optional ``manualFeeIds``), or the deprecated ``bookingId``."""
+    quote, optional ``manualFeeIds``), or the deprecated ``bookingId``. Convert books the
+    quote at its own price, exactly as quoted (lines, discounts, coupon, fees, tax, total,
+    duration), whatever the date or address booked, plus only the manual fees
+    ``manualFeeIds`` adds (tax worked out again on them); a plan's later visits are priced
+    from the catalog at their dates. A quote's coupon is not refused for limits reached
+    since; its redemption is recorded. A quote for a lead alone is booked for the customer
+    with the lead's email, else its phone (422 while there is none), and records that
+    customer. docs/quotes.md, "Convert"."""
 
     action: Action
     start_iso: datetime | None = None
-    service_id: Id | None = None
-    manual_fee_ids: tuple[Id, ...] = ()
+    service_id: Id | None = field(
+        default=None,
+        metadata={"description": "convert: the service a hand-priced quote is booked under"},
+    )
+    manual_fee_ids: tuple[Id, ...] = field(
+        default=(),
+        metadata={
+            "description": "convert: manual fees added to the quoted price (one already on "
+            "the quote is not charged twice)"
+        },
+    )
     booking_id: Id | None = field(
         default=None,
-        metadata={"deprecated": True, "description": "deprecated: convert with startIso"},
+        metadata={
+            "deprecated": True,
+            "description": "deprecated: convert with startIso. Links a booking of the "
+            "quote's customer made separately; a cancelled one is refused (422)",
+        },
     )
 
 
