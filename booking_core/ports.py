@@ -836,6 +836,12 @@ class UserRepository(Protocol):
         """The company's users, oldest first."""
         ...
 
+    def remove(self, user_id: str) -> None:
+        """Delete the user and every sign-in link issued to them (used or not);
+        ``NotFoundError`` if no user has that id. Their sessions end: ``get`` no longer
+        finds them, and the email is free for a new user."""
+        ...
+
     def add_link(self, link: SignInLink) -> None:
         """Store a new sign-in link (by its token's hash)."""
         ...

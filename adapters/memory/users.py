@@ -54,6 +54,13 @@ class MemoryUserRepository:
         mine = (u for u in self._users.values() if u.company_id == company_id)
         return sorted(mine, key=lambda u: (u.created_at, u.id))
 
+    def remove(self, user_id: str) -> None:
+        self.get(user_id)
+        self._users.rows.pop((_ANY_COMPANY, user_id))
+        for key, row in list(self._links.rows.items()):
+            if row.value.user_id == user_id:
+                del self._links.rows[key]
+
     def add_link(self, link: SignInLink) -> None:
         self._links.insert(_ANY_COMPANY, link.token_hash, link, link.created_at)
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 
 from adapters.sql.context import AnyRow, UnitContext, without_keys
 from adapters.sql.tables import sign_in_links as links
@@ -109,6 +109,11 @@ class SqlUserRepository:
             .order_by(users.c.created_at, users.c.id)
         )
         return [_user(row) for row in self._cx.execute(statement)]
+
+    def remove(self, user_id: str) -> None:
+        self._cx.execute(delete(links).where(links.c.user_id == user_id))
+        if self._cx.execute(delete(users).where(users.c.id == user_id)).rowcount == 0:
+            raise NotFoundError("user", user_id)
 
     def add_link(self, link: SignInLink) -> None:
         values = {

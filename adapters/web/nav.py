@@ -29,7 +29,8 @@ class NavEntry:
     summary: str
     in_bar: bool = True
     """False for a page the top bar reaches otherwise on a wide screen (the account, by the
-    user's name); it is in the bar on a phone, where the name is hidden."""
+    user's name; people, from the admin home), to keep the bar on one line; it is in the
+    bar on a phone, where the bar wraps anyway."""
 
 
 NAV: tuple[NavEntry, ...] = (
@@ -41,6 +42,13 @@ NAV: tuple[NavEntry, ...] = (
     NavEntry("My jobs", "/crew", CREW, "Today's and the coming week's jobs."),
     NavEntry("API keys", "/admin/keys", OWNERS, "Keys that let your tools use the API."),
     NavEntry("Webhooks", "/admin/webhooks", OWNERS, "Where events are sent, and what was sent."),
+    NavEntry(
+        "People",
+        "/admin/people",
+        OWNERS,
+        "Who can sign in: add people, send a sign-in link, remove access.",
+        in_bar=False,
+    ),
     NavEntry(
         "Account",
         "/account",

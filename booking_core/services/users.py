@@ -1,5 +1,5 @@
-"""User use cases: create a user, issue and redeem one-time sign-in links, sign in with a
-password, set a password, sign out everywhere, and check a session's user."""
+"""User use cases: create and remove a user, issue and redeem one-time sign-in links, sign
+in with a password, set a password, sign out everywhere, and check a session's user."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from attrs import frozen
 
 from booking_core import users
-from booking_core.errors import ConflictError, NotFoundError, ValidationFailed
+from booking_core.errors import ConflictError, NotFoundError, RuleViolation, ValidationFailed
 from booking_core.ids import new_id
 from booking_core.ports import Clock, PasswordHasher, UnitOfWork
 from booking_core.users import IssuedLink, Role, SignInRefused, User
@@ -86,6 +86,47 @@ def issue_sign_in_link(email: str, *, uow: UnitOfWork, clock: Clock) -> tuple[Us
         uow.users.add_link(issued.link)
         uow.commit()
     return user, issued
+
+
+def company_user(company_id: str, user_id: str, *, uow: UnitOfWork) -> User:
+    """The company's user ``user_id``; ``NotFoundError`` for an unknown id or another
+    company's user, alike."""
+    with uow:
+        user = uow.users.get(user_id)
+    if user.company_id != company_id:
+        raise NotFoundError("user", user_id)
+    return user
+
+
+def issue_link_for(
+    company_id: str, user_id: str, *, uow: UnitOfWork, clock: Clock
+) -> tuple[User, IssuedLink]:
+    """A fresh one-time link for the company's user ``user_id`` (an owner handing a
+    person a way in); ``NotFoundError`` for another company's user."""
+    with uow:
+        user = uow.users.get(user_id)
+        if user.company_id != company_id:
+            raise NotFoundError("user", user_id)
+        issued = users.issue_link(user, clock.now())
+        uow.users.add_link(issued.link)
+        uow.commit()
+    return user, issued
+
+
+def remove_user(company_id: str, user_id: str, *, acting_user_id: str, uow: UnitOfWork) -> User:
+    """Take away a person's access for good: the user, their sign-in links and their
+    sessions are gone (the email may be given to a new user later). Nobody removes
+    themselves, so a company always keeps the owner doing it. ``NotFoundError`` for
+    another company's user; ``RuleViolation`` for oneself."""
+    if user_id == acting_user_id:
+        raise RuleViolation("You cannot remove yourself; another owner can.")
+    with uow:
+        user = uow.users.get_for_update(user_id)
+        if user.company_id != company_id:
+            raise NotFoundError("user", user_id)
+        uow.users.remove(user.id)
+        uow.commit()
+    return user
 
 
 def redeem_sign_in_link(token: str, *, uow: UnitOfWork, clock: Clock) -> User:

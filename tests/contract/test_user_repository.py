@@ -153,3 +153,40 @@ def test_two_units_claiming_one_link_at_once_give_it_to_one(uow_factory):
     assert not racer.is_alive()
     assert results[0] is not None
     assert results[1] is None
+
+
+def test_a_removed_user_is_gone_with_their_links_and_their_email_is_free(uow_factory):
+    gone, kept = user("cmp_a", email="gone@example.com"), user("cmp_a")
+    issued = users.issue_link(gone, f.at())
+    theirs = users.issue_link(kept, f.at())
+    with uow_factory() as uow:
+        uow.users.add(gone)
+        uow.users.add(kept)
+        uow.users.add_link(issued.link)
+        uow.users.add_link(theirs.link)
+        uow.commit()
+    with uow_factory() as uow:
+        uow.users.remove(gone.id)
+        uow.commit()
+    with uow_factory() as uow:
+        with pytest.raises(NotFoundError):
+            uow.users.get(gone.id)
+        assert uow.users.by_email("gone@example.com") is None
+        assert [u.id for u in uow.users.list("cmp_a")] == [kept.id]
+        assert uow.users.claim_link(issued.link.token_hash, f.at(1)) is None
+        assert uow.users.claim_link(theirs.link.token_hash, f.at(1)) is not None
+        uow.users.add(user("cmp_b", email="gone@example.com"))  # the email is free again
+        uow.commit()
+    with uow_factory() as uow, pytest.raises(NotFoundError):
+        uow.users.remove(gone.id)
+
+
+def test_a_removal_rolled_back_keeps_the_user(uow_factory):
+    kept = user()
+    with uow_factory() as uow:
+        uow.users.add(kept)
+        uow.commit()
+    with uow_factory() as uow:
+        uow.users.remove(kept.id)  # no commit
+    with uow_factory() as uow:
+        assert uow.users.get(kept.id) == kept
