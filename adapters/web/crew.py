@@ -5,13 +5,17 @@ ways a booking reaches ``in_progress`` and ``completed``).
 
 A crew member sees only their own jobs, and of the customer only the first name. The job
 is named in the form, never trusted: another crew member's job, or another company's,
-answers the same 404 page as an id that never existed.
+answers the same 404 page as an id that never existed. A crew member made inactive sees
+no job at all (a page saying so), and can start or complete none.
+
+Starting a job whose start is more than an hour away asks first ("This job starts on
+... Start it now?"): one tap on tomorrow's card is not a start.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from attrs import frozen
@@ -20,16 +24,24 @@ from starlette.routing import BaseRoute
 
 from adapters.web.deps import WebDeps
 from adapters.web.nav import CREW
-from adapters.web.pages import Visit, page
-from adapters.web.time_text import clock_range
+from adapters.web.pages import PageError, Visit, page
+from adapters.web.time_text import clock_range, clock_time
 from booking_core.bookings import Booking, BookingStatus
+from booking_core.crew import CrewMember
 from booking_core.errors import ConflictError, InvalidTransition, NotFoundError, RuleViolation
 from booking_core.pricing import LineKind
-from booking_core.services.scheduling import complete_booking, crew_jobs, start_booking
+from booking_core.services.scheduling import (
+    complete_booking,
+    crew_jobs,
+    find_booking,
+    start_booking,
+)
 from booking_core.users import first_name
 
 DAYS = 8
 """Today and the next 7 days."""
+ASK_BEFORE_START = timedelta(hours=1)
+"""Starting a job whose start is further away than this asks first."""
 STATUS_LABELS = {
     BookingStatus.SCHEDULED: "Scheduled",
     BookingStatus.IN_PROGRESS: "In progress",
@@ -116,15 +128,12 @@ def job_card(booking: Booking, customer_name: str) -> JobCard:
 
 def crew_portal(visit: Visit) -> Response:
     """``GET /crew``: the member's jobs, day by day."""
-    user, company = visit.signed_in_user, visit.signed_in_company
-    member_id = user.crew_member_id
-    if member_id is None:  # the crew role always has one; a guard for the type checker
-        raise NotFoundError("crew member", user.id)
+    company = visit.signed_in_company
+    member = _active_member(visit)
     zone = ZoneInfo(company.timezone)
     today = visit.deps.clock.now().astimezone(zone).date()
-    jobs = crew_jobs(company.id, member_id, today, DAYS, uow=visit.deps.reader())
+    jobs = crew_jobs(company.id, member.id, today, DAYS, uow=visit.deps.reader())
     with visit.deps.reader() as uow:
-        member = uow.crew.get(company.id, member_id)
         names = {
             cid: uow.customers.get(company.id, cid).name for cid in {b.customer_id for b in jobs}
         }
@@ -138,20 +147,40 @@ def crew_portal(visit: Visit) -> Response:
     )
 
 
+def _active_member(visit: Visit) -> CrewMember:
+    """The signed-in user's crew member; one made inactive is refused, at once, with a
+    page saying so (403), so that none of their jobs (addresses, access notes) shows."""
+    user, company = visit.signed_in_user, visit.signed_in_company
+    if user.crew_member_id is None:  # the crew role always has one; a guard for the type checker
+        raise NotFoundError("crew member", user.id)
+    with visit.deps.reader() as uow:
+        member = uow.crew.get(company.id, user.crew_member_id)
+    if not member.active:
+        raise PageError(
+            403,
+            "Your crew profile is inactive",
+            f"{company.name} has made your crew profile inactive, so no jobs are shown here"
+            " and none can be started or completed. If this is a mistake, ask the office to"
+            " make it active again.",
+        )
+    return member
+
+
 Move = Callable[..., Booking]
 
 
 def _move(visit: Visit, move: Move, verb: str) -> Response:
-    user, company = visit.signed_in_user, visit.signed_in_company
+    company = visit.signed_in_company
+    member = _active_member(visit)
     booking_id = visit.field("booking").strip()
-    if not booking_id or user.crew_member_id is None:
+    if not booking_id:
         raise NotFoundError("booking", booking_id)
     deps = visit.deps
     try:
         moved = move(
             company.id,
             booking_id,
-            crew_member_id=user.crew_member_id,
+            crew_member_id=member.id,
             uow=deps.uow(),
             clock=deps.clock,
         )
@@ -165,8 +194,46 @@ def _move(visit: Visit, move: Move, verb: str) -> Response:
 
 
 def start(visit: Visit) -> Response:
-    """``POST /crew/start``: scheduled -> in progress."""
+    """``POST /crew/start``: scheduled -> in progress. A job whose start is more than an
+    hour away is started only once confirmed (``confirmed=yes``, from the page that asks)."""
+    if visit.field("confirmed") != "yes":
+        asked = _ask_before_start(visit)
+        if asked is not None:
+            return asked
     return _move(visit, start_booking, "started")
+
+
+def _ask_before_start(visit: Visit) -> Response | None:
+    """The page asking "Start it now?" for one of the member's scheduled jobs that starts
+    more than an hour from now; None to start it at once (anything else is left to the
+    start itself: another's job is its 404 page, a started one its message)."""
+    company = visit.signed_in_company
+    member = _active_member(visit)
+    booking_id = visit.field("booking").strip()
+    with visit.deps.reader() as uow:
+        try:
+            booking = find_booking(uow, company.id, booking_id)
+        except NotFoundError:
+            return None
+    now = visit.deps.clock.now()
+    if (
+        member.id not in booking.crew_ids
+        or booking.status is not BookingStatus.SCHEDULED
+        or booking.start - now <= ASK_BEFORE_START
+    ):
+        return None
+    return visit.render(
+        "crew_start_confirm.html",
+        booking=booking,
+        question=start_question(booking.start, ZoneInfo(company.timezone)),
+    )
+
+
+def start_question(start: datetime, zone: ZoneInfo) -> str:
+    """``This job starts on Wednesday, November 25 at 8:30 AM. Start it now?``"""
+    local = start.astimezone(zone)
+    day = f"{local:%A}, {local:%B} {local.day}"
+    return f"This job starts on {day} at {clock_time(local)}. Start it now?"
 
 
 def complete(visit: Visit) -> Response:

@@ -25,11 +25,13 @@ from starlette.routing import BaseRoute
 from adapters.web.deps import WebDeps
 from adapters.web.nav import OWNERS
 from adapters.web.pages import Visit, page
+from adapters.web.setup_forms import STALE, fingerprint, stale
 from adapters.web.time_text import moment
 from booking_core import auth
 from booking_core.auth import ApiKey
 from booking_core.errors import InvalidTransition, ValidationFailed
 from booking_core.services import companies as cases
+from booking_core.services.setup import ChangedMeanwhile
 
 SCOPE_FIELD = "scope."
 """A scope's checkbox is named ``scope.<scope>`` (a form keeps one value per name)."""
@@ -177,6 +179,11 @@ def _shown_once(visit: Visit, issued: auth.IssuedKey, *, created: bool) -> Respo
     return response
 
 
+def _stored_form(key: ApiKey) -> dict[str, str]:
+    """What a key's edit form shows of the stored key, for its fingerprint."""
+    return {"scopes": " ".join(sorted(key.scopes)), "rate_limit": str(key.rate_limit_per_minute)}
+
+
 def _key_page(
     visit: Visit,
     key: ApiKey,
@@ -194,6 +201,7 @@ def _key_page(
         scopes=_scope_rows(shown.scopes),
         errors=errors or {},
         refusal=refusal,
+        shown=fingerprint(_stored_form(key)),
         when=lambda at: local_time(at, company.timezone),
         low=auth.MIN_RATE_LIMIT,
         high=auth.MAX_RATE_LIMIT,
@@ -206,6 +214,9 @@ def key_page(visit: Visit) -> Response:
     key = _key(visit, visit.request.path_params["key_id"])
     if visit.request.method != "POST":
         return _key_page(visit, key)
+    changed = STALE.format(what="key")
+    if key.active and stale(visit.form, _stored_form(key)):
+        return _key_page(visit, key, refusal=changed)  # the form shows what is stored
     form, limit, errors = _read_form(visit, with_name=False)
     form = KeyForm(key.name, form.scopes, form.rate_limit)
     if errors and key.active:
@@ -217,9 +228,12 @@ def key_page(visit: Visit) -> Response:
             key.id,
             scopes=form.scopes,
             rate_limit=limit,
+            expected=key,
             uow=deps.uow(),
             clock=deps.clock,
         )
+    except ChangedMeanwhile:  # saved by someone else since this request read it
+        return _key_page(visit, _key(visit, key.id), refusal=changed)
     except InvalidTransition as refused:  # a revoked key: the core refuses any edit
         return _key_page(visit, _key(visit, key.id), refusal=refused.message)
     except ValidationFailed as refused:

@@ -27,8 +27,10 @@ from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, page
 from adapters.web.setup_forms import (
+    STALE,
     FieldErrors,
     checked,
+    fingerprint,
     items,
     money,
     new_slug,
@@ -36,6 +38,8 @@ from adapters.web.setup_forms import (
     plain_hundredths,
     show_hundredths,
     sort_errors,
+    stale,
+    ticked,
     whole,
 )
 from booking_core.catalog import ONE_TIME, FeeKind
@@ -199,8 +203,11 @@ def _form_page(
     values: dict[str, str],
     errors: FieldErrors,
     others: list[str] | None = None,
+    stored: dict[str, str] | None = None,
     **context: object,
 ) -> Response:
+    """The form; ``stored``: the item's stored values as the form shows them (an edit),
+    whose fingerprint the form carries back."""
     failed = bool(errors or others)
     return visit.render(
         template,
@@ -208,8 +215,20 @@ def _form_page(
         values=values,
         errors=errors,
         others=others or [],
+        shown="" if stored is None else fingerprint(stored),
         **context,
     )
+
+
+def _changed_since_shown(
+    visit: Visit, current: object | None, stored: dict[str, str], what: str
+) -> list[str]:
+    """The problem of a POST made from a form opened before someone else saved the item
+    (its fingerprint is not the stored values'), else none. The save itself is checked
+    against the catalog read in this request (``_save``), in one unit of work."""
+    if visit.request.method == "POST" and current is not None and stale(visit.form, stored):
+        return [STALE.format(what=what)]
+    return []
 
 
 # The catalog at a glance
@@ -275,11 +294,11 @@ def service_form(visit: Visit) -> Response:
         i, s = _where(draft, service_id)
         current = draft.industries[i].services[s]
         industry_name = draft.industries[i].name
-    values = _service_values(current, industry_name)
+    stored = values = _service_values(current, industry_name)
     errors = FieldErrors()
-    others: list[str] = []
+    others = _changed_since_shown(visit, current, stored, "service")
     added_one_time = False
-    if visit.request.method == "POST":
+    if visit.request.method == "POST" and not others:
         values = {name: visit.field(name) for name in ("name", "industry", "description")}
         values |= {"price": visit.field("price"), "duration": visit.field("duration")}
         values |= {name: "on" for name in ("taxable", "active") if checked(visit.form, name)}
@@ -324,6 +343,7 @@ def service_form(visit: Visit) -> Response:
         values=values,
         errors=errors,
         others=others,
+        stored=stored if current else None,
         service=current,
         industries=[i.name for i in draft.industries],
     )
@@ -415,10 +435,10 @@ def extra_form(visit: Visit) -> Response:
     i, s = _where(draft, params["service_id"])
     service = draft.industries[i].services[s]
     current = _named(service.extras, params.get("extra_id"), "extra", lambda e: e.id)
-    values = _extra_values(current)
+    stored = values = _extra_values(current)
     errors = FieldErrors()
-    others: list[str] = []
-    if visit.request.method == "POST":
+    others = _changed_since_shown(visit, current, stored, "extra")
+    if visit.request.method == "POST" and not others:
         values = {name: visit.field(name) for name in ("name", "price", "duration", "max_quantity")}
         values |= {name: "on" for name in visit.form if name.startswith("frequency_")}
         values |= {
@@ -429,6 +449,8 @@ def extra_form(visit: Visit) -> Response:
         price = money(errors, "price", values["price"])
         duration = whole(errors, "duration", values["duration"], high=24 * 60)
         most = whole(errors, "max_quantity", values["max_quantity"], high=10_000)
+        slugs = ticked(errors, visit.form, "frequency_", [f.slug for f in draft.frequencies],
+                       field="frequencies")  # fmt: skip
         if not errors:
             extras = list(service.extras)
             changed = ExtraDraft(
@@ -437,9 +459,7 @@ def extra_form(visit: Visit) -> Response:
                 price_cents=price,
                 duration_minutes=duration or 0,
                 max_quantity=most or 0,
-                frequency_slugs=tuple(
-                    f.slug for f in draft.frequencies if checked(visit.form, f"frequency_{f.slug}")
-                ),
+                frequency_slugs=slugs,
                 discount_exempt=checked(visit.form, "discount_exempt"),
                 first_visit_only=checked(visit.form, "first_visit_only"),
             )
@@ -465,6 +485,7 @@ def extra_form(visit: Visit) -> Response:
         values=values,
         errors=errors,
         others=others,
+        stored=stored if current else None,
         service=service,
         extra=current,
         frequencies=draft.frequencies,
@@ -495,10 +516,10 @@ def parameter_form(visit: Visit) -> Response:
     i, s = _where(draft, params["service_id"])
     service = draft.industries[i].services[s]
     current = _named(service.parameters, params.get("parameter_id"), "parameter", lambda p: p.id)
-    values = _parameter_values(current)
+    stored = values = _parameter_values(current)
     errors = FieldErrors()
-    others: list[str] = []
-    if visit.request.method == "POST":
+    others = _changed_since_shown(visit, current, stored, "parameter")
+    if visit.request.method == "POST" and not others:
         fields = ("name", "price", "duration", "min_quantity", "max_quantity")
         values = {name: visit.field(name) for name in fields}
         price = money(errors, "price", values["price"])
@@ -538,7 +559,8 @@ def parameter_form(visit: Visit) -> Response:
             errors, others = refused.errors, refused.others
     return _form_page(
         visit, "setup_parameter.html", values=values, errors=errors, others=others,
-        service=service, parameter=current, base_price=show_hundredths(service.base_price_cents),
+        stored=stored if current else None, service=service, parameter=current,
+        base_price=show_hundredths(service.base_price_cents),
     )  # fmt: skip
 
 
@@ -558,9 +580,10 @@ def frequency_form(visit: Visit) -> Response:
             "interval_days": "" if current.interval_days is None else str(current.interval_days),
             "discount": plain_hundredths(current.discount_bps),
         }
+    stored = values
     errors = FieldErrors()
-    others: list[str] = []
-    if visit.request.method == "POST":
+    others = _changed_since_shown(visit, current, stored, "frequency")
+    if visit.request.method == "POST" and not others:
         values = {name: visit.field(name) for name in ("name", "interval_days", "discount")}
         single = current is not None and current.slug == ONE_TIME
         interval = None if single else whole(errors, "interval_days", values["interval_days"],
@@ -609,7 +632,7 @@ def frequency_form(visit: Visit) -> Response:
                 errors = FieldErrors({"interval_days": "There is a one-time frequency already."})
     return _form_page(
         visit, "setup_frequency.html", values=values, errors=errors, others=others,
-        frequency=current,
+        stored=stored if current else None, frequency=current,
     )  # fmt: skip
 
 
@@ -662,11 +685,11 @@ def coupon_form(visit: Visit) -> Response:
     zone = ZoneInfo(visit.signed_in_company.timezone)
     coupon_id = visit.request.path_params.get("coupon_id")
     current = _named(draft.coupons, coupon_id, "coupon", lambda c: c.id)
-    values = _coupon_values(current, zone)
+    stored = values = _coupon_values(current, zone)
     errors = FieldErrors()
-    others: list[str] = []
+    others = _changed_since_shown(visit, current, stored, "coupon")
     services = [s for i in draft.industries for s in i.services]
-    if visit.request.method == "POST":
+    if visit.request.method == "POST" and not others:
         fields = ("code", "percent", "amount", "valid_from", "valid_until", "max_redemptions",
                   "per_customer_limit", "min_subtotal")  # fmt: skip
         values = {name: visit.field(name) for name in fields}
@@ -689,6 +712,10 @@ def coupon_form(visit: Visit) -> Response:
         most = whole(errors, "max_redemptions", values["max_redemptions"], optional=True)
         each = whole(errors, "per_customer_limit", values["per_customer_limit"], optional=True)
         least = money(errors, "min_subtotal", values["min_subtotal"] or "0")
+        service_ids = ticked(errors, visit.form, "service_", [s.id for s in services],
+                             field="services")  # fmt: skip
+        slugs = ticked(errors, visit.form, "frequency_", [f.slug for f in draft.frequencies],
+                       field="frequencies")  # fmt: skip
         if not errors:
             coupons = list(draft.coupons)
             changed = CouponDraft(
@@ -701,10 +728,8 @@ def coupon_form(visit: Visit) -> Response:
                 max_redemptions=most,
                 per_customer_limit=each,
                 min_subtotal_cents=least,
-                service_ids=tuple(s.id for s in services if checked(visit.form, f"service_{s.id}")),
-                frequency_slugs=tuple(
-                    f.slug for f in draft.frequencies if checked(visit.form, f"frequency_{f.slug}")
-                ),
+                service_ids=service_ids,
+                frequency_slugs=slugs,
                 active=checked(visit.form, "active"),
             )
             index = _put(coupons, current, changed)
@@ -719,7 +744,8 @@ def coupon_form(visit: Visit) -> Response:
             errors, others = refused.errors, refused.others
     return _form_page(
         visit, "setup_coupon.html", values=values, errors=errors, others=others,
-        coupon=current, services=services, frequencies=draft.frequencies,
+        stored=stored if current else None, coupon=current, services=services,
+        frequencies=draft.frequencies,
     )  # fmt: skip
 
 
@@ -774,11 +800,11 @@ def fee_form(visit: Visit) -> Response:
     draft = _draft(visit)
     fee_id = visit.request.path_params.get("fee_id")
     current = _named(draft.fees, fee_id, "fee", lambda f: f.id)
-    values = _fee_values(current)
+    stored = values = _fee_values(current)
     errors = FieldErrors()
-    others: list[str] = []
+    others = _changed_since_shown(visit, current, stored, "fee")
     services = [s for i in draft.industries for s in i.services]
-    if visit.request.method == "POST":
+    if visit.request.method == "POST" and not others:
         values = {name: visit.field(name) for name in ("name", "kind", "amount", "percent")}
         values |= {name: visit.field(name) for name in ("dates", "zips")}
         values |= {
@@ -800,6 +826,14 @@ def fee_form(visit: Visit) -> Response:
             errors.add("amount", "Give a fixed amount or a percentage.")
         dates = _fee_dates(errors, values["dates"]) if kind is FeeKind.DATE else ()
         zips = _fee_zips(errors, values["zips"]) if kind is FeeKind.ZIP else ()
+        weekdays: tuple[str, ...] = ()
+        service_ids: tuple[str, ...] = ()
+        if kind is FeeKind.DATE:
+            weekdays = ticked(errors, visit.form, "weekday_", [str(d) for d in range(1, 8)],
+                              field="weekdays")  # fmt: skip
+        if kind is FeeKind.SERVICE:
+            service_ids = ticked(errors, visit.form, "service_", [s.id for s in services],
+                                 field="services")  # fmt: skip
         if not errors and kind is not None:
             fees = list(draft.fees)
             changed = FeeDraft(
@@ -810,16 +844,10 @@ def fee_form(visit: Visit) -> Response:
                 amount_bps=share,
                 taxable=checked(visit.form, "taxable"),
                 active=checked(visit.form, "active"),
-                weekdays=tuple(day for day in range(1, 8) if checked(visit.form, f"weekday_{day}"))
-                if kind is FeeKind.DATE
-                else (),
+                weekdays=tuple(int(day) for day in weekdays),
                 dates=dates,
                 zips=zips,
-                service_ids=tuple(
-                    sorted(s.id for s in services if checked(visit.form, f"service_{s.id}"))
-                )
-                if kind is FeeKind.SERVICE
-                else (),
+                service_ids=tuple(sorted(service_ids)),
             )
             index = _put(fees, current, changed)
             refused = _save(
@@ -830,7 +858,8 @@ def fee_form(visit: Visit) -> Response:
             errors, others = refused.errors, refused.others
     return _form_page(
         visit, "setup_fee.html", values=values, errors=errors, others=others,
-        fee=current, services=services, kinds=FEE_KINDS, weekdays=WEEKDAYS,
+        stored=stored if current else None, fee=current, services=services, kinds=FEE_KINDS,
+        weekdays=WEEKDAYS,
     )  # fmt: skip
 
 

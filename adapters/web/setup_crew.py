@@ -25,7 +25,16 @@ from starlette.routing import BaseRoute
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, page
-from adapters.web.setup_forms import FieldErrors, checked, items, sort_errors
+from adapters.web.setup_forms import (
+    STALE,
+    FieldErrors,
+    checked,
+    fingerprint,
+    items,
+    sort_errors,
+    stale,
+    ticked,
+)
 from booking_core.crew import CrewMember, Team
 from booking_core.crew_drafts import (
     CrewDraft,
@@ -38,6 +47,7 @@ from booking_core.errors import ConflictError, NotFoundError, ValidationFailed
 from booking_core.ports import UnitOfWork
 from booking_core.services.scheduling import active_crew
 from booking_core.services.setup import (
+    ChangedMeanwhile,
     ImportCrew,
     SaveTeam,
     export_catalog,
@@ -178,37 +188,54 @@ def team_form(visit: Visit) -> Response:
     choices += [
         (m, names[m]) for m in (current.member_ids if current else ()) if m not in on_roster
     ]
-    values = {"name": current.name if current else ""}
-    values |= {f"member_{m}": "on" for m in (current.member_ids if current else ())}
+    stored = values = _team_values(current)
     errors = FieldErrors()
-    if visit.request.method == "POST":
+    others: list[str] = []
+    saved: Team | None = None
+    if visit.request.method == "POST" and current is not None and stale(visit.form, stored):
+        others = [STALE.format(what="team")]
+    elif visit.request.method == "POST":
         values = {"name": visit.field("name")}
         values |= {n: "on" for n in visit.form if n.startswith("member_")}
-        ticked = [m for m, _ in choices if checked(visit.form, f"member_{m}")]
-        kept = [m for m in (current.member_ids if current else ()) if m in ticked]
+        chosen = ticked(errors, visit.form, "member_", [m for m, _ in choices], field="members")
+        kept = [m for m in (current.member_ids if current else ()) if m in chosen]
         cmd = SaveTeam(
             company_id=company.id,
             name=values["name"],
-            member_ids=tuple(kept + [m for m in ticked if m not in kept]),
+            member_ids=tuple(kept + [m for m in chosen if m not in kept]),
             team_id=current.id if current else None,
+            expected=current,
         )
         try:
-            saved = save_team(cmd, uow=visit.deps.uow(), clock=visit.deps.clock)
+            saved = None if errors else save_team(cmd, uow=visit.deps.uow(), clock=visit.deps.clock)
         except ValidationFailed as refused:
             for path, text in refused.field_errors.items():
                 errors.add("members" if path == "member_ids" else path, text)
+        except ChangedMeanwhile:  # saved by someone else between this read and the write
+            with visit.deps.uow() as uow:
+                current = uow.teams.get(company.id, cmd.team_id or "")
+            stored = values = _team_values(current)
+            others = [STALE.format(what="team")]
         except ConflictError:  # another team took the name a moment ago
             errors.add("name", "Another team has this name already.")
-        else:
+        if saved is not None:
             return visit.redirect(CREW, flash=f"Saved the team {saved.name}.")
     return visit.render(
         "setup_crew_team.html",
-        status=422 if errors else 200,
+        status=422 if errors or others else 200,
         values=values,
         errors=errors,
+        others=others,
+        shown=fingerprint(stored) if current else "",
         team=current,
         choices=choices,
     )
+
+
+def _team_values(team: Team | None) -> dict[str, str]:
+    """What the team form shows of a stored team (nothing of a new one)."""
+    values = {"name": team.name if team else ""}
+    return values | {f"member_{m}": "on" for m in (team.member_ids if team else ())}
 
 
 def _values(member: CrewMember | None, zone: ZoneInfo) -> dict[str, str]:
@@ -301,10 +328,12 @@ def member_form(visit: Visit) -> Response:
             current = uow.crew.get(company.id, member_id)  # another company's: 404
     catalog = export_catalog(company.id, uow=visit.deps.reader())
     services = [s for i in catalog.industries for s in i.services]
-    values = _values(current, zone)
+    stored = values = _values(current, zone)
     errors = FieldErrors()
     others: list[str] = []
-    if visit.request.method == "POST":
+    if visit.request.method == "POST" and current is not None and stale(visit.form, stored):
+        others = [STALE.format(what="crew member")]
+    elif visit.request.method == "POST":
         values = {
             name: visit.field(name) for name in ("name", "home_zip", "service_areas", "time_off")
         }
@@ -312,15 +341,15 @@ def member_form(visit: Visit) -> Response:
         values |= {n: "on" for n in visit.form if n.startswith("exclude_") or n == "active"}
         hours = _hours(errors, values)
         time_off = _time_off(errors, values["time_off"], zone)
+        offered = [s.id for s in services]
+        excluded = ticked(errors, visit.form, "exclude_", offered, field="excluded")
         if not errors:
             draft = CrewMemberDraft(
                 id=current.id if current else None,
                 name=values["name"].strip(),
                 home_zip=values["home_zip"].strip(),
                 service_areas=items(values["service_areas"]),
-                excluded_service_ids=tuple(
-                    s.id for s in services if checked(visit.form, f"exclude_{s.id}")
-                ),
+                excluded_service_ids=excluded,
                 working_hours=tuple(hours),
                 time_off=tuple(time_off),
                 active=checked(visit.form, "active"),
@@ -330,11 +359,20 @@ def member_form(visit: Visit) -> Response:
             else:
                 try:
                     import_crew(
-                        ImportCrew(company_id=company.id, crew=CrewDraft(members=(draft,))),
+                        ImportCrew(
+                            company_id=company.id,
+                            crew=CrewDraft(members=(draft,)),
+                            expected=(current,) if current else (),
+                        ),
                         uow=visit.deps.uow(),
                         clock=visit.deps.clock,
                         drive=visit.deps.drive,
                     )
+                except ChangedMeanwhile:  # saved by someone else since this request read it
+                    with visit.deps.uow() as uow:
+                        current = uow.crew.get(company.id, draft.id or "")
+                    stored = values = _values(current, zone)
+                    others = [STALE.format(what="crew member")]
                 except ValidationFailed as refused:
                     errors, others = sort_errors(refused.field_errors, {"members.0": MEMBER_FIELDS})
                     _place_hours(refused.field_errors, draft, errors)
@@ -347,6 +385,7 @@ def member_form(visit: Visit) -> Response:
         values=values,
         errors=errors,
         others=others,
+        shown=fingerprint(stored) if current else "",
         member=current,
         services=services,
         weekdays=list(enumerate(WEEKDAYS, start=1)),

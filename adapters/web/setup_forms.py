@@ -1,11 +1,14 @@
 """What the setup pages (``setup_pages``, ``setup_catalog``, ``setup_crew``) parse
-themselves, strictly: money and percentages as hundredths, whole numbers; and how a use
-case's problems (dotted field paths) are placed beside a form's fields or at its top."""
+themselves, strictly: money and percentages as hundredths, whole numbers, ticked boxes of
+a list; how a use case's problems (dotted field paths) are placed beside a form's fields
+or at its top; and the fingerprint of the stored values an edit form was rendered with."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 
 DECIMAL = re.compile(r"^(?P<whole>[0-9]+)(?:\.(?P<part>[0-9]{1,2}))?\Z")
 WHOLE = re.compile(r"^[0-9]+\Z")
@@ -136,6 +139,49 @@ def new_slug(name: str, taken: Collection[str]) -> str:
 def checked(form: Mapping[str, str], name: str) -> bool:
     """Whether a checkbox was ticked (a ticked box sends its field, an unticked one none)."""
     return name in form
+
+
+def ticked(
+    errors: FieldErrors,
+    form: Mapping[str, str],
+    prefix: str,
+    choices: Iterable[str],
+    *,
+    field: str,
+) -> tuple[str, ...]:
+    """The ``choices`` whose box (``prefix`` + choice) was ticked, in their order. A box
+    ticked for anything else (a forged form, or an item removed since the form was
+    opened) is a problem of ``field``, never left out silently: in lists where none
+    ticked means "every one", leaving it out would widen the restriction to everything."""
+    offered = list(choices)
+    known = {prefix + choice for choice in offered}
+    if any(name.startswith(prefix) and name not in known for name in form):
+        errors.add(field, "Choose from the list: a box ticked here is not one of its choices.")
+    return tuple(choice for choice in offered if checked(form, prefix + choice))
+
+
+SHOWN_FIELD = "shown"
+"""The hidden field of an edit form holding ``fingerprint`` of the values it showed."""
+STALE = (
+    "Someone else saved this {what} since you opened it. The form now shows what is stored:"
+    " make your change again."
+)
+"""What an edit form says when the record changed after it was opened."""
+
+
+def fingerprint(values: Mapping[str, str]) -> str:
+    """A digest of a form's values as rendered from the stored record: the record's
+    version as the form knows it (the same values give the same digest)."""
+    text = json.dumps(sorted(values.items()), ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+
+
+def stale(form: Mapping[str, str], stored: Mapping[str, str]) -> bool:
+    """True when the posted form was rendered from other values than ``stored`` (the
+    record as stored now, rendered as its form shows it): someone saved it since. A post
+    without the fingerprint (not the page's own form) names no version and is not."""
+    shown = form.get(SHOWN_FIELD)
+    return shown is not None and shown != fingerprint(stored)
 
 
 def items(text: str) -> tuple[str, ...]:

@@ -19,10 +19,23 @@ from adapters.web import setup_catalog, setup_crew
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, page
-from adapters.web.setup_forms import FieldErrors, percent, plain_hundredths, sort_errors, whole
+from adapters.web.setup_forms import (
+    STALE,
+    FieldErrors,
+    fingerprint,
+    percent,
+    plain_hundredths,
+    sort_errors,
+    stale,
+    whole,
+)
 from booking_core.companies import BRAND_COLOR_PATTERN, normalize_brand_color
 from booking_core.errors import ValidationFailed
-from booking_core.services.setup import UpdateCompanySettings, update_company_settings
+from booking_core.services.setup import (
+    ChangedMeanwhile,
+    UpdateCompanySettings,
+    update_company_settings,
+)
 
 TIMEZONES = tuple(sorted(z for z in available_timezones() if "/" in z and not z.startswith("Etc/")))
 """The IANA zones offered (areas such as ``America/New_York``; no ``Etc/`` aliases)."""
@@ -71,7 +84,10 @@ def settings(visit: Visit) -> Response:
         "notify_email": company.notify_email or "",
         "reminder_hours": str(company.reminder_hours),
     }
-    if visit.request.method == "POST":
+    stored = values  # as the form shows the stored company: its fingerprint goes with it
+    if visit.request.method == "POST" and stale(visit.form, stored):
+        others = [STALE.format(what="company's settings")]  # the form shows what is stored
+    elif visit.request.method == "POST":
         # A form without the email fields (made before they existed) leaves them as stored.
         values = {
             name: visit.form.get(name, shown) if name in EMAIL_FIELDS else visit.field(name)
@@ -100,9 +116,12 @@ def settings(visit: Visit) -> Response:
                     notify_email=values["notify_email"],
                     reminder_hours=reminder,
                     dry_run=bool(errors),
+                    expected=company,
                 ),
                 uow=visit.deps.uow(),
             )
+        except ChangedMeanwhile:  # saved by someone else since this request read it
+            return visit.redirect("/admin/settings", flash=STALE.format(what="company's settings"))
         except ValidationFailed as refused:
             found, others = sort_errors(refused.field_errors, {"": SETTINGS_FIELDS})
             for name, text in found.items():
@@ -117,6 +136,7 @@ def settings(visit: Visit) -> Response:
         values=values,
         errors=errors,
         others=others,
+        shown=fingerprint(stored),
         timezones=TIMEZONES,
         brand_pick=brand_pick(values["brand_color"], company.brand_color),
     )

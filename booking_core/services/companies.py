@@ -14,6 +14,7 @@ from booking_core.companies import Company, default_code_prefix, validate_compan
 from booking_core.errors import ConflictError, NotFoundError, ValidationFailed
 from booking_core.ids import new_id
 from booking_core.ports import Clock, UnitOfWork
+from booking_core.services.setup import ChangedMeanwhile
 
 
 @frozen(kw_only=True)
@@ -118,13 +119,19 @@ def edit_key(
     *,
     scopes: Iterable[str] | None = None,
     rate_limit: int | None = None,
+    expected: ApiKey | None = None,
     uow: UnitOfWork,
     clock: Clock,
 ) -> ApiKey:
-    """Change an active key's scopes and/or rate limit."""
+    """Change an active key's scopes and/or rate limit. ``expected``: the stored key the
+    change was made from; when it is no longer stored as it was, ``ChangedMeanwhile``
+    and nothing is saved."""
     with uow:
+        stored = uow.api_keys.get_for_update(company_id, key_id)
+        if expected is not None and stored != expected:
+            raise ChangedMeanwhile("API key")
         edited = auth.edit_key(
-            uow.api_keys.get_for_update(company_id, key_id),
+            stored,
             at=clock.now(),
             scopes=scopes,
             rate_limit=rate_limit,

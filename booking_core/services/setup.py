@@ -52,6 +52,18 @@ class CatalogChanged(ConflictError):
         )
 
 
+class ChangedMeanwhile(ConflictError):
+    """A record an edit was made from (a crew member, a team, the company's settings, an
+    API key) is no longer what is stored: someone saved it in between; nothing is saved."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(
+            f"The {what} was changed by someone else while this change was being saved, so"
+            " nothing was saved."
+        )
+        self.what = what
+
+
 def _stored_catalog(uow: UnitOfWork, company: Company, *, for_update: bool = False) -> Catalog:
     """The company's catalog (an empty one if it has none yet); ``for_update``: the stored
     one, held until the unit ends, for a unit that replaces it."""
@@ -136,6 +148,9 @@ class ImportCrew:
     company_id: str
     crew: CrewDraft
     dry_run: bool = False
+    expected: tuple[CrewMember, ...] = ()
+    """The stored members the change was made from (an edit form's member): when one of
+    them is no longer stored as it was, ``ChangedMeanwhile`` and nothing is saved."""
 
 
 def _zip_checker(drive: DriveTime | None) -> Callable[[str], bool]:
@@ -166,6 +181,10 @@ def import_crew(
             if item.id is not None and item.id not in stored:
                 with suppress(NotFoundError):  # merge_crew names an id not found
                     stored[item.id] = uow.crew.get_for_update(company.id, item.id)
+        for member in cmd.expected:
+            held = stored.get(member.id) or uow.crew.get_for_update(company.id, member.id)
+            if held != member:
+                raise ChangedMeanwhile("crew member")
         changes = merge_crew(
             cmd.crew,
             company_id=company.id,
@@ -206,6 +225,9 @@ class SaveTeam:
     name: str
     member_ids: tuple[str, ...]
     team_id: str | None = None
+    expected: Team | None = None
+    """The stored team the change was made from; when it is no longer stored as it was,
+    ``ChangedMeanwhile`` and nothing is saved."""
 
 
 def save_team(cmd: SaveTeam, *, uow: UnitOfWork, clock: Clock) -> Team:
@@ -222,6 +244,8 @@ def save_team(cmd: SaveTeam, *, uow: UnitOfWork, clock: Clock) -> Team:
         current = (
             uow.teams.get_for_update(company.id, cmd.team_id) if cmd.team_id is not None else None
         )
+        if cmd.expected is not None and current != cmd.expected:
+            raise ChangedMeanwhile("team")
         errors: dict[str, str] = {}
         if not name or len(name) > TEAM_NAME_MAX:
             errors["name"] = f"Required, at most {TEAM_NAME_MAX} characters."
@@ -281,8 +305,12 @@ class UpdateCompanySettings:
     brand_color: str | None = None
     notify_email: str | None = None
     reminder_hours: int | None = None
+    referral_discount_cents: int | None = None
     dry_run: bool = False
     """Only check: the settings as they would be, nothing stored."""
+    expected: Company | None = None
+    """The stored company the change was made from (the settings form's); when it is no
+    longer stored as it was, ``ChangedMeanwhile`` and nothing is saved."""
 
 
 def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> Company:
@@ -299,6 +327,7 @@ def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> C
             "min_notice_minutes",
             "code_prefix",
             "reminder_hours",
+            "referral_discount_cents",
         )
         if getattr(cmd, name) is not None
     }
@@ -312,6 +341,8 @@ def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> C
         changes["brand_color"] = normalize_brand_color(cmd.brand_color)
     with uow:
         company = uow.companies.get_for_update(cmd.company_id)
+        if cmd.expected is not None and company != cmd.expected:
+            raise ChangedMeanwhile("company's settings")
         changed = validate_company(attrs.evolve(company, **changes))
         if changed == company or cmd.dry_run:
             return changed

@@ -15,6 +15,8 @@ from booking_core.pricing import SelectedItem
 from booking_core.users import Role
 from tests.browser.support import Job, Site, session_cookie, sign_in
 
+QUESTION = re.compile(r"^This job starts on \w+day, \w+ \d+ at \d+:\d\d [AP]M\. Start it now\?$")
+
 
 def lifetime_completed(site: Site, job: Job) -> int:
     with site.api(job.api_key) as api:
@@ -53,6 +55,10 @@ def test_crew_signs_in_with_a_cli_link_then_starts_and_completes_a_job(site: Sit
     assert "Key in the lockbox by the door, code 4711" in text
 
     card.get_by_role("button", name="Start job").click()
+    # Tomorrow's job: one tap asks first, and nothing starts until the answer.
+    expect(page.get_by_text(QUESTION)).to_be_visible()
+    assert site.booking(job).status is BookingStatus.SCHEDULED
+    page.get_by_role("button", name="Yes, start it now").click()
     expect(page.get_by_role("status")).to_have_text(
         f"Job {job.booking.code} started.", use_inner_text=True
     )
@@ -91,6 +97,7 @@ def test_the_portal_lists_the_coming_days_jobs_in_order(site: Site, context, scr
     page = context.new_page()
     sign_in(page, crew.email)
     page.locator(f"#job-{job.booking.id}").get_by_role("button", name="Start job").click()
+    page.get_by_role("button", name="Yes, start it now").click()
     expect(page.get_by_role("status")).to_have_text(
         f"Job {job.booking.code} started.", use_inner_text=True
     )

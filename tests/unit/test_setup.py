@@ -197,6 +197,94 @@ def test_an_edit_made_from_a_catalog_changed_since_is_refused_and_nothing_is_wri
     assert setup.export_catalog(stocked.company.id, uow=stocked.uow()) == base
 
 
+def test_an_edit_made_from_a_crew_member_team_settings_or_key_changed_since_is_refused(stocked):
+    """Each use case an edit form calls takes the record the form was made from
+    (``expected``) and compares it with the stored one in its own unit of work: saved in
+    between by someone else, it is refused (``ChangedMeanwhile``) and nothing is written."""
+    cid = stocked.company.id
+    with stocked.uow() as uow:
+        member = scheduling.active_crew(uow, cid)[0]
+    stocked.import_crew(rosa(id=member.id, name=member.name, home_zip="10011"))
+    with pytest.raises(setup.ChangedMeanwhile, match="crew member was changed by someone"):
+        setup.import_crew(
+            setup.ImportCrew(
+                company_id=cid,
+                crew=CrewDraft(members=(rosa(id=member.id, name="Someone Else"),)),
+                expected=(member,),
+            ),
+            uow=stocked.uow(),
+            clock=stocked.clock,
+            drive=DRIVE,
+        )
+    with stocked.uow() as uow:
+        held = uow.crew.get(cid, member.id)
+    assert (held.name, held.home_zip) == (member.name, "10011")
+    done = setup.import_crew(
+        setup.ImportCrew(
+            company_id=cid, crew=CrewDraft(members=(rosa(id=member.id),)), expected=(held,)
+        ),
+        uow=stocked.uow(),
+        clock=stocked.clock,
+        drive=DRIVE,
+    )
+    assert [m.name for m in done.updated] == ["Rosa Diaz"]
+
+    company = stocked.stored_company()
+    setup.update_company_settings(
+        setup.UpdateCompanySettings(company_id=cid, self_service_cutoff_hours=72),
+        uow=stocked.uow(),
+    )
+    with pytest.raises(setup.ChangedMeanwhile):
+        setup.update_company_settings(
+            setup.UpdateCompanySettings(
+                company_id=cid, self_service_cutoff_hours=48, name="Renamed", expected=company
+            ),
+            uow=stocked.uow(),
+        )
+    assert (stocked.stored_company().self_service_cutoff_hours, stocked.stored_company().name) == (
+        72,
+        company.name,
+    )
+
+    issued = companies.create_key(
+        companies.CreateKey(company_id=cid, name="zapier"), uow=stocked.uow(), clock=stocked.clock
+    )
+    companies.edit_key(cid, issued.key.id, rate_limit=200, uow=stocked.uow(), clock=stocked.clock)
+    with pytest.raises(setup.ChangedMeanwhile):
+        companies.edit_key(
+            cid,
+            issued.key.id,
+            rate_limit=300,
+            expected=issued.key,
+            uow=stocked.uow(),
+            clock=stocked.clock,
+        )
+    with stocked.uow() as uow:
+        assert uow.api_keys.get(cid, issued.key.id).rate_limit_per_minute == 200
+
+    with stocked.uow() as uow:
+        two = tuple(m.id for m in scheduling.active_crew(uow, cid))[:2]
+    team = setup.save_team(
+        setup.SaveTeam(company_id=cid, name="Alpha", member_ids=two),
+        uow=stocked.uow(),
+        clock=stocked.clock,
+    )
+    renamed = setup.save_team(
+        setup.SaveTeam(company_id=cid, name="Beta", member_ids=two, team_id=team.id, expected=team),
+        uow=stocked.uow(),
+        clock=stocked.clock,
+    )
+    with pytest.raises(setup.ChangedMeanwhile):
+        setup.save_team(
+            setup.SaveTeam(
+                company_id=cid, name="Gamma", member_ids=two, team_id=team.id, expected=team
+            ),
+            uow=stocked.uow(),
+            clock=stocked.clock,
+        )
+    assert [t.name for t in setup.list_teams(cid, uow=stocked.uow())] == [renamed.name]
+
+
 def test_every_problem_is_named_at_its_path_and_nothing_is_written(shop):
     shop.replace(example_catalog())
     before = shop.catalog()
