@@ -69,6 +69,9 @@ class BookingOrder:
     quote_id: str | None = None
     form_id: str | None = None
     answers: tuple[Answer, ...] = ()
+    referred_by: str | None = None
+    """The customer whose referral code the request used: named as ``referredBy`` in the
+    ``created`` entry of the visit the discount is taken on (``visit_index`` 0)."""
 
     @property
     def zone(self) -> ZoneInfo:
@@ -300,6 +303,8 @@ def make_visit(
     # In UTC before adding: arithmetic on a ZoneInfo datetime is wall-clock arithmetic.
     start = require_aware(start, "start").astimezone(UTC)
     written: dict[str, DetailValue] = {"quoteId": order.quote_id} if order.quote_id else {}
+    if order.referred_by and visit_index == 0:
+        written["referredBy"] = order.referred_by
     written.update(details or {})
     return Booking(
         id=new_id("bkg"),

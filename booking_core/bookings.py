@@ -34,10 +34,9 @@ from booking_core.clock import require_aware
 from booking_core.customers import Address, VisitStatus
 from booking_core.customers import Visit as CustomerVisit
 from booking_core.errors import InvalidTransition, ValidationFailed
+from booking_core.ids import CROCKFORD, crockford_code  # noqa: F401 (the codes' alphabet)
 from booking_core.pricing import PriceBreakdown, Selection
 
-CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-"""Crockford's base32 alphabet: digits and capitals without I, L, O and U."""
 CODE_LENGTH = 5
 CODE_PATTERN = re.compile(r"^[A-Z]{2}-[0-9A-HJKMNP-TV-Z]{5}\Z")
 """A canonical human booking code, e.g. ``SC-7K3QX``."""
@@ -53,7 +52,6 @@ TRACKING_DAYS = 90
 
 _PREFIX_PATTERN = re.compile(r"^[A-Z]{2}\Z")
 _CROCKFORD_ALIASES = str.maketrans({"O": "0", "I": "1", "L": "1"})
-_SYSTEM_RANDOM = random.SystemRandom()
 
 DetailValue = str | int | bool
 
@@ -66,8 +64,7 @@ def human_code(prefix: str, rng: random.Random | None = None) -> str:
     characters (``SC-7K3QX``). ``rng`` defaults to the operating system's randomness."""
     if not _PREFIX_PATTERN.match(prefix):
         raise ValueError(f"a code prefix is two capital letters, got {prefix!r}")
-    chooser = rng or _SYSTEM_RANDOM
-    return f"{prefix}-{''.join(chooser.choice(CROCKFORD) for _ in range(CODE_LENGTH))}"
+    return f"{prefix}-{crockford_code(CODE_LENGTH, rng)}"
 
 
 def is_human_code(text: str) -> bool:

@@ -40,6 +40,9 @@ BRAND_COLOR_PATTERN = re.compile(r"^#[0-9a-f]{6}\Z")
 MIN_CONTRAST = 4.5
 """WCAG 2 AA for normal text: the least contrast white text on the brand colour needs."""
 TOO_LIGHT = "Too light for white text; pick a darker colour."
+MAX_REFERRAL_DISCOUNT_CENTS = 100_000_000
+"""One million dollars: the ceiling of the referral discount, as of every catalog amount
+(``catalog_rules.MAX_CENTS``)."""
 
 
 @frozen
@@ -63,6 +66,9 @@ class Company:
     staff notices go; None: emails carry no reply-to."""
     reminder_hours: int = 24
     """How many hours before each visit its customer is reminded; 0: no reminders."""
+    referral_discount_cents: int = 0
+    """What a referral code takes off a new customer's first visit; 0: the referral
+    programme is off (a code is refused)."""
 
 
 def validate_company(company: Company) -> Company:
@@ -93,6 +99,10 @@ def validate_company(company: Company) -> Company:
         errors["notify_email"] = "An email address such as office@example.com."
     if not 0 <= company.reminder_hours <= 24 * 14:
         errors["reminder_hours"] = "Between 0 and 336 hours."
+    if not 0 <= company.referral_discount_cents <= MAX_REFERRAL_DISCOUNT_CENTS:
+        errors["referral_discount_cents"] = (
+            f"A whole number of cents from 0 to {MAX_REFERRAL_DISCOUNT_CENTS}."
+        )
     if company.brand_color is not None:
         problem = brand_color_problem(company.brand_color)
         if problem:

@@ -14,7 +14,9 @@ from datetime import datetime, timedelta
 import attrs
 from attrs import frozen
 
+from booking_core.coupons import normalize_code
 from booking_core.errors import RuleViolation, ValidationFailed
+from booking_core.ids import crockford_code
 
 NAME_MAX = 200
 EMAIL_MAX = 254
@@ -25,8 +27,21 @@ STREET_MAX = 200
 ACCESS_NOTES_MAX = 2_000
 # ASCII digits only and ``\Z``: ``\d`` takes any Unicode digit, ``$`` a trailing newline.
 ZIP_PATTERN = re.compile(r"^[0-9]{5}\Z")
+REFERRAL_CODE_LENGTH = 8
+"""A referral code is this many Crockford characters (``K7Q3XM2P``)."""
 DEFAULT_CADENCE = timedelta(days=30)
 """Assumed visit cadence for a customer with fewer than two completed visits."""
+
+
+def new_referral_code() -> str:
+    """A fresh random referral code: ``REFERRAL_CODE_LENGTH`` Crockford characters."""
+    return crockford_code(REFERRAL_CODE_LENGTH)
+
+
+def referral_key(code: str) -> str:
+    """A typed referral code in the form codes are stored and matched in: trimmed and
+    case-insensitive (``coupons.normalize_code``), in capitals."""
+    return normalize_code(code).upper()
 
 
 def normalize_email(email: str) -> str:
@@ -150,6 +165,9 @@ class Customer:
     default_address_id: str | None = None
     merged_into: str | None = None
     notes: str = ""
+    referral_code: str = attrs.field(factory=new_referral_code, kw_only=True)
+    """The code this customer gives friends (unique in the company; a merged record's
+    code stands for its survivor)."""
 
     @property
     def email_key(self) -> str:

@@ -128,6 +128,15 @@ class CouponRejected(RuleViolation):
         super().__init__(f"Coupon {code!r} cannot be used: {detail}")
 
 
+class ReferralRejected(RuleViolation):
+    """A referral code cannot be used; ``rule`` names why (``booking_core.referrals``)."""
+
+    def __init__(self, code: str, rule: str, message: str) -> None:
+        self.code = code
+        self.rule = rule
+        super().__init__(message)
+
+
 class InvalidTransition(RuleViolation):
     """An action is not allowed from the record's current state."""
 

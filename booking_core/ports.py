@@ -168,13 +168,21 @@ class CustomerRepository(Protocol):
         merged or not; phones are not unique, so more than one may hold it."""
         ...
 
+    def by_referral_code(self, company_id: str, code: str) -> Customer | None:
+        """The company's record with that referral code, merged or not; ``code`` is
+        compared as given (callers pass ``customers.referral_key`` of what was typed)."""
+        ...
+
     def add(self, customer: Customer) -> None:
-        """Store a new customer; ``ConflictError`` if the email is taken in the company."""
+        """Store a new customer; ``ConflictError`` if the email or the referral code is
+        taken in the company."""
         ...
 
     def add_unless_email_taken(self, customer: Customer) -> tuple[Customer, bool]:
         """Store a new customer unless its email is taken in the company; either way the
-        record holding the email now and whether it is ``customer``, just added.
+        record holding the email now and whether it is ``customer``, just added. A
+        referral code taken in the company (or the id) is ``ConflictError``, and the unit
+        stays usable, so the caller may draw another code and try again.
 
         A record another unit of work added and committed while this one ran counts as
         taken (the loser of a race for a new email gets the winner's record, merged or

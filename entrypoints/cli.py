@@ -721,6 +721,12 @@ class Cli:
             metavar="HOURS",
             help="remind customers this many hours before each visit, 0..336; 0: never",
         )
+        settings.add_argument(
+            "--referral-discount-cents",
+            type=int,
+            metavar="CENTS",
+            help="off a referred new customer's first visit, 0..100000000; 0: programme off",
+        )
         settings.add_argument("--json", action="store_true")
         settings.set_defaults(handler=self.company_settings)
 
@@ -951,6 +957,7 @@ class Cli:
                 brand_color=args.brand_color,
                 notify_email=args.notify_email,
                 reminder_hours=args.reminder_hours,
+                referral_discount_cents=args.referral_discount_cents,
             ),
             uow=container.uow(),
         )
@@ -975,6 +982,13 @@ class Cli:
             f"  reminders: {company.reminder_hours} h before each visit"
             if company.reminder_hours
             else f"  notify email: {company.notify_email or 'none'}  reminders: off",
+            file=self.out,
+        )
+        cents = company.referral_discount_cents
+        print(
+            f"  referral discount: {cents // 100}.{cents % 100:02d} off a first visit"
+            if cents
+            else "  referral programme: off",
             file=self.out,
         )
 
@@ -1038,6 +1052,7 @@ def _company_json(company: Company) -> dict[str, Any]:
         "brandColor": company.brand_color,
         "notifyEmail": company.notify_email,
         "reminderHours": company.reminder_hours,
+        "referralDiscountCents": company.referral_discount_cents,
     }
 
 

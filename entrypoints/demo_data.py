@@ -29,9 +29,13 @@ from booking_core.services import scheduling
 from booking_core.services.customers import CreateCustomer, create_customer
 from booking_core.services.leads import CaptureLead, capture_lead
 from booking_core.services.scheduling import active_crew
+from booking_core.services.setup import UpdateCompanySettings, update_company_settings
 from booking_core.services.users import CreateUser, create_user, issue_sign_in_link, list_users
 from booking_core.users import Role, User
 from entrypoints.bootstrap import Container
+
+DEMO_REFERRAL_DISCOUNT_CENTS = 2_500
+"""The demo companies' referral discount ($25), so a customer's code works out of the box."""
 
 
 @frozen
@@ -240,6 +244,12 @@ def load_demo(
                 ),
                 uow=container.uow(),
                 clock=container.clock,
+            )
+            company = update_company_settings(
+                UpdateCompanySettings(
+                    company_id=company.id, referral_discount_cents=DEMO_REFERRAL_DISCOUNT_CENTS
+                ),
+                uow=container.uow(),
             )
             for person, email, phone, address in CUSTOMERS:
                 create_customer(

@@ -190,9 +190,14 @@ class MemoryCustomerRepository:
         held = [c for c in self._t.values(company_id) if c.phone == phone_e164]
         return min(held, key=lambda c: (c.created_at, c.id), default=None)
 
+    def by_referral_code(self, company_id: str, code: str) -> Customer | None:
+        return next((c for c in self._t.values(company_id) if c.referral_code == code), None)
+
     def add(self, customer: Customer) -> None:
         if self.by_email(customer.company_id, customer.email) is not None:
             raise ConflictError("a customer with this email exists")
+        if self.by_referral_code(customer.company_id, customer.referral_code) is not None:
+            raise ConflictError("a customer with this referral code exists")
         self._t.insert(customer.company_id, customer.id, customer, customer.created_at)
 
     def add_unless_email_taken(self, customer: Customer) -> tuple[Customer, bool]:

@@ -19,6 +19,7 @@ from booking_core.paging import Page, PageRequest
 from booking_core.portal import PortalLink
 
 EMAIL_TAKEN = "A customer with this email already exists."
+CODE_TAKEN = "Another customer has this id or referral code."
 Addresses = tuple[SavedAddress, ...]
 
 
@@ -35,6 +36,7 @@ def _values(customer: Customer) -> dict[str, Any]:
         "default_address_id": customer.default_address_id,
         "merged_into": customer.merged_into,
         "notes": customer.notes,
+        "referral_code": customer.referral_code,
         "created_at": customer.created_at,
         "updated_at": customer.updated_at,
     }
@@ -53,6 +55,7 @@ def _customer(row: AnyRow) -> Customer:
         default_address_id=row.default_address_id,
         merged_into=row.merged_into,
         notes=row.notes,
+        referral_code=row.referral_code,
     )
 
 
@@ -61,6 +64,10 @@ _BY_EMAIL = select(customers).where(
     customers.c.email_key == bindparam("email_key"),
 )
 """Built once: a booking for a returning customer runs it (``UnitContext.shape``)."""
+_BY_REFERRAL_CODE = select(customers).where(
+    customers.c.company_id == bindparam("company_id"),
+    customers.c.referral_code == bindparam("referral_code"),
+)
 
 
 class SqlCustomerRepository:
@@ -92,8 +99,18 @@ class SqlCustomerRepository:
         row = self._cx.execute(statement).first()
         return None if row is None else _customer(row)
 
+    def by_referral_code(self, company_id: str, code: str) -> Customer | None:
+        params = {"company_id": company_id, "referral_code": code}
+        row = self._cx.run_kept(_BY_REFERRAL_CODE, params).first()
+        return None if row is None else _customer(row)
+
     def add(self, customer: Customer) -> None:
-        self._cx.insert_new(customers, _values(customer), EMAIL_TAKEN)
+        try:
+            self._cx.insert_new(customers, _values(customer), EMAIL_TAKEN)
+        except ConflictError:
+            if self.by_email(customer.company_id, customer.email) is None:
+                raise ConflictError(CODE_TAKEN) from None
+            raise
         self._cx.touch(customers, customer.company_id, customer.id)
 
     def add_unless_email_taken(self, customer: Customer) -> tuple[Customer, bool]:
@@ -121,8 +138,9 @@ class SqlCustomerRepository:
             .with_for_update()
         )
         row = self._cx.execute(statement).first()
-        if row is None:  # the id collided, not the email: vanishingly rare, and retryable
-            raise ConflictError("Another request added the same customer id; try again.")
+        if row is None:  # the id or referral code collided, not the email: vanishingly
+            # rare, and retryable (the caller draws another code)
+            raise ConflictError("Another customer has this id or referral code; try again.")
         return _customer(row), False
 
     def save(self, customer: Customer) -> None:

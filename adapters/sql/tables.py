@@ -91,6 +91,8 @@ companies = Table(
     _text("brand_color", nullable=True),  # "#rrggbb" (0011); NULL: the default colours
     _text("notify_email", nullable=True),  # (0012) reply-to and staff notices; NULL: none
     Column("reminder_hours", Integer, nullable=False, server_default="24"),  # (0012)
+    # (0016) taken off a new customer's first visit by a referral code; 0: programme off
+    Column("referral_discount_cents", money_type(), nullable=False, server_default="0"),
     PrimaryKeyConstraint("id"),
     UniqueConstraint("slug"),
 )
@@ -150,8 +152,10 @@ customers = Table(
     Column("created_at", instant_type(), nullable=False),
     Column("updated_at", instant_type(), nullable=False),
     *_change_columns(),
+    _text("referral_code"),  # (0016) eight Crockford characters, unique per company
     PrimaryKeyConstraint("company_id", "id"),
     UniqueConstraint("company_id", "email_key"),
+    UniqueConstraint("company_id", "referral_code"),
     *_keyset_indexes("customers"),
 )
 

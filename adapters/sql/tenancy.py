@@ -41,6 +41,7 @@ def _company_values(company: Company) -> dict[str, Any]:
         "brand_color": company.brand_color,
         "notify_email": company.notify_email,
         "reminder_hours": company.reminder_hours,
+        "referral_discount_cents": company.referral_discount_cents,
     }
 
 
@@ -59,6 +60,7 @@ def _company(row: AnyRow) -> Company:
         brand_color=row.brand_color,
         notify_email=row.notify_email,
         reminder_hours=row.reminder_hours,
+        referral_discount_cents=row.referral_discount_cents,
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+import attrs
 from attrs import frozen
 
 from booking_core.bookings import customer_visits
@@ -21,11 +22,12 @@ from booking_core.customers import (
     merge,
     merge_survivor,
     new_customer,
+    new_referral_code,
     remove_address,
     replace_address,
     with_contact,
 )
-from booking_core.errors import ValidationFailed
+from booking_core.errors import ConflictError, ValidationFailed
 from booking_core.events import EventType, event
 from booking_core.ids import new_id
 from booking_core.ledger import BookingLedger
@@ -52,6 +54,21 @@ def normalized_phone(raw: str | None, phones: PhoneNormalizer, field: str = "pho
     if e164 is None:
         raise ValidationFailed({field: "Not a phone number we can call, e.g. +1 212 555 0100."})
     return e164
+
+
+CODE_DRAWS = 5
+"""How often a new customer's referral code is drawn when the one drawn is taken."""
+
+
+def add_new_customer(uow: UnitOfWork, customer: Customer) -> tuple[Customer, bool]:
+    """``customers.add_unless_email_taken``, drawing another referral code when the one
+    drawn is taken in the company (the unit stays usable after such a refusal)."""
+    for _ in range(CODE_DRAWS):
+        try:
+            return uow.customers.add_unless_email_taken(customer)
+        except ConflictError:
+            customer = attrs.evolve(customer, referral_code=new_referral_code())
+    raise ConflictError("Could not draw a free referral code; try again.")
 
 
 def create_customer(
@@ -91,9 +108,10 @@ def create_customer(
         existing = uow.customers.by_email(cmd.company_id, cmd.email)
         if existing is not None:
             return _survivor(uow, existing), False
-        held, created = uow.customers.add_unless_email_taken(customer)
+        held, created = add_new_customer(uow, customer)
         if not created:
             return _survivor(uow, held), False
+        customer = held
         uow.outbox.add(
             event(EventType.CUSTOMER_CREATED, customer, company_id=customer.company_id, at=at)
         )

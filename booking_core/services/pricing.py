@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import attrs
+
 from booking_core import plans
 from booking_core.booking_orders import BookingOrder, catalog_pricer
 from booking_core.catalog import Catalog
+from booking_core.companies import Company
 from booking_core.coupons import CouponUsage, normalize_code
-from booking_core.customers import Address, merge_survivor
+from booking_core.customers import Address, Customer, merge_survivor, referral_key
 from booking_core.ports import Clock, UnitOfWork
 from booking_core.pricing import NO_USAGE, PlanPrice, PriceBreakdown, Selection, Visit, price_plan
+from booking_core.referrals import referral_discount
 
 
 def coupon_usage(
@@ -28,18 +32,36 @@ def coupon_usage(
     return uow.coupon_redemptions.usage(catalog.company_id, coupon.id, customer_id)
 
 
+def referrer_of(uow: UnitOfWork, company: Company, code: str) -> tuple[int, Customer]:
+    """The discount a typed referral code gives a first visit, and the customer whose
+    code it is (the survivor of a merged record); ``ReferralRejected`` when the programme
+    is off or no customer of the company has the code (``referrals.referral_discount``)."""
+    holder = None
+    if company.referral_discount_cents > 0:
+        holder = uow.customers.by_referral_code(company.id, referral_key(code))
+    if holder is not None:
+        holder = merge_survivor(holder, lambda other: uow.customers.get(company.id, other))
+    return referral_discount(company, code.strip(), holder)
+
+
 def price_selection(
     company_id: str,
     selection: Selection,
     *,
     customer_id: str | None = None,
+    referral_code: str | None = None,
     uow: UnitOfWork,
     clock: Clock,
 ) -> PlanPrice:
-    """``POST /quote``: the first visit and, for a plan, a later visit, priced now."""
+    """``POST /quote``: the first visit and, for a plan, a later visit, priced now. A
+    referral code is checked as far as it can be without a customer (the programme is
+    on, some customer has the code) and its discount taken off the first visit."""
     with uow:
         catalog = uow.catalogs.get(company_id)
         usage = coupon_usage(uow, catalog, selection, customer_id)
+        if referral_code is not None:
+            discount, _ = referrer_of(uow, uow.companies.get(company_id), referral_code)
+            selection = attrs.evolve(selection, referral_discount_cents=discount)
     return price_plan(catalog, selection, at=clock.now(), coupon_usage=usage)
 
 

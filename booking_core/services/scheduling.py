@@ -73,8 +73,9 @@ from booking_core.pricing import (
     Visit,
     price,
 )
-from booking_core.services.customers import normalized_phone
-from booking_core.services.pricing import coupon_usage
+from booking_core.referrals import check_referred
+from booking_core.services.customers import add_new_customer, normalized_phone
+from booking_core.services.pricing import coupon_usage, referrer_of
 from booking_core.timeline import local_day
 
 BUSY_LEAD = 1
@@ -297,6 +298,9 @@ class CreateBooking:
     parameters: tuple[SelectedItem, ...] = ()
     extras: tuple[SelectedItem, ...] = ()
     coupon_code: str | None = None
+    referral_code: str | None = None
+    """Another customer's referral code: the company's referral discount off the first
+    visit of a new customer's first booking (``booking_core.referrals``)."""
     notes: str = ""
     crew_ids: tuple[str, ...] | None = None
     days: int = 1
@@ -347,9 +351,9 @@ def _customer_for(
             at=at,
             address=SavedAddress(new_id("adr"), address),
         )
-        existing, created = uow.customers.add_unless_email_taken(customer)
+        existing, created = add_new_customer(uow, customer)
         if created:
-            return customer, True
+            return existing, True
     existing = merge_survivor(existing, lambda other: uow.customers.get(company_id, other))
     if all(saved.address != address for saved in existing.addresses):
         # Read again, held, before writing back: a change committed since the first read
@@ -727,13 +731,18 @@ def create_booking(
             extras=cmd.extras,
             coupon_code=cmd.coupon_code,
         )
-        through_form = _through_form(uow, cmd, selection)
+        order_fields = {"address": cmd.address, "days": cmd.days, "notes": cmd.notes,
+                        **_through_form(uow, cmd, selection)}  # fmt: skip
         customer, new = _customer_for(uow, cmd.company_id, cmd.customer, cmd.address, phones, at)
+        if cmd.referral_code is not None:
+            selection, order_fields["referred_by"] = _referred(
+                uow, company, cmd.referral_code, customer, new, selection
+            )
         made = book_in_unit(
             uow,
             company,
             catalog,
-            {"address": cmd.address, "days": cmd.days, "notes": cmd.notes, **through_form},
+            order_fields,
             selection,
             cmd.start,
             crew_ids=cmd.crew_ids,
@@ -748,6 +757,25 @@ def create_booking(
         )
         uow.commit()
     return made
+
+
+def _referred(
+    uow: UnitOfWork,
+    company: Company,
+    code: str,
+    customer: Customer,
+    new: bool,
+    selection: Selection,
+) -> tuple[Selection, str]:
+    """The selection with the referral discount of ``code`` for the booking's customer,
+    and the referrer's id; ``ReferralRejected`` by ``booking_core.referrals``' rules (a
+    customer created by this booking has no booking yet)."""
+    discount, referrer = referrer_of(uow, company, code)
+    booked = not new and bool(
+        uow.bookings.list(company.id, PageRequest(limit=1), customer_id=customer.id).items
+    )
+    check_referred(code.strip(), referrer, customer, booked=booked)
+    return attrs.evolve(selection, referral_discount_cents=discount), referrer.id
 
 
 def find_booking(uow: UnitOfWork, company_id: str, id_or_code: str) -> Booking:

@@ -203,3 +203,46 @@ def test_racing_adds_of_one_new_email_make_one_customer_and_every_racer_gets_it(
     assert customer.id == results[0][0]
     losers = {f"adr_racer_{i}" for i, (_, created) in enumerate(results) if not created}
     assert losers <= {a.id for a in customer.addresses}
+
+
+def test_a_customer_keeps_its_referral_code_and_is_found_by_it_in_its_company_only(uow_factory):
+    mine = attrs.evolve(f.customer("cmp_a"), referral_code="K7Q3XM2P")
+    theirs = attrs.evolve(f.customer("cmp_b"), referral_code="K7Q3XM2P")
+    survivor = f.customer("cmp_a")
+    with uow_factory() as uow:
+        for person in (mine, theirs, survivor):
+            uow.customers.add(person)
+        uow.commit()
+    kept, merged = merge(survivor, mine, at=f.at(3))
+    with uow_factory() as uow:
+        uow.customers.save(kept)
+        uow.customers.save(merged)
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.customers.get("cmp_a", mine.id).referral_code == "K7Q3XM2P"
+        assert uow.customers.by_referral_code("cmp_a", "K7Q3XM2P") == merged  # merged or not
+        assert uow.customers.by_referral_code("cmp_b", "K7Q3XM2P") == theirs
+        assert uow.customers.by_referral_code("cmp_a", survivor.referral_code) == kept
+        assert uow.customers.by_referral_code("cmp_a", "K7Q3XM2Q") is None
+        assert uow.customers.by_referral_code("cmp_c", "K7Q3XM2P") is None
+
+
+def test_a_referral_code_is_unique_per_company_and_a_taken_one_leaves_the_unit_usable(
+    uow_factory,
+):
+    first = attrs.evolve(f.customer("cmp_a"), referral_code="ABCD2345")
+    with uow_factory() as uow:
+        uow.customers.add(first)
+        uow.commit()
+    clash = attrs.evolve(f.customer("cmp_a"), referral_code="ABCD2345")
+    with uow_factory() as uow:
+        with pytest.raises(ConflictError):
+            uow.customers.add(clash)
+        with pytest.raises(ConflictError):
+            uow.customers.add_unless_email_taken(clash)
+        redrawn = attrs.evolve(clash, referral_code="ABCD2346")
+        assert uow.customers.add_unless_email_taken(redrawn) == (redrawn, True)
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.customers.by_referral_code("cmp_a", "ABCD2345") == first
+        assert uow.customers.get("cmp_a", clash.id) == redrawn

@@ -291,6 +291,33 @@ def test_company_settings_are_shown_changed_and_refused_by_flag(run):
     assert "self-service cutoff: 48 h" in run.ok("company", "settings", "--company", "acme")
 
 
+def test_the_referral_discount_is_off_for_a_new_company_and_set_by_its_flag(run):
+    created = json.loads(run.ok("company", "create", "--slug", "acme", "--name", "Acme", "--json"))
+    shown = json.loads(run.ok("company", "settings", "--company", "acme", "--json"))
+    assert "referral programme: off" in run.ok("company", "settings", "--company", "acme")
+
+    changed = json.loads(
+        run.ok(
+            "company", "settings", "--company", "acme", "--referral-discount-cents", "2500",
+            "--json",
+        )
+    )  # fmt: skip
+    status, _, err = run(
+        "company", "settings", "--company", "acme", "--referral-discount-cents", "100000001"
+    )
+
+    assert shown["id"] == created["id"]
+    assert shown["referralDiscountCents"] == 0
+    assert changed["referralDiscountCents"] == 2500
+    assert "referral discount: 25.00 off a first visit" in run.ok(
+        "company", "settings", "--company", "acme"
+    )
+    assert status == 2
+    assert err == (
+        "booking: --referral-discount-cents: A whole number of cents from 0 to 100000000.\n"
+    )
+
+
 def test_key_edit_follows_the_rules_of_the_api_keys_page(run):
     run.ok("company", "create", "--slug", "acme", "--name", "Acme")
     key = json.loads(run.ok("key", "create", "--company", "acme", "--name", "Zap", "--json"))

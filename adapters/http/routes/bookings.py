@@ -44,7 +44,7 @@ from adapters.http.views.bookings import (
 from booking_core.booking_forms import MAX_ANSWERS
 from booking_core.booking_orders import MAX_ADDITIONAL_STARTS, crew_errors
 from booking_core.bookings import BookingStatus
-from booking_core.errors import RuleViolation, ValidationFailed
+from booking_core.errors import ValidationFailed
 from booking_core.paging import PageRequest
 from booking_core.plans import CancelScope, RescheduleScope
 from booking_core.pricing import SelectedItem
@@ -86,7 +86,13 @@ class BookingBody:
     parameters: tuple[Item, ...] = ()
     extras: tuple[Item, ...] = ()
     coupon_code: Code | None = None
-    referral_code: Code | None = None
+    referral_code: Code | None = field(
+        default=None,
+        metadata={
+            "description": "another customer's referralCode: a new customer's first "
+            "booking gets the company's referral discount off its first visit"
+        },
+    )
     notes: Note = ""
     crew_ids: tuple[Id, ...] | None = field(
         default=None,
@@ -189,8 +195,6 @@ def get_availability(ctx: Context) -> Reply:
 def post_booking(ctx: Context) -> Reply:
     """Book; the reply is the first booking, with every booking made under ``bookings``."""
     body: BookingBody = ctx.body
-    if body.referral_code is not None:
-        raise RuleViolation("Referral codes are not enabled for this company.")
     made = scheduling.create_booking(
         scheduling.CreateBooking(
             company_id=ctx.company_id,
@@ -204,6 +208,7 @@ def post_booking(ctx: Context) -> Reply:
             parameters=selected(body.parameters),
             extras=selected(body.extras),
             coupon_code=body.coupon_code,
+            referral_code=body.referral_code,
             notes=body.notes,
             crew_ids=body.crew_ids,
             days=body.days,

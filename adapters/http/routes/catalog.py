@@ -34,6 +34,13 @@ class PriceRequest:
     parameters: tuple[Item, ...] = ()
     extras: tuple[Item, ...] = ()
     coupon_code: Code | None = None
+    referral_code: Code | None = field(
+        default=None,
+        metadata={
+            "description": "a customer's referralCode: its discount off the first visit "
+            "(a booking checks it again against its own customer)"
+        },
+    )
     zip: Zip | None = field(default=None, metadata={"description": "decides zip fees"})
     start_iso: datetime | None = field(default=None, metadata={"description": "decides date fees"})
     manual_fee_ids: tuple[Id, ...] = ()
@@ -78,10 +85,13 @@ def get_services(ctx: Context) -> Reply:
 
 
 def quote_made_of(ctx: Context) -> object:
-    """What a quote's answer is made of besides its body: the catalog, and where this
-    instant falls against its coupons' validity windows (the only way time enters)."""
+    """What a quote's answer is made of besides its body: the catalog, where this instant
+    falls against its coupons' validity windows (the only way time enters), and the
+    company's referral discount."""
     catalog = current_catalog(ctx)
-    return catalog, price_period(catalog, ctx.now())
+    with ctx.deps.read() as uow:
+        referral = uow.companies.get(ctx.company_id).referral_discount_cents
+    return catalog, price_period(catalog, ctx.now()), referral
 
 
 def post_quote(ctx: Context) -> Reply:
@@ -91,6 +101,7 @@ def post_quote(ctx: Context) -> Reply:
         ctx.company_id,
         body.selection(),
         customer_id=body.customer_id,
+        referral_code=body.referral_code,
         uow=ctx.deps.read(),
         clock=ctx.deps.clock,
     )

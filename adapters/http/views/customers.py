@@ -20,6 +20,13 @@ from booking_core.customers import (
 )
 
 Score = Annotated[int, Keywords(minimum=0, maximum=100)]
+ReferralCode = Annotated[
+    str,
+    Keywords(
+        pattern="^[0-9A-HJKMNP-TV-Z]{8}$",
+        description="the code this customer gives friends (a booking's referralCode)",
+    ),
+]
 
 
 @frozen
@@ -71,6 +78,7 @@ class CustomerView:
     name: str
     email: str
     phone: str | None
+    referral_code: ReferralCode
     addresses: tuple[SavedAddressView, ...]
     default_address_id: str | None
     created_at: datetime
@@ -98,6 +106,7 @@ def customer_view(
         name=c.name,
         email=c.email,
         phone=c.phone,
+        referral_code=c.referral_code,
         addresses=tuple(
             saved_address_view(s, default=s.id == c.default_address_id) for s in c.addresses
         ),
