@@ -402,6 +402,14 @@ class BookingRepository(Protocol):
         """``for_customer`` of each id at once (every id a key), for a page of customers."""
         ...
 
+    def hold_crew(self, company_id: str, crew_ids: Collection[str]) -> None:
+        """Hold these crew members' calendars until the unit of work ends: another unit
+        holding any of them waits until this one ends, and ``busy`` read after this call
+        sees every job committed before it. A write that decides on a member's jobs (the
+        drive between them, which no constraint of the database can see) holds the member
+        before reading them, so two such writes take turns instead of both passing."""
+        ...
+
     def busy(
         self,
         company_id: str,

@@ -143,6 +143,10 @@ class MemoryBookingRepository:
             customer_id: self.for_customer(company_id, customer_id) for customer_id in customer_ids
         }
 
+    def hold_crew(self, company_id: str, crew_ids: Collection[str]) -> None:
+        # A memory unit of work holds the store's one lock from start to end.
+        return None
+
     def busy(
         self,
         company_id: str,

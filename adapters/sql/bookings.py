@@ -18,7 +18,17 @@ from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, bindparam, delete, exists, func, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    bindparam,
+    delete,
+    exists,
+    func,
+    select,
+    text,
+    update,
+)
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
@@ -238,6 +248,22 @@ class SqlBookingRepository:
             for booking in self._all(where, (bookings.c.starts_at, bookings.c.id)):
                 found[booking.customer_id].append(booking)
         return found
+
+    def hold_crew(self, company_id: str, crew_ids: Collection[str]) -> None:
+        # SQLite already runs one writer at a time (BEGIN IMMEDIATE). On PostgreSQL one
+        # transaction-scoped advisory lock per member, taken in one statement in sorted
+        # order (two units holding overlapping crews never wait on each other in a
+        # circle), released at commit or rollback; the next statement's snapshot, taken
+        # once they are held, sees every job committed before.
+        if self._cx.dialect != "postgresql" or not crew_ids:
+            return
+        keys = [f"crew:{company_id}:{crew_id}" for crew_id in sorted(set(crew_ids))]
+        self._cx.execute(
+            text(
+                "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))"
+                " FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS held(k, n)"
+            ).bindparams(keys=keys)
+        )
 
     def busy(
         self,

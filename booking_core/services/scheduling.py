@@ -541,6 +541,8 @@ def book_in_unit(
     if errors := _request_errors(company, frequency, start, days, additional_starts, at):
         raise ValidationFailed(errors)
     crew = active_crew(uow, company.id)  # read once for every visit checked below
+    if crew_ids is not None:  # named: held before their jobs are read, until the commit
+        uow.bookings.hold_crew(company.id, crew_ids)
     slot = slot_for(
         uow,
         company,
@@ -587,6 +589,8 @@ def book_in_unit(
         )
 
     made = booked(slot.crew_ids)
+    if crew_ids is None:  # chosen from jobs read unheld: hold the crew, read theirs again
+        made = _held(uow, company, catalog, made, drive=drive, at=at, crew=crew, first=True)
     try:
         _check_every_visit(uow, company, catalog, made, drive=drive, at=at, crew=crew)
     except (SlotTaken, SlotUnavailable) as refused:
@@ -597,12 +601,33 @@ def book_in_unit(
                                       crew=crew)  # fmt: skip
         if other is None:
             raise _for_every_visit(refused) from None
-        made = other
+        made = _held(uow, company, catalog, other, drive=drive, at=at, crew=crew, first=False)
     made = store_new(uow, made)
     if coupon is not None:
         # One redemption per job: a plan is one, each date of a several-dates request one.
         for job in made if additional_starts else made[:1]:
             uow.coupon_redemptions.add(company.id, coupon.id, customer_id, job.id)
+    return made
+
+
+def _held(
+    uow: UnitOfWork,
+    company: Company,
+    catalog: Catalog,
+    made: list[Booking],
+    *,
+    drive: DriveTime,
+    at: datetime,
+    crew: Sequence[CrewMember],
+    first: bool,
+) -> list[Booking]:
+    """``made``, its crew held (``BookingRepository.hold_crew``) and its visits checked
+    again on their jobs read since: the crew was chosen from jobs read before the hold, and
+    another request may have booked them meanwhile (a lost race is ``SlotTaken``, 409).
+    ``first``: the first visit only (``_check_every_visit`` checks the others next)."""
+    uow.bookings.hold_crew(company.id, made[0].crew_ids)
+    for visit in made[:1] if first else made:
+        check_visit(uow, company, catalog, visit, drive=drive, at=at, crew=crew)
     return made
 
 
@@ -883,6 +908,12 @@ def reschedule_in_unit(
     visits = _visits(uow, target)
     together = scope is plans.RescheduleScope.THIS_AND_FUTURE
     moving = frozenset(v.id for v in visits) if together else frozenset({target.id})
+    # Every member a moved visit will have, held before their jobs are read.
+    uow.bookings.hold_crew(
+        company.id,
+        {*(target.crew_ids if crew_ids is None else crew_ids)}
+        | {c for v in visits if v.id in moving for c in v.crew_ids},
+    )
     crew = active_crew(uow, company.id)
     slot = slot_for(
         uow,

@@ -135,6 +135,28 @@ def test_fifty_clients_of_one_customer_racing_for_overlapping_starts_make_one_bo
     assert overlapping_assignments(stack, shop.company.id) == 0
 
 
+def test_two_jobs_too_far_apart_to_drive_between_never_both_book_at_once(stack: Stack):
+    """Neither job overlaps the other, so no constraint on job times can refuse one; only
+    the drive between them (Brooklyn to the Upper West Side) does. Sent at the same
+    moment, one books and the other is a 409 conflict, as when sent one after the other:
+    the member's calendar is held while a booking reads it."""
+    shop = crewed_company(
+        stack, (CrewSpec("Far Farah", "10003", ("10003", "11215", "10025")),), code_prefix="FD"
+    )
+    (farah,) = shop.crew_ids
+    for week in range(6):
+        day = weekday_ahead(shop.zone, 9 + 7 * week, weekday=2)
+        first = booking_body(at_local(day, "09:00", shop.zone), "11215", crewIds=[farah])
+        second = booking_body(at_local(day, "11:30", shop.zone), "10025", crewIds=[farah])
+
+        def attempt(client: httpx.Client, n: int, pair=(first, second)) -> httpx.Response:
+            return client.post(f"{API}/bookings", json=pair[n], headers=idem())
+
+        outcomes = together(stack, shop.key, 2, attempt)
+        assert Counter(status for status, _ in outcomes) == {201: 1, 409: 1}, outcomes
+        assert error_codes(outcomes) == {(409, "conflict"): 1}
+
+
 FIRST_BOOKERS = 10
 
 
