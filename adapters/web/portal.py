@@ -386,6 +386,7 @@ def home(visit: Visit, customer: Customer) -> Response:
         receipts=receipts,
         home=_home(company),
         book_href=f"/{company.slug}/book",
+        referral=money(company.referral_discount_cents) if company.referral_discount_cents else "",
     )
 
 

@@ -23,6 +23,7 @@ from adapters.web.setup_forms import (
     STALE,
     FieldErrors,
     fingerprint,
+    money,
     percent,
     plain_hundredths,
     sort_errors,
@@ -50,8 +51,11 @@ SETTINGS_FIELDS = {
     "brand_color": "brand_color",
     "notify_email": "notify_email",
     "reminder_hours": "reminder_hours",
+    "referral_discount_cents": "referral_discount",
 }
 EMAIL_FIELDS = ("notify_email", "reminder_hours")
+LATER_FIELDS = (*EMAIL_FIELDS, "referral_discount")
+"""Fields a form made before they existed lacks: such a form leaves them as stored."""
 DEFAULT_PICK = "#4338ca"
 """What the colour picker shows for a company with no brand colour (the pages' own)."""
 
@@ -83,14 +87,15 @@ def settings(visit: Visit) -> Response:
         "brand_color": company.brand_color or "",
         "notify_email": company.notify_email or "",
         "reminder_hours": str(company.reminder_hours),
+        "referral_discount": plain_hundredths(company.referral_discount_cents),
     }
     stored = values  # as the form shows the stored company: its fingerprint goes with it
     if visit.request.method == "POST" and stale(visit.form, stored):
         others = [STALE.format(what="company's settings")]  # the form shows what is stored
     elif visit.request.method == "POST":
-        # A form without the email fields (made before they existed) leaves them as stored.
+        # A form without the later fields (made before they existed) leaves them as stored.
         values = {
-            name: visit.form.get(name, shown) if name in EMAIL_FIELDS else visit.field(name)
+            name: visit.form.get(name, shown) if name in LATER_FIELDS else visit.field(name)
             for name, shown in values.items()
         }
         values["brand_color"] = chosen_brand_color(visit)
@@ -98,6 +103,7 @@ def settings(visit: Visit) -> Response:
         notice = whole(errors, "min_notice_minutes", values["min_notice_minutes"])
         tax = percent(errors, "tax_rate", values["tax_rate"])
         reminder = whole(errors, "reminder_hours", values["reminder_hours"])
+        referral = money(errors, "referral_discount", values["referral_discount"] or "0")
         if values["timezone"] not in TIMEZONES and values["timezone"] != company.timezone:
             errors.add("timezone", "Choose a timezone from the list.")
         # With the form's own problems found, the settings that could be read are still
@@ -115,6 +121,7 @@ def settings(visit: Visit) -> Response:
                     brand_color=values["brand_color"],
                     notify_email=values["notify_email"],
                     reminder_hours=reminder,
+                    referral_discount_cents=referral,
                     dry_run=bool(errors),
                     expected=company,
                 ),
