@@ -308,6 +308,8 @@ def booking_rescheduled(notices: Notices, event: Event) -> Message | None:
                 when(datetime.fromisoformat(previous), booking) if isinstance(previous, str) else ""
             ),
             "later_visits_moved": moved.get("scope") == RescheduleScope.THIS_AND_FUTURE,
+            # The visit's date fees followed it (plans.moved_price): the old total, if changed.
+            "previous_total_cents": moved.get("fromTotalCents"),
         },
     )
 

@@ -58,6 +58,7 @@ from booking_core.errors import (
     ConflictError,
     CouponRejected,
     NotFoundError,
+    RuleViolation,
     SlotTaken,
     SlotUnavailable,
     ValidationFailed,
@@ -938,6 +939,7 @@ def reschedule_in_unit(
         at=at,
         cutoff_hours=company.self_service_cutoff_hours,
         crew_ids=None if crew_ids is None else slot.crew_ids,  # None: each keeps its own
+        catalog=catalog,  # date fees follow each moved visit
     )
     for visit in changed:  # the later visits moved along must be open too
         if visit.id != target.id:
@@ -945,6 +947,41 @@ def reschedule_in_unit(
     uow.bookings.save_all(changed)
     uow.outbox.add_all(events_for(EventType.BOOKING_RESCHEDULED, changed, at=at))
     return changed
+
+
+def priced_moves(
+    company_id: str,
+    id_or_code: str,
+    new_start: datetime,
+    scope: plans.RescheduleScope,
+    *,
+    uow: UnitOfWork,
+    clock: Clock,
+) -> list[tuple[Booking, Booking]]:
+    """(before, after) of each visit whose price a reschedule to ``new_start`` would
+    change (its date fees re-dated, ``plans.moved_price``), the target first; nothing is
+    saved. For a page to show the new price before the move; empty when no price would
+    change or the move would be refused (the move itself then says why)."""
+    with uow:
+        target = find_booking(uow, company_id, id_or_code)
+        visits = _visits(uow, target)
+        try:
+            moved = plans.reschedule(
+                visits,
+                target.id,
+                new_start,
+                scope,
+                at=clock.now(),
+                cutoff_hours=0,
+                catalog=uow.catalogs.get(company_id),
+            )
+        except (ValidationFailed, RuleViolation):
+            return []
+    before = {v.id: v for v in visits}
+    changed = [
+        (before[v.id], v) for v in moved if v.price.total_cents != before[v.id].price.total_cents
+    ]
+    return sorted(changed, key=lambda pair: pair[0].id != target.id)
 
 
 def _crew_booking(

@@ -26,6 +26,7 @@ from booking_core.bookings import Booking, BookingStatus, require_scheduled, tra
 from booking_core.companies import Company
 from booking_core.errors import NotFoundError, SelfServiceClosed, SlotUnavailable
 from booking_core.ports import Clock, DriveTime, UnitOfWork
+from booking_core.services import scheduling
 from booking_core.services.scheduling import (
     AvailabilityRequest,
     cancel_in_unit,
@@ -165,6 +166,17 @@ def customer_reschedule(
         )
         uow.commit()
     return changed
+
+
+def priced_moves(
+    company_id: str, booking_id: str, new_start: datetime, *, uow: UnitOfWork, clock: Clock
+) -> list[tuple[Booking, Booking]]:
+    """The visit's price (before, after) when moving it alone to ``new_start`` would change
+    it (``scheduling.priced_moves``, scope ``this``); empty otherwise. The tracking page
+    shows it before the customer confirms the move."""
+    return scheduling.priced_moves(
+        company_id, booking_id, new_start, plans.RescheduleScope.THIS, uow=uow, clock=clock
+    )
 
 
 def customer_cancel(company_id: str, token: str, *, uow: UnitOfWork, clock: Clock) -> Booking:
