@@ -31,7 +31,7 @@ from adapters.http.errors import ApiError, from_domain, internal_error
 from adapters.http.fieldpaths import merged
 from adapters.http.queries import PageQuery
 from adapters.http.ratelimit import Verdict
-from adapters.http.reading import json_body, parse_json
+from adapters.http.reading import json_body, parse_json, read_query
 from adapters.http.redaction import error_fields
 from adapters.http.structuring import RequestInvalid, structure, structure_query
 from adapters.http.views import PageView, RenderContext, to_json
@@ -249,6 +249,9 @@ def _inputs(
         query = structure_query(incoming.query, endpoint.query)
     except ValidationFailed as failed:
         problems.update(failed.field_errors)
+    # A parameter that is not UTF-8 was left out: its own problem says why ("Required."
+    # would not).
+    problems.update(incoming.query_problems)
     body: Any = None
     if endpoint.body is not None:
         try:
@@ -301,6 +304,8 @@ class Incoming:
     """Set when the key was checked before the body was read."""
     early: ApiError | None = None
     """A refusal found while reading the body (413, a content type other than JSON)."""
+    query_problems: Mapping[str, str] = attrs.field(factory=dict)
+    """Query parameters that are not UTF-8 once percent-decoded (``read_query``)."""
 
     @classmethod
     def of(
@@ -314,6 +319,7 @@ class Incoming:
         early: ApiError | None,
     ) -> Incoming:
         """What the worker thread needs of ``request``."""
+        query, query_problems = read_query(request.scope.get("query_string", b""))
         return cls(
             request_id=request_id,
             secret=secret,
@@ -321,10 +327,11 @@ class Incoming:
             path=request.url.path,
             headers=request.headers,
             path_params=request.path_params,
-            query=request.query_params.multi_items(),
+            query=query,
             raw_body=raw_body,
             admitted=admitted,
             early=early,
+            query_problems=query_problems,
         )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from starlette.requests import Request
 
@@ -110,17 +111,35 @@ def _where(path: tuple[str, ...]) -> str:
     return ".".join(path) or "body"
 
 
+LONGEST_WHOLE_NUMBER = 40
+"""Digits read as written; a longer whole number (far outside the 64-bit range any field
+takes) is read as ``±10**40``, so the field is named as out of range instead of the body
+refused (Python refuses to convert more than 4,300 digits at all)."""
+
+
+_FAR_OUT: int = 10**40
+
+
+def _whole_number(text: str) -> int:
+    if len(text.lstrip("-")) <= LONGEST_WHOLE_NUMBER:
+        return int(text)
+    return -_FAR_OUT if text.startswith("-") else _FAR_OUT
+
+
 def parse_json(raw: bytes) -> tuple[Any, dict[str, str]]:
     """The decoded body (``{}`` when empty) and the problems ``_scan`` finds in it."""
     if not raw.strip():
         return {}, {}
     try:
         data = json.loads(
-            raw.decode("utf-8"), object_pairs_hook=_object, parse_constant=_refuse_constant
+            raw.decode("utf-8"),
+            object_pairs_hook=_object,
+            parse_constant=_refuse_constant,
+            parse_int=_whole_number,
         )
     except RecursionError:
         raise _not_json(f"Nested deeper than {MAX_JSON_DEPTH} levels.") from None
-    except ValueError:  # bad JSON, bad UTF-8, NaN/Infinity, a number of thousands of digits
+    except ValueError:  # bad JSON, bad UTF-8, NaN/Infinity
         raise _not_json("Not valid JSON.") from None
     return data, _scan(data)
 
@@ -155,3 +174,34 @@ async def json_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
         text = "Send the body as JSON, with Content-Type: application/json."
         raise ApiError(400, "invalid_request", text, field_errors={"Content-Type": text})
     return await read_limited(request, limit)
+
+
+NOT_UTF8 = "Not UTF-8 text: percent-encode text as UTF-8 bytes (%C3%A9 for é)."
+
+
+def read_query(raw: bytes) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """A query string's (name, value) pairs as Starlette reads them (``+`` a space, a pair
+    without ``=`` an empty value), and the names whose name or value is not UTF-8 once
+    percent-decoded: each a problem under its name (as sent, when the name is the bad
+    part), never read with replacement characters."""
+    items: list[tuple[str, str]] = []
+    problems: dict[str, str] = {}
+    for pair in raw.split(b"&"):
+        if not pair:
+            continue
+        name_bytes, _, value_bytes = pair.partition(b"=")
+        name = _utf8(name_bytes)
+        value = _utf8(value_bytes)
+        if name is None or value is None:
+            shown = name if name is not None else name_bytes.decode("latin-1")
+            problems[shown_key(shown)] = NOT_UTF8
+            continue
+        items.append((name, value))
+    return items, problems
+
+
+def _utf8(part: bytes) -> str | None:
+    try:
+        return unquote_to_bytes(part.replace(b"+", b" ")).decode("utf-8")
+    except UnicodeDecodeError:
+        return None

@@ -135,6 +135,16 @@ CASES = [
         {"serviceId": STANDARD, "parameters": [{"id": "par_bedrooms", "quantity": 2**64}]},
     ),
     Case(
+        "quantity of 4,301 digits, and another problem beside it",
+        "POST",
+        "/quote",
+        frozenset({"parameters.0.quantity", "frequencySlug"}),
+        raw=(
+            b'{"serviceId": "svc_standard_clean", "frequencySlug": 7, "parameters":'
+            b' [{"id": "par_bedrooms", "quantity": -' + b"9" * 4301 + b"}]}"
+        ),
+    ),
+    Case(
         "cents over the ceiling",
         "POST",
         "/payments",
@@ -528,3 +538,24 @@ def test_a_bad_key_given_twice_and_a_bad_query_name_are_named_escaped(api: httpx
     query = api.get(f"{API}/customers?a%00=1&b%1b=2")
     assert query.status_code == 400, query.text
     assert set(_strict(query)["error"]["fieldErrors"]) == {"a\\u0000", "b\\u001b"}
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("search=caf%E9", "search"),  # Latin-1 é: not UTF-8
+        ("crewId=crew_%FF", "crewId"),
+        ("%E9=1&search=caf%C3%A9", "%E9"),  # a name that is not UTF-8, named as sent
+    ],
+)
+def test_a_query_parameter_that_is_not_utf8_is_refused_under_its_name(
+    api: httpx.Client, query: str, named: str
+) -> None:
+    """Never read with replacement characters (an empty list for a search nobody made)."""
+    path = "/bookings" if "crewId" in query else "/customers"
+    response = api.get(f"{API}{path}?{query}")
+    error = error_of(response, 400, "invalid_request")
+    assert error["fieldErrors"] == {named: error["fieldErrors"][named]}
+    assert "UTF-8" in error["fieldErrors"][named]
+    # The same text written as UTF-8 is read.
+    assert api.get(f"{API}/customers?search=caf%C3%A9").status_code == 200
