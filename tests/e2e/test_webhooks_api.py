@@ -10,6 +10,7 @@ These tests talk to a second server over the stack's database whose resolver is 
 from __future__ import annotations
 
 import json
+import re
 import secrets
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -572,3 +573,23 @@ def test_the_allow_list_setting_reaches_the_routes_and_is_warned_about(tmp_path:
     ]
     assert logs[0]["hosts"] == ["127.0.0.1", "::1", "localhost"]
     assert Settings.from_env({}).webhook_allow_hosts == frozenset()
+
+
+def test_the_documented_bodies_refuse_an_empty_subscription_and_a_blank_reversal_note(
+    stack: Stack,
+):
+    """What the API refuses, the OpenAPI description says: a schema-driven client (or a
+    fuzzer) never builds a body the description allows and the API refuses."""
+    document = httpx.get(f"{stack.base_url}/api/openapi.json", timeout=30).json()
+
+    def body(path: str, method: str) -> dict[str, Any]:
+        found: dict[str, Any] = document["paths"][path][method]["requestBody"]["content"]
+        return found["application/json"]["schema"]
+
+    assert body("/api/v1/webhooks", "post")["properties"]["events"]["minItems"] == 1
+    assert body("/api/v1/webhooks/{id}", "patch")["properties"]["events"]["minItems"] == 1
+    note = body("/api/v1/payments", "patch")["properties"]["note"]
+    assert note["maxLength"] == 2000
+    assert re.search(note["pattern"], "Paid twice by mistake")
+    assert not re.search(note["pattern"], "   ")
+    assert not re.search(note["pattern"], "")

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
+from typing import Annotated
 
 from attrs import field, frozen
 
 from adapters.http.endpoint import Context, Endpoint, Reply
 from adapters.http.jsonschema import schema
 from adapters.http.queries import PageQuery
-from adapters.http.structuring import HandCents, Id, Note
+from adapters.http.structuring import HandCents, Id, Matches, MaxLength, Note
 from adapters.http.views.payments import PaymentView, payment_view
 from booking_core.ledger import HAND_KINDS, HAND_METHODS, Kind, Method
 from booking_core.services import payments as cases
@@ -52,12 +54,20 @@ class PaymentBody:
     )
 
 
+ReversalNote = Annotated[
+    str,
+    Matches(re.compile(r"[\s\S]*\S[\s\S]*\Z"), "Say why the entry is reversed."),
+    MaxLength(2_000),
+]
+"""Why the entry is reversed: not blank."""
+
+
 @frozen(kw_only=True)
 class ReversalBody:
     """Reverse an entry recorded by hand; card money is refunded, never reversed."""
 
     id: Id
-    note: Note
+    note: ReversalNote
 
 
 @frozen(kw_only=True)

@@ -52,6 +52,8 @@ WebhookUrl = Annotated[
 ]
 EventName = Annotated[str, Keywords(enum=[ALL_EVENTS, *sorted(SUBSCRIBABLE)])]
 Description = Annotated[str, Keywords(maxLength=MAX_DESCRIPTION_LENGTH)]
+EventNames = Annotated[tuple[EventName, ...], Keywords(minItems=1)]
+"""At least one: an endpoint subscribed to nothing is refused (``["*"]`` is every event)."""
 
 
 @frozen(kw_only=True)
@@ -59,7 +61,7 @@ class WebhookBody:
     """A new endpoint: its URL and the event types it subscribes to (``["*"]``: all)."""
 
     url: WebhookUrl
-    events: tuple[EventName, ...]
+    events: EventNames
     description: Description = ""
     active: bool = True
 
@@ -70,7 +72,7 @@ class WebhookPatch:
     description; a field left out is kept."""
 
     url: WebhookUrl = attrs.field(default=cases.UNSET)  # type: ignore[assignment]
-    events: tuple[EventName, ...] = attrs.field(default=cases.UNSET)
+    events: EventNames = attrs.field(default=cases.UNSET)
     active: bool = attrs.field(default=cases.UNSET)  # type: ignore[assignment]
     description: Description = attrs.field(default=cases.UNSET)  # type: ignore[assignment]
 
