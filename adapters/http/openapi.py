@@ -22,6 +22,7 @@ import attrs
 
 from adapters.http.endpoint import Endpoint
 from adapters.http.jsonschema import request_schema, type_schema, view_schema
+from adapters.http.public import EXPOSE_HEADERS
 from adapters.http.reading import MAX_BODY_BYTES
 from adapters.http.structuring import camel
 from adapters.http.views.bookings import BookingWithActivityView
@@ -97,11 +98,62 @@ DEPRECATION_HEADERS = {
 RATE_HEADERS = {
     name: {"schema": {"type": "integer"}, "description": text}
     for name, text in (
-        ("x-ratelimit-limit", "Requests allowed per minute for this key."),
+        (
+            "x-ratelimit-limit",
+            "Requests allowed per minute (for this key, or on /api/public"
+            " for this client address and company).",
+        ),
         ("x-ratelimit-remaining", "Requests left in the current window."),
         ("x-ratelimit-reset", "Whole seconds until the window resets."),
     )
 }
+"""On every answer counted against a rate limit: on ``/api/v1`` every answer but a 401."""
+
+REQUEST_ID_HEADER = {
+    "x-request-id": {
+        "required": True,
+        "schema": {"type": "string"},
+        "description": "The request's id: yours when you sent a sane one (at most 64"
+        " characters of A-Z a-z 0-9 . _ -), else a fresh one; a refusal's error.requestId.",
+    }
+}
+"""On every answer under ``/api``."""
+
+RETRY_AFTER_HEADER = {
+    "retry-after": {
+        "required": True,
+        "schema": {"type": "integer", "minimum": 1},
+        "description": "Whole seconds to wait before calling again.",
+    }
+}
+"""On every 429."""
+
+REPLAY_HEADERS = {
+    "idempotent-replayed": {
+        "schema": {"type": "string", "const": "true"},
+        "description": "Present on a replay: the stored answer of the first request with"
+        " this Idempotency-Key and body, given again; nothing happened again.",
+    }
+}
+"""On the answers a write with an ``Idempotency-Key`` stores and replays."""
+
+ORIGINAL_REQUEST_ID_HEADER = {
+    "original-request-id": {
+        "schema": {"type": "string"},
+        "description": "On a replayed refusal: the request id of the first request, whose"
+        " answer this is (error.requestId and x-request-id are this request's).",
+    }
+}
+
+REPLAYED_REFUSALS = ("400", "404", "422")
+"""The refusals a write with an ``Idempotency-Key`` stores, so replays: those of the
+write itself. Those given before the key is claimed (401, 403, 405, 413, 429, and 400 for
+the body's shape or the header) are not stored, nor a 409 (the key's own, or a lost race),
+nor a 5xx (docs/api.md, "Idempotency")."""
+
+BEFORE_THE_BODY = ("401", "405", "413", "429")
+"""Answers given before a body is read, or without reading it: they cannot tell which
+form a body uses, so a deprecated form of a body is not announced on them."""
 
 
 EVENT_DATA: dict[str, type] = {
@@ -220,11 +272,9 @@ def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]
             },
             "additionalProperties": False,
         }
-    headers = {**RATE_HEADERS, **(DEPRECATION_HEADERS if endpoint.deprecation else {})}
     responses: dict[str, Any] = {
         str(status): {
             "description": text,
-            "headers": headers,
             "content": {"application/json": {"schema": success}},
         }
         for status, text in {endpoint.success_status: "Success", **endpoint.also}.items()
@@ -237,7 +287,8 @@ def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]
             "description": text,
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
         }
-    responses["405"]["headers"] = ALLOW_HEADER
+    for status, answer in responses.items():
+        answer["headers"] = api_headers(endpoint, status)
     operation: dict[str, Any] = {
         "operationId": re.sub(r"\W+", "_", f"{endpoint.method}_{endpoint.path}").strip("_"),
         "summary": endpoint.summary,
@@ -256,6 +307,41 @@ def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]
             "content": {"application/json": {"schema": body}},
         }
     return operation
+
+
+def _required(headers: dict[str, Any], required: bool) -> dict[str, Any]:
+    return {name: {**header, "required": required} for name, header in headers.items()}
+
+
+def _shared_headers(endpoint: Endpoint, status: str) -> dict[str, Any]:
+    """What ``/api/v1`` and ``/api/public`` alike add to an answer of ``endpoint``: the
+    request id, the replay headers of a write with an ``Idempotency-Key``, the
+    deprecation headers of a deprecated form, and ``allow`` on a 405."""
+    headers: dict[str, Any] = dict(REQUEST_ID_HEADER)
+    if endpoint.idempotent and (status.startswith("2") or status in REPLAYED_REFUSALS):
+        headers.update(REPLAY_HEADERS)
+        if status in REPLAYED_REFUSALS:
+            headers.update(ORIGINAL_REQUEST_ID_HEADER)
+    # A route without a body announces its deprecation on every answer it gives itself;
+    # one with a body, on the answers given once the body was read.
+    announced = endpoint.body is None or status not in BEFORE_THE_BODY
+    if endpoint.deprecation and status != "405" and announced:
+        headers.update(DEPRECATION_HEADERS)
+    if status == "405":
+        headers.update(_required(ALLOW_HEADER, True))
+    if status == "429":
+        headers.update(RETRY_AFTER_HEADER)
+    return headers
+
+
+def api_headers(endpoint: Endpoint, status: str) -> dict[str, Any]:
+    """The headers an ``/api/v1`` answer of ``endpoint`` with ``status`` carries: those
+    of ``_shared_headers`` and the ``x-ratelimit-*`` headers on all but a 401 (SPEC.md
+    section 8; a 500 that escaped every handler may lack them)."""
+    headers = _shared_headers(endpoint, status)
+    if status != "401":
+        headers.update(_required(RATE_HEADERS, status != "500"))
+    return headers
 
 
 def event_data_schema(event_type: EventType, components: dict[str, Any]) -> dict[str, Any]:
@@ -319,17 +405,23 @@ PUBLIC_ERRORS = {
     "404": "no company has this slug",
     "405": WRONG_METHOD,
     "409": "the slot is taken by another job, or the Idempotency-Key is reused or busy",
-    "413": "the body is over 64 KB",
+    "413": "the body is over 64 KB (a body sent with a read is counted too)",
     "422": "a field over its ceiling (the message names the field and the limit), "
     "or understood but refused by a rule",
     "429": "rate limit of the client address exceeded: retry after retry-after seconds",
     "500": "a genuine fault; worth retrying",
 }
-CORS_HEADER = {
+CORS_HEADERS = {
     "access-control-allow-origin": {
+        "required": True,
         "schema": {"type": "string", "const": "*"},
         "description": "On every public answer: any website may call.",
-    }
+    },
+    "access-control-expose-headers": {
+        "required": True,
+        "schema": {"type": "string", "const": EXPOSE_HEADERS},
+        "description": "The headers of the answer a page on another origin may read.",
+    },
 }
 
 
@@ -350,25 +442,35 @@ def _public_operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[st
         "No key. CORS: any origin, no credentials. Rate-limited per client address."
     )
     responses = {
-        status: {**answer, "headers": {**answer["headers"], **CORS_HEADER}}
+        status: answer
         for status, answer in operation["responses"].items()
         if status.startswith("2")
     }
-    statuses = set(PUBLIC_ERRORS)
-    if endpoint.body is None:
-        statuses -= {"413"}
+    statuses = set(PUBLIC_ERRORS)  # 413 too: a body sent with a read is counted all the same
     if not endpoint.idempotent:
         statuses -= {"409"}
     for status in sorted(statuses):
         responses[status] = {
             "description": PUBLIC_ERRORS[status],
-            "headers": {**CORS_HEADER, **(ALLOW_HEADER if status == "405" else {})},
             "content": {
                 "application/json": {"schema": {"$ref": "#/components/schemas/PublicError"}}
             },
         }
+    for status, answer in responses.items():
+        answer["headers"] = public_headers(endpoint, status)
     operation["responses"] = responses
     return operation
+
+
+def public_headers(endpoint: Endpoint, status: str) -> dict[str, Any]:
+    """The headers a public answer of ``endpoint`` with ``status`` carries: CORS, those
+    of ``_shared_headers``, and the ``x-ratelimit-*`` headers of the client address's
+    count, on all but a 405 (the 404 of a path that names no route, and a 500 that
+    escaped every handler, lack them too)."""
+    headers = {**CORS_HEADERS, **_shared_headers(endpoint, status)}
+    if status != "405":
+        headers.update(_required(RATE_HEADERS, status not in {"404", "500"}))
+    return headers
 
 
 def openapi_document(

@@ -21,6 +21,8 @@ from tests.e2e.support import API, Stack, error_of, idem, unique_email
 METHODS = {"get", "post", "put", "patch", "delete"}
 DEPRECATED = {("GET", f"{API}/crew"), ("POST", f"{API}/quotes/{{id}}")}
 """Operations some of whose replies carry Deprecation and Sunset headers."""
+IDEMPOTENT = {(e.method, API + e.path) for e in all_endpoints() if e.idempotent}
+"""Operations whose answers may be replays (``idempotent-replayed``)."""
 
 
 @pytest.fixture(scope="module")
@@ -93,11 +95,25 @@ def test_each_operation_states_its_scope_security_and_errors(document: dict[str,
         for status in ("400", "401", "403", "404", "429", "500"):
             schema = operation["responses"][status]["content"]["application/json"]["schema"]
             assert schema == error_ref, (method, path, status)
-        success = next(s for s in operation["responses"] if s.startswith("2"))
-        headers = operation["responses"][success]["headers"]
+        # The headers each answer carries (SPEC.md sections 7 and 8; docs/api.md).
+        responses = operation["responses"]
+        success = next(s for s in responses if s.startswith("2"))
         rate = {"x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset"}
         deprecated = {"deprecation", "sunset"} if (method, path) in DEPRECATED else set()
-        assert set(headers) == rate | deprecated, (method, path)
+        replayed = {"idempotent-replayed"} if (method, path) in IDEMPOTENT else set()
+        assert set(responses[success]["headers"]) == {"x-request-id"} | rate | deprecated | (
+            replayed
+        ), (method, path)
+        assert all("x-request-id" in answer["headers"] for answer in responses.values())
+        assert not rate & set(responses["401"]["headers"]), (method, path)
+        assert set(responses["429"]["headers"]) >= {"retry-after", *rate}, (method, path)
+        for status, answer in responses.items():
+            if status not in {"401", "500"}:
+                assert all(answer["headers"][name]["required"] for name in rate), (path, status)
+        if replayed:
+            assert {"idempotent-replayed", "original-request-id"} <= set(
+                responses["422"]["headers"]
+            )
 
 
 def test_public_operations_need_no_key_and_answer_the_public_error(document: dict[str, Any]):
@@ -115,7 +131,13 @@ def test_public_operations_need_no_key_and_answer_the_public_error(document: dic
         for status in statuses:
             answer = operation["responses"][status]
             assert answer["content"]["application/json"]["schema"] == error_ref, (path, status)
-            assert "access-control-allow-origin" in answer["headers"]
+            assert {
+                "access-control-allow-origin",
+                "access-control-expose-headers",
+                "x-request-id",
+                "x-ratelimit-limit",
+            } <= set(answer["headers"]), (path, status)
+        assert "retry-after" in operation["responses"]["429"]["headers"]
         assert not {"401", "403"} & set(operation["responses"])
 
 
@@ -408,7 +430,8 @@ def test_every_operation_documents_405_and_every_body_413(
     stack: Stack, api: httpx.Client, document: dict[str, Any]
 ):
     """The server answers a wrong method with 405 on every path, and a body over 1 MB
-    with 413 wherever it reads one: both are documented, in the answers' real shape."""
+    with 413 wherever it reads one (a public read counts one over 64 KB): both are
+    documented, in the answers' real shape."""
     error_ref = {"$ref": "#/components/schemas/Error"}
     public_ref = {"$ref": "#/components/schemas/PublicError"}
     for method, path, operation in operations(document):
@@ -417,7 +440,9 @@ def test_every_operation_documents_405_and_every_body_413(
         refused = responses["405"]
         assert refused["content"]["application/json"]["schema"] == ref, (method, path)
         assert "allow" in refused["headers"], (method, path)
-        if "requestBody" in operation:
+        # A public read counts a body sent with it (and answers 413 over 64 KB); an
+        # /api/v1 read never reads one.
+        if "requestBody" in operation or public(path):
             too_large = responses["413"]
             assert too_large["content"]["application/json"]["schema"] == ref, (method, path)
         else:

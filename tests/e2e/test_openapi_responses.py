@@ -1,11 +1,15 @@
-"""Live success answers against the response schemas of the served ``/api/openapi.json``:
-every endpoint's real answer validates (``$ref``s resolved, formats checked), and a schema
-that lacks a field the code returns, or has a wrong type, fails the check."""
+"""Live answers against the served ``/api/openapi.json``: every endpoint's real success
+validates against its response schema (``$ref``s resolved, formats checked), and a schema
+that lacks a field the code returns, or has a wrong type, fails the check. Every answer
+seen, successes and refusals of ``/api/v1`` and ``/api/public`` alike, carries only
+headers its response lists (beside those of HTTP itself) and every header listed as
+required: a header the answer carries but the document omits fails the check."""
 
 from __future__ import annotations
 
 import copy
 import json
+import re
 import secrets
 from collections.abc import Iterator
 from datetime import UTC, datetime, time, timedelta
@@ -17,6 +21,7 @@ from openapi_schema_validator import OAS31Validator
 
 from adapters.http.routes import all_endpoints
 from adapters.webhooks.render import EventRenderer
+from booking_core.auth import MIN_RATE_LIMIT
 from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.events import Event, EventType, Subject
 from booking_core.leads import LeadStage
@@ -56,6 +61,47 @@ SELECTION = {
 }
 ANSWERED_200_TOO = {("POST", "/customers"), ("POST", "/leads")}
 """Documented as 201, these also answer 200 (existing customer, folded lead), same body."""
+TRANSPORT = {"content-type", "content-length", "date", "server", "connection"}
+"""Headers of HTTP itself (and of uvicorn), which no operation lists."""
+
+
+def header_problems(
+    document: dict[str, Any], path: str, method: str, status: int, headers: httpx.Headers
+) -> list[str]:
+    """How an answer's headers differ from what the document lists for its operation
+    (``path`` as the document spells it) and status: a header carried but not listed,
+    or one listed as required but missing."""
+    where = f"{method} {path} {status}"
+    responses = document["paths"][path][method.lower()]["responses"]
+    if str(status) not in responses:
+        return [f"{where}: the status is not documented"]
+    listed: dict[str, Any] = responses[str(status)].get("headers", {})
+    carried = {name.lower() for name in headers} - TRANSPORT
+    problems = [f"{where}: carries {name}, not listed" for name in sorted(carried - set(listed))]
+    problems += [
+        f"{where}: lists {name} as required, not carried"
+        for name, header in sorted(listed.items())
+        if header.get("required") and name not in carried
+    ]
+    return problems
+
+
+class HeaderCheck:
+    """Collects the header problems of answers, and the statuses seen."""
+
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.document = document
+        self.problems: list[str] = []
+        self.statuses: set[int] = set()
+
+    def check(self, response: httpx.Response, path: str, method: str) -> httpx.Response:
+        """Note how ``response`` (to ``method`` on ``path``, as the document spells it)
+        differs from its documented headers."""
+        self.statuses.add(response.status_code)
+        self.problems += header_problems(
+            self.document, path, method, response.status_code, response.headers
+        )
+        return response
 
 
 class Conformance:
@@ -93,6 +139,8 @@ class Conformance:
         body = response.json()
         problems = self.problems(method, path, body)
         assert not problems, (method, path, problems)
+        headers = header_problems(self.document, API + path, method, status, response.headers)
+        assert not headers, headers
         self.seen.add((method, path))
         return body
 
@@ -475,3 +523,159 @@ def test_every_event_body_matches_its_schema_under_webhooks(stack: Stack, docume
             )
             errors = [f"{list(e.absolute_path)}: {e.message}" for e in validator.iter_errors(body)]
             assert not errors, (event_type, errors)
+
+
+def _filled(path: str, **values: str) -> str:
+    """``path`` with each ``{name}`` replaced: by ``values[name]``, else ``nope``."""
+    return re.sub(r"{(\w+)}", lambda m: values.get(m.group(1), "nope"), path)
+
+
+def _ask(
+    c: httpx.Client, method: str, url: str, body: dict[str, Any] | None, **extra: Any
+) -> httpx.Response:
+    """``method`` on ``url`` with a fresh Idempotency-Key and ``body`` (unless ``extra``
+    says otherwise)."""
+    extra.setdefault("json", body)
+    return c.request(method, url, headers=idem(), **extra)
+
+
+TOO_BIG = b'{"name": "' + b"a" * 1_000_001 + b'"}'
+"""A body over the 1 MB every ``/api/v1`` operation reads (and the public 64 KB)."""
+
+
+def test_every_refusal_of_api_v1_carries_the_headers_its_operation_lists(
+    stack: Stack, document: dict[str, Any]
+):
+    """Every operation asked without a key (401), with a key lacking its scope (403), by
+    a key over its limit (429), with a method its path does not take (405), with a body
+    over 1 MB (413), with an empty body or a bad limit (400), and for an id that names
+    nothing (404): each answer lists what it carries, x-request-id on all, the
+    x-ratelimit-* headers on all but the 401, retry-after on the 429, allow on the 405."""
+    company, key = stack.new_company()
+    limited = stack.issue_key(rate_limit=MIN_RATE_LIMIT, company_id=company.id).secret
+    narrow = {
+        scope: stack.issue_key(
+            frozenset({"crews:read" if scope != "crews:read" else "catalog:read"}),
+            company_id=company.id,
+        ).secret
+        for scope in {op["x-required-scope"] for _, p, op in operations(document) if API in p}
+    }
+    seen = HeaderCheck(document)
+    with stack.client() as anon, stack.client(key) as own, stack.client(limited) as slow:
+        for _ in range(MIN_RATE_LIMIT):  # its requests of the minute
+            assert slow.get(f"{API}/services").status_code == 200
+        for method, path, operation in operations(document):
+            if not path.startswith(API):
+                continue
+            url = _filled(path)
+            has_body = "requestBody" in operation
+            body: dict[str, Any] | None = {} if has_body else None
+
+            asked = (method, url, body)
+            seen.check(_ask(anon, *asked), path, method)
+            with stack.client(narrow[operation["x-required-scope"]]) as lacking:
+                assert seen.check(_ask(lacking, *asked), path, method).status_code == 403
+            assert seen.check(_ask(slow, *asked), path, method).status_code == 429
+            assert seen.check(own.request("PUT", url), path, method).status_code == 405
+            seen.check(_ask(own, *asked), path, method)  # 400, 404, or a success, no effect
+            if has_body:
+                big = _ask(own, method, url, None, content=TOO_BIG)
+                assert seen.check(big, path, method).status_code == 413
+            if any(p["name"] == "limit" for p in operation["parameters"]):
+                bad = _ask(own, *asked, params={"limit": 0})
+                assert seen.check(bad, path, method).status_code == 400
+    assert not seen.problems, seen.problems
+    assert seen.statuses >= {400, 401, 403, 404, 405, 413, 429}
+
+
+def test_replays_and_deprecated_forms_carry_the_headers_their_answers_list(
+    stack: Stack, document: dict[str, Any]
+):
+    """A replayed success and a replayed refusal (idempotent-replayed, and on the refusal
+    original-request-id), a key reused with another body (409), a deprecated body form
+    (convert by bookingId) and a deprecated route (GET /crew, also unauthenticated):
+    Deprecation and Sunset."""
+    _, key = stack.new_company()
+    seen = HeaderCheck(document)
+    with stack.client(key) as own, stack.client() as anon:
+        email = unique_email("headers")
+        customer = own.post(f"{API}/customers", json={"name": "Ivy", "email": email}).json()
+        offer = {"customerId": customer["id"], "serviceId": "svc_standard_clean"}
+        once = idem()
+        made = seen.check(
+            own.post(f"{API}/quotes", json=offer, headers=once), API + "/quotes", "POST"
+        )
+        replayed = seen.check(
+            own.post(f"{API}/quotes", json=offer, headers=once), API + "/quotes", "POST"
+        )
+        assert (made.status_code, replayed.status_code) == (201, 201)
+        assert replayed.headers["idempotent-replayed"] == "true"
+        other = {**offer, "message": "Another body"}
+        reused = own.post(f"{API}/quotes", json=other, headers=once)
+        assert seen.check(reused, API + "/quotes", "POST").status_code == 409
+
+        act = f"{API}/quotes/{made.json()['id']}"
+        once = idem()
+        refusals = [own.post(act, json={"action": "accept"}, headers=once) for _ in range(2)]
+        for refused in refusals:
+            assert seen.check(refused, API + "/quotes/{id}", "POST").status_code == 422
+        assert refusals[1].headers["idempotent-replayed"] == "true"
+        assert refusals[1].headers["original-request-id"] == refusals[0].headers["x-request-id"]
+        old_form = {"action": "convert", "bookingId": "bkg_nope"}
+        converted = seen.check(
+            own.post(act, json=old_form, headers=idem()), API + "/quotes/{id}", "POST"
+        )
+        assert converted.status_code >= 400
+        assert converted.headers["deprecation"].startswith("@")
+
+        crew = seen.check(own.get(f"{API}/crew"), API + "/crew", "GET")
+        unknown = seen.check(anon.get(f"{API}/crew"), API + "/crew", "GET")
+        assert (crew.status_code, unknown.status_code) == (200, 401)
+        assert "sunset" in crew.headers
+        assert "sunset" in unknown.headers
+    assert not seen.problems, seen.problems
+
+
+def test_every_public_answer_carries_the_headers_its_operation_lists(
+    stack: Stack, document: dict[str, Any]
+):
+    """Each public operation asked as it comes (a success or a 400), with a method its
+    path does not take (405), for a slug that names no company (404), with a body over
+    64 KB (413, reads too), and past the address's rate limit (429): CORS (allow-origin and
+    expose-headers), x-request-id and, but on the 405, the x-ratelimit-* headers."""
+    company, _ = stack.new_company()
+    seen = HeaderCheck(document)
+    public = [(m, p, op) for m, p, op in operations(document) if p.startswith("/api/public")]
+    assert public
+    with stack.client() as anon:
+        for method, path, operation in public:
+            url = _filled(path, slug=company.slug)
+            body: dict[str, Any] | None = {} if "requestBody" in operation else None
+            seen.check(anon.request(method, url, json=body), path, method)
+            seen.check(anon.request(method, url, json=body, headers=idem()), path, method)
+            assert seen.check(anon.request("PUT", url), path, method).status_code == 405
+            elsewhere = _filled(path, slug="no-such-company-at-all")
+            nobody = anon.request(method, elsewhere, json=body)
+            assert seen.check(nobody, path, method).status_code == 404
+            # A read's body is not used, but it is counted all the same.
+            big = anon.request(method, url, content=TOO_BIG[:70_000])
+            assert seen.check(big, path, method).status_code == 413
+        catalog = f"/api/public/{company.slug}/catalog"
+        for _ in range(200):
+            answer = seen.check(anon.get(catalog), "/api/public/{slug}/catalog", "GET")
+            if answer.status_code == 429:
+                break
+    assert not seen.problems, seen.problems
+    assert seen.statuses >= {200, 400, 404, 405, 413, 429}
+
+
+def test_a_header_the_answer_carries_but_the_document_omits_fails_the_check(
+    api: httpx.Client, document: dict[str, Any]
+):
+    answer = api.get(f"{API}/services")
+    assert not header_problems(document, f"{API}/services", "GET", 200, answer.headers)
+    for name in ("x-request-id", "x-ratelimit-remaining"):
+        spoiled = copy.deepcopy(document)
+        del spoiled["paths"][f"{API}/services"]["get"]["responses"]["200"]["headers"][name]
+        problems = header_problems(spoiled, f"{API}/services", "GET", 200, answer.headers)
+        assert problems == [f"GET {API}/services 200: carries {name}, not listed"]
