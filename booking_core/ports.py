@@ -755,9 +755,12 @@ class WebhookRepository(Protocol):
 
     def claim_due(self, now: datetime, lease_until: datetime, limit: int) -> Sequence[Delivery]:
         """Up to ``limit`` pending deliveries whose ``next_attempt_at`` has come, oldest
-        first, leased until ``lease_until`` (their ``next_attempt_at`` moves there, so a
-        worker that dies mid-send leaves them to be tried again then, and no other worker
-        takes them meanwhile). Rows another unit has locked are skipped."""
+        first (``Delivery.claim_order``), leased until ``lease_until`` (their
+        ``next_attempt_at`` moves there, so a worker that dies mid-send leaves them to be
+        tried again then, and no other worker takes them meanwhile). Rows another unit has
+        locked are skipped. A delivery is left out while an earlier delivery of its
+        endpoint (``Delivery.order``) that waits for its first attempt is not taken with
+        it, held by another worker or locked by another claim (``in_endpoint_order``)."""
         ...
 
     def save_delivery(self, delivery: Delivery) -> None:
