@@ -911,6 +911,7 @@ class Cli:
                         dry_run=args.dry_run,
                     ),
                     uow=container.uow(),
+                    clock=container.clock,
                 )
                 summary = _catalog_summary(catalog)
             else:

@@ -178,6 +178,7 @@ def _save(
         replace_catalog(
             ReplaceCatalog(company_id=visit.signed_in_company.id, catalog=draft, expected=base),
             uow=visit.deps.uow(),
+            clock=visit.deps.clock,
         )
     except ValidationFailed as refused:
         errors, others = sort_errors(refused.field_errors, places)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import suppress
+from datetime import datetime
 
 import attrs
 from attrs import frozen
@@ -19,7 +20,7 @@ from booking_core.catalog import Catalog
 from booking_core.catalog_drafts import CatalogDraft, draft_of
 from booking_core.catalog_rules import build_catalog, reference_problems, removal_problems
 from booking_core.companies import Company, normalize_brand_color, validate_company
-from booking_core.crew import CrewMember, Team
+from booking_core.crew import CrewMember, Team, deprecated_service_ids
 from booking_core.crew_drafts import CrewChanges, CrewDraft, crew_draft, merge_crew, name_key
 from booking_core.errors import ConflictError, NotFoundError, UnknownZip, ValidationFailed
 from booking_core.ids import new_id
@@ -105,10 +106,25 @@ def _drops_anything(old: Catalog, new: Catalog) -> bool:
     return not items(old) <= items(new)
 
 
-def replace_catalog(cmd: ReplaceCatalog, *, uow: UnitOfWork) -> Catalog:
+def _restamp_crew(
+    uow: UnitOfWork, company_id: str, before: Catalog, after: Catalog, *, at: datetime
+) -> None:
+    """Save again, changed at ``at``, each active member whose derived ``serviceIds``
+    differ between the two catalogs: a service added, retired or brought back changes
+    every member who may do it, though nothing of the member's own record did."""
+    for member in active_crew(uow, company_id):
+        if deprecated_service_ids(member, before) != deprecated_service_ids(member, after):
+            held = uow.crew.get_for_update(company_id, member.id)
+            uow.crew.save(attrs.evolve(held, updated_at=at))
+
+
+def replace_catalog(cmd: ReplaceCatalog, *, uow: UnitOfWork, clock: Clock) -> Catalog:
     """Check the whole draft and, unless it is a dry run, store it as the catalog (and its
     tax rate as the company's). Refused, naming every problem, when the draft is invalid
-    or leaves out what open bookings still use (``catalog_drafts.removal_problems``)."""
+    or leaves out what open bookings still use (``catalog_drafts.removal_problems``).
+    Every crew member whose deprecated ``serviceIds`` (the active services they may be
+    given) the new catalog changes is saved again, changed now, so ``GET /crew`` polled
+    with ``updatedSince`` shows them."""
     with uow:
         # Held until the commit: replacements (and settings changes, which sync the
         # catalog) of one company take turns, each seeing the one before.
@@ -128,6 +144,7 @@ def replace_catalog(cmd: ReplaceCatalog, *, uow: UnitOfWork) -> Catalog:
         if cmd.dry_run:
             return catalog
         uow.catalogs.save(catalog)
+        _restamp_crew(uow, company.id, stored, catalog, at=clock.now())
         if company.tax_rate_bps != catalog.tax_rate_bps:
             uow.companies.save(attrs.evolve(company, tax_rate_bps=catalog.tax_rate_bps))
         uow.commit()

@@ -67,6 +67,7 @@ def one_service_company(site: Site) -> Company:
             ),
         ),
         uow=site.container.uow(),
+        clock=site.container.clock,
     )
     return company
 

@@ -68,6 +68,7 @@ class Shop:
                 company_id=self.company.id, catalog=draft, dry_run=dry_run, expected=expected
             ),
             uow=self.uow(),
+            clock=self.clock,
         )
 
     def import_crew(self, *members: CrewMemberDraft, dry_run: bool = False) -> setup.CrewChanges:
@@ -490,7 +491,9 @@ def test_a_one_time_job_keeps_its_price_when_its_extras_go(stocked):
 def test_an_unknown_company_is_not_found(shop):
     with pytest.raises(NotFoundError):
         setup.replace_catalog(
-            setup.ReplaceCatalog(company_id="cmp_nope", catalog=CatalogDraft()), uow=shop.uow()
+            setup.ReplaceCatalog(company_id="cmp_nope", catalog=CatalogDraft()),
+            uow=shop.uow(),
+            clock=shop.clock,
         )
 
 
