@@ -59,6 +59,15 @@ def test_an_owner_creates_a_key_and_sees_it_once(site: Site, context, screenshot
     assert page.url == f"{site.base_url}/admin/keys"  # the POST's own answer: no key in it
     assert secret not in page.url
     page.screenshot(path=str(screenshots / "admin-key-created.png"), full_page=True)
+    # On a phone the whole key is in sight, wrapped, not cut off inside a one-line field.
+    page.set_viewport_size({"width": 390, "height": 844})
+    field = page.get_by_role("textbox", name="API key")
+    widths = field.evaluate("e => [e.scrollWidth, e.clientWidth, e.scrollHeight, e.clientHeight]")
+    assert widths[0] <= widths[1] and widths[2] <= widths[3] + 1, widths
+    box = field.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
+    page.screenshot(path=str(screenshots / "admin-key-created-phone.png"), full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
     with site.api(secret) as api:
         assert api.get("/api/v1/services").status_code == 200
         assert api.get("/api/v1/payments").json()["error"]["code"] == "insufficient_scope"

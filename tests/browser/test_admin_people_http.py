@@ -17,7 +17,7 @@ from booking_core.users import Role
 from tests.browser.support import PASSWORD, Site
 from tests.browser.test_brand_http import csrf
 
-LINK = re.compile(r'value="(http://[^"]+/sign-in/link/[A-Za-z0-9_-]+)"')
+LINK = re.compile(r'>(http://[^<"]+/sign-in/link/[A-Za-z0-9_-]+)</textarea>')
 
 
 @pytest.fixture
