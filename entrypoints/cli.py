@@ -172,6 +172,8 @@ class Cli:
         except DomainError as error:
             print(f"booking: {error.message}", file=self.err)
             return EXIT_USAGE
+        except BrokenPipeError:
+            raise  # the reader stopped reading: ``main`` ends quietly
         except Exception as error:
             print(
                 f"booking: failed: {type(error).__name__}: {error}".splitlines()[0], file=self.err
@@ -1120,8 +1122,18 @@ def _announce_when_listening(host: str, port: int, address: str, err: TextIO) ->
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``booking`` console script."""
-    return Cli().run(sys.argv[1:] if argv is None else argv)
+    """Entry point of the ``booking`` console script. A reader that stops reading early
+    (``booking key list | head``) ends the command quietly, as other commands do, instead
+    of a ``BrokenPipeError`` traceback."""
+    try:
+        status = Cli().run(sys.argv[1:] if argv is None else argv)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # Python's own advice: point stdout at devnull so the flush at exit does not
+        # raise again, and end as a process killed by SIGPIPE would (128 + 13).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+    return status
 
 
 if __name__ == "__main__":

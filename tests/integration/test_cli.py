@@ -191,6 +191,30 @@ def test_console_script_reports_bad_input_without_a_traceback(tmp_path):
     assert done.stdout == ""
 
 
+def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path):
+    """``booking key list | head``: the pipe closed before the command writes is the end
+    of the command (status 141, as SIGPIPE gives), never a failure line or a traceback."""
+    env = {"BOOKING_DATABASE_URL": f"sqlite:///{tmp_path / 'pipe.sqlite3'}", "PATH": ""}
+    booking = Path(sys.executable).with_name("booking")
+    demo = subprocess.run(
+        [str(booking), "demo", "--json"], capture_output=True, env=env, timeout=120, check=False
+    )
+    assert demo.returncode == 0, demo.stderr
+    listing = subprocess.Popen(
+        [str(booking), "key", "list", "--company", "sparkle-cleaning"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert listing.stdout is not None
+    assert listing.stderr is not None
+    listing.stdout.close()  # the reader is gone before the command starts writing
+    err = listing.stderr.read().decode()
+    listing.stderr.close()
+    assert listing.wait(timeout=60) == 141, err
+    assert err == ""
+
+
 # The first ten minutes: a chosen port shows in every link, and a command run where no
 # database was migrated says which database it looked at and how to migrate it.
 
