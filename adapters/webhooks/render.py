@@ -10,6 +10,7 @@ parse a delivery with the models it already has for the API:
 |---|---|
 | booking | ``booking_with_activity_view`` (``GET /bookings/{id}``) |
 | customer | ``customer_view``, its statistics read at dispatch (``POST /customers``) |
+| customer merge | ``customer_merge_view``: ``survivorId`` and ``mergedId`` (``customer.merged``) |
 | lead | ``lead_with_timeline_view`` (``GET /leads/{id}``) |
 | quote | ``quote_with_follow_ups_view``, as of the event (``GET /quotes/{id}``) |
 | payment | ``payment_view`` (``GET /payments``) |
@@ -18,7 +19,8 @@ parse a delivery with the models it already has for the API:
 writes its delivery itself) |
 
 The subject is the record as the change left it (the event's snapshot), not as it is when
-the worker renders it; only a customer's lifetime statistics are read then.
+the worker renders it; only a customer's lifetime statistics are read then. A booking's
+ledger totals (``paidCents``, ``tipsCents``) count the entries recorded up to the event.
 """
 
 from __future__ import annotations
@@ -27,19 +29,20 @@ from zoneinfo import ZoneInfo
 
 from adapters.http.views import RenderContext, to_json
 from adapters.http.views.bookings import booking_with_activity_view
-from adapters.http.views.customers import customer_view
+from adapters.http.views.customers import customer_merge_view, customer_view
 from adapters.http.views.leads import lead_with_timeline_view
 from adapters.http.views.payments import payment_view
 from adapters.http.views.quotes import quote_with_follow_ups_view
 from adapters.http.views.waitlist import waitlist_entry_view
 from booking_core.bookings import Booking
-from booking_core.customers import Customer
+from booking_core.customers import Customer, CustomerMerge
 from booking_core.events import Event
 from booking_core.leads import Lead
 from booking_core.ledger import PaymentEntry
 from booking_core.ports import UnitOfWork
 from booking_core.quotes import Quote
 from booking_core.services.customers import customer_standing
+from booking_core.services.payments import booking_totals
 from booking_core.waitlist import WaitlistEntry
 from booking_core.webhooks import envelope
 
@@ -69,10 +72,13 @@ def data(event: Event, ctx: RenderContext, uow: UnitOfWork) -> dict[str, object]
     """The ``data`` of ``event``'s envelope: its subject as the API renders it."""
     subject = event.subject
     if isinstance(subject, Booking):
-        return to_json(booking_with_activity_view(subject, ctx))
+        totals = booking_totals(uow, subject.company_id, [subject.id], until=event.created_at)
+        return to_json(booking_with_activity_view(subject, ctx, totals[subject.id]))
     if isinstance(subject, Customer):
         lifetime, churn = customer_standing(subject, uow=uow, at=event.created_at)
         return to_json(customer_view(subject, lifetime, churn, ctx))
+    if isinstance(subject, CustomerMerge):
+        return to_json(customer_merge_view(subject))
     if isinstance(subject, Lead):
         return to_json(lead_with_timeline_view(subject, ctx))
     if isinstance(subject, Quote):

@@ -1,4 +1,5 @@
-"""Payment use cases: record money by hand, reverse a hand entry, land card-processor events.
+"""Payment use cases: record money by hand, reverse a hand entry, land card-processor events,
+and read bookings' totals (``booking_totals``).
 
 Each reads the booking's ledger and appends one entry inside one unit of work, so the
 rules (a refund within the paid total, never reversing twice) are decided on what the
@@ -7,6 +8,9 @@ Each new entry records the event it fires (``events.payment_event``) with it.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
 
 from attrs import frozen
 
@@ -24,6 +28,7 @@ from booking_core.ids import new_id
 from booking_core.ledger import (
     BookingLedger,
     Kind,
+    LedgerTotals,
     Method,
     PaymentEntry,
     record_by_hand,
@@ -105,6 +110,26 @@ class CardDisputeWon:
 
 ProcessorEvent = CardMoneyReceived | CardMoneyRefunded | CardDisputeOpened | CardDisputeWon
 """Every card-processor event the ledger lands."""
+
+
+def booking_totals(
+    uow: UnitOfWork,
+    company_id: str,
+    booking_ids: Collection[str],
+    *,
+    until: datetime | None = None,
+) -> dict[str, LedgerTotals]:
+    """Each booking's paid total and tip money, from its ledger, in one query for all of
+    them (call inside an open unit of work); ``until``: only entries recorded by then."""
+    entries = uow.payments.for_bookings(company_id, booking_ids)
+    return {
+        booking_id: BookingLedger(
+            company_id,
+            booking_id,
+            [e for e in rows if until is None or e.created_at <= until],
+        ).totals
+        for booking_id, rows in entries.items()
+    }
 
 
 def _ledger(uow: UnitOfWork, company_id: str, booking_id: str) -> BookingLedger:

@@ -40,6 +40,7 @@ from adapters.http.views.webhooks import (
 )
 from booking_core import leads, quotes
 from booking_core.availability import Slot
+from booking_core.bookings import Booking
 from booking_core.catalog import FeeDefinition, FeeKind
 from booking_core.crew import new_crew_member
 from booking_core.customers import (
@@ -51,7 +52,7 @@ from booking_core.customers import (
     new_customer,
 )
 from booking_core.demo import DEMO_SELECTION, demo_catalog
-from booking_core.ledger import BookingLedger, Kind, Method, record_by_hand
+from booking_core.ledger import BookingLedger, Kind, LedgerTotals, Method, record_by_hand
 from booking_core.pricing import price, price_plan
 from booking_core.quotes import ManualLine
 from booking_core.webhook_endpoints import Attempt, Delivery, Secret, WebhookEndpoint
@@ -176,8 +177,8 @@ def top_level_samples() -> list[attrs.AttrsInstance]:
         crew_member_view(member, catalog, CONTEXT),
         availability_view([slot], CONTEXT),
         created_booking_view(plan_visits, CONTEXT),
-        cancelled_bookings_view(plan_visits, CONTEXT),
-        rescheduled_bookings_view(plan_visits, CONTEXT),
+        cancelled_bookings_view(plan_visits, CONTEXT, paid_on(plan_visits)),
+        rescheduled_bookings_view(plan_visits, CONTEXT, paid_on(plan_visits)),
         endpoint_view(hook, CONTEXT, previous_secret_expires_at=None),
         endpoint_with_secret_view(hook, secret, CONTEXT, previous_secret_expires_at=AT),
         DeletedWebhookEndpointView(id="whk_1", deleted=True),
@@ -187,6 +188,11 @@ def top_level_samples() -> list[attrs.AttrsInstance]:
         *waitlist_samples(),
         *message_samples(),
     ]
+
+
+def paid_on(bookings: list[Booking]) -> dict[str, LedgerTotals]:
+    """Ledger totals for each booking: paid, and a refunded tip (negative tips)."""
+    return {b.id: LedgerTotals(paid_cents=12_500, tips_cents=-500) for b in bookings}
 
 
 def message_samples() -> list[attrs.AttrsInstance]:

@@ -3,6 +3,7 @@ human code, cancel and reschedule with scopes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Annotated
 
@@ -43,12 +44,14 @@ from adapters.http.views.bookings import (
 )
 from booking_core.booking_forms import MAX_ANSWERS
 from booking_core.booking_orders import MAX_ADDITIONAL_STARTS, crew_errors
-from booking_core.bookings import BookingStatus
+from booking_core.bookings import Booking, BookingStatus
 from booking_core.errors import ValidationFailed
+from booking_core.ledger import LedgerTotals
 from booking_core.paging import PageRequest
 from booking_core.plans import CancelScope, RescheduleScope
 from booking_core.pricing import SelectedItem
 from booking_core.services import scheduling
+from booking_core.services.payments import booking_totals
 
 
 @frozen(kw_only=True)
@@ -124,7 +127,12 @@ class CancelBody:
 
 @frozen(kw_only=True)
 class RescheduleBody:
-    """A new start (checked against real availability) for this visit or this and later."""
+    """A new start (checked against real availability) for this visit or this and later.
+    Each moved visit whose local date changes is re-dated: its date fees (a holiday or
+    weekend surcharge) become those of its new date, and tax and total follow; its lines,
+    discounts, other fees and duration stay as booked. A visit booked from a hand-priced
+    quote keeps its price. The rescheduled activity entry of a re-priced visit carries
+    fromTotalCents and toTotalCents."""
 
     start_iso: datetime
     crew_ids: tuple[Id, ...] | None = field(
@@ -254,15 +262,17 @@ def get_bookings(ctx: Context) -> Reply:
     page: PageRequest = ctx.page_request("bookings", filters)
     with ctx.deps.read() as uow:
         result = uow.bookings.list(ctx.company_id, page, **filters)  # type: ignore[arg-type]
+        totals = booking_totals(uow, ctx.company_id, [b.id for b in result.items])
     render = ctx.render()
-    return ctx.page_reply(result, lambda b: booking_view(b, render))
+    return ctx.page_reply(result, lambda b: booking_view(b, render, totals[b.id]))
 
 
 def get_booking(ctx: Context) -> Reply:
     """One booking, by id or human code, with its activity log."""
     with ctx.deps.read() as uow:
         booking = scheduling.find_booking(uow, ctx.company_id, ctx.path_params["id"])
-    return Reply(booking_with_activity_view(booking, ctx.render()))
+        totals = booking_totals(uow, ctx.company_id, [booking.id])[booking.id]
+    return Reply(booking_with_activity_view(booking, ctx.render(), totals))
 
 
 def post_cancel(ctx: Context) -> Reply:
@@ -277,7 +287,7 @@ def post_cancel(ctx: Context) -> Reply:
         uow=ctx.uow(),
         clock=ctx.deps.clock,
     )
-    return Reply(cancelled_bookings_view(changed, ctx.render()))
+    return Reply(cancelled_bookings_view(changed, ctx.render(), _totals(ctx, changed)))
 
 
 def post_reschedule(ctx: Context) -> Reply:
@@ -293,7 +303,16 @@ def post_reschedule(ctx: Context) -> Reply:
         clock=ctx.deps.clock,
         drive=ctx.deps.drive,
     )
-    return Reply(rescheduled_bookings_view(changed, ctx.render()))
+    return Reply(rescheduled_bookings_view(changed, ctx.render(), _totals(ctx, changed)))
+
+
+def _totals(ctx: Context, changed: Sequence[Booking]) -> dict[str, LedgerTotals]:
+    """The ledger totals of bookings a write changed, read once it committed (a cancel or
+    a move writes no money)."""
+    if not changed:
+        return {}
+    with ctx.deps.read() as uow:
+        return booking_totals(uow, ctx.company_id, [b.id for b in changed])
 
 
 ENDPOINTS = [

@@ -3,13 +3,22 @@ with their activity, as made, as cancelled and as moved."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 
 from attrs import field, frozen
 
 from adapters.http.jsonschema import schema
-from adapters.http.views.base import Count, Minutes, Positive, RenderContext, Url, copied, extend
+from adapters.http.views.base import (
+    Cents,
+    Count,
+    Minutes,
+    Positive,
+    RenderContext,
+    Url,
+    copied,
+    extend,
+)
 from adapters.http.views.booking_forms import AnswerView, answer_views
 from adapters.http.views.customers import AddressView, address_view
 from adapters.http.views.prices import PriceBreakdownView, price_breakdown_view
@@ -21,6 +30,7 @@ from booking_core.bookings import (
     BookingStatus,
     DetailValue,
 )
+from booking_core.ledger import NO_MONEY, LedgerTotals
 
 
 @frozen
@@ -58,6 +68,18 @@ class BookingView:
     crew_ids: tuple[str, ...]
     address: AddressView
     price: PriceBreakdownView
+    paid_cents: Cents = field(
+        metadata=schema(
+            description="The booking's paid total in its ledger (GET /payments?bookingId=): "
+            "payments net of refunds, disputes and reversals, tips excluded."
+        )
+    )
+    tips_cents: Cents = field(
+        metadata=schema(
+            description="Tip money in the booking's ledger, net of tip refunds and of "
+            "disputed and reversed tips."
+        )
+    )
     notes: str
     plan_id: str | None
     visit_index: Count
@@ -129,8 +151,8 @@ def availability_view(slots: Sequence[Slot], ctx: RenderContext) -> Availability
     return AvailabilityView(data=tuple(slot_view(s, ctx) for s in slots))
 
 
-def booking_view(b: Booking, ctx: RenderContext) -> BookingView:
-    """The view of a booking, as lists show it."""
+def booking_view(b: Booking, ctx: RenderContext, totals: LedgerTotals) -> BookingView:
+    """The view of a booking, as lists show it, with its ledger's ``totals``."""
     return copied(
         BookingView,
         b,
@@ -138,6 +160,8 @@ def booking_view(b: Booking, ctx: RenderContext) -> BookingView:
         end_iso=ctx.time(b.end),
         address=address_view(b.address),
         price=price_breakdown_view(b.price),
+        paid_cents=totals.paid_cents,
+        tips_cents=totals.tips_cents,
         tracking_url=ctx.tracking_url(b.tracking_token),
         created_at=ctx.time(b.created_at),
         updated_at=ctx.time(b.updated_at),
@@ -152,28 +176,34 @@ def activity_entry_view(entry: ActivityEntry, ctx: RenderContext) -> ActivityEnt
     return ActivityEntryView(at=ctx.time(entry.at), kind=entry.kind, details=entry.details)
 
 
-def booking_with_activity_view(b: Booking, ctx: RenderContext) -> BookingWithActivityView:
+def booking_with_activity_view(
+    b: Booking, ctx: RenderContext, totals: LedgerTotals
+) -> BookingWithActivityView:
     """The view of a booking fetched alone or moved: with its activity log."""
     activity = tuple(activity_entry_view(e, ctx) for e in b.activity)
-    return extend(booking_view(b, ctx), BookingWithActivityView, activity=activity)
+    return extend(booking_view(b, ctx, totals), BookingWithActivityView, activity=activity)
 
 
 def created_booking_view(made: Sequence[Booking], ctx: RenderContext) -> CreatedBookingView:
-    """``POST /bookings``: the first booking made, with every booking made."""
-    first = booking_with_activity_view(made[0], ctx)
-    everything = tuple(booking_view(b, ctx) for b in made)
+    """``POST /bookings``: the first booking made, with every booking made (no money has
+    come in on a booking just made: its totals are 0, read from no ledger)."""
+    first = booking_with_activity_view(made[0], ctx, NO_MONEY)
+    everything = tuple(booking_view(b, ctx, NO_MONEY) for b in made)
     return extend(first, CreatedBookingView, bookings=everything)
 
 
 def cancelled_bookings_view(
-    changed: Sequence[Booking], ctx: RenderContext
+    changed: Sequence[Booking], ctx: RenderContext, totals: Mapping[str, LedgerTotals]
 ) -> CancelledBookingsView:
-    """``POST /bookings/{id}/cancel``: every booking the cancel changed."""
-    return CancelledBookingsView(data=tuple(booking_view(b, ctx) for b in changed))
+    """``POST /bookings/{id}/cancel``: every booking the cancel changed (``totals`` by id)."""
+    return CancelledBookingsView(data=tuple(booking_view(b, ctx, totals[b.id]) for b in changed))
 
 
 def rescheduled_bookings_view(
-    moved: Sequence[Booking], ctx: RenderContext
+    moved: Sequence[Booking], ctx: RenderContext, totals: Mapping[str, LedgerTotals]
 ) -> RescheduledBookingsView:
-    """``POST /bookings/{id}/reschedule``: every booking moved, with its activity log."""
-    return RescheduledBookingsView(data=tuple(booking_with_activity_view(b, ctx) for b in moved))
+    """``POST /bookings/{id}/reschedule``: every booking moved, with its activity log
+    (``totals`` by id)."""
+    return RescheduledBookingsView(
+        data=tuple(booking_with_activity_view(b, ctx, totals[b.id]) for b in moved)
+    )
