@@ -34,6 +34,7 @@ from adapters.web import (
 from adapters.web.customer import NOT_FOUND, customer_page
 from adapters.web.deps import WebDeps
 from adapters.web.pages import ANY_METHOD, ASSET_VERSION, STATIC, PageError, Visit, page
+from booking_core.services.users import session_user
 
 PAGE_MODULES: tuple[Callable[[WebDeps], list[BaseRoute]], ...] = (
     signin.routes,
@@ -67,7 +68,15 @@ async def stylesheet(request: Request) -> Response:
 
 
 def _not_found(path: str, deps: WebDeps) -> BaseRoute:
-    def handler(_: object) -> Response:
+    def handler(visit: Visit) -> Response:
+        # Signed in, the 404 page keeps the top bar and offers the way home, not sign-in.
+        session = visit.session
+        if session.user_id is not None:
+            user = session_user(session.user_id, session.epoch, uow=deps.reader())
+            if user is not None:
+                visit.user = user
+                with deps.reader() as uow:
+                    visit.company = uow.companies.get(user.company_id)
         raise PageError(404, "Not found", "There is nothing here, or it is not yours to see.")
 
     return page(path, deps, handler, methods=("GET", "POST"))
