@@ -5,8 +5,9 @@ travels in the forms (a query string while nothing personal is in it, hidden fie
 there is):
 
 1. *Your job* (``GET``): service, frequency, parameters (within their min and max),
-   extras, zip code and coupon code, with the price; "Update price" asks again. A
-   coupon the API refuses is the coupon field's error, the price shown without it.
+   extras, zip code, coupon code and, while the company's referral programme is on
+   (``referral_discount_cents`` > 0), referral code, with the price; "Update price" asks
+   again. A code the API refuses is its field's error, the price shown without it.
 2. *Date and time* (``GET ?step=date``): which of the next ``DAYS_SHOWN`` days have any
    open start, then the open starts of the chosen day, in the company's timezone.
 3. *Your details* (``GET ?step=details`` shows the form, ``POST step=review`` checks it):
@@ -23,10 +24,11 @@ the catalog, the price, the open days and starts and the booking are the answers
 ``/api/public/{slug}/catalog|quote|days|slots|book`` themselves, through the same
 pipeline (structuring, SPEC.md ceilings, idempotency, the use cases), so the page can
 never show a price or a time the API would not. The confirm step's later visits, and the
-coupon checked for the customer's email, come from the booking's own pricer
-(``services.pricing.price_booking_visits``): a link's unknown service or frequency is
-said on step 1, and a coupon this customer has used up is refused on the details step
-with a button to go on without it.
+coupon and referral code checked for the customer's email, come from the booking's own
+pricer (``services.pricing.price_booking_visits``): a link's unknown service or frequency
+is said on step 1, and a coupon this customer has used up, or a referral code that is
+their own or comes after their first booking, is refused on the details step with a
+button to go on without it.
 
 ``?form=bf_...`` is a booking form's page: ``booking-forms/{id}`` stands for the
 catalog (its services, extras and frequencies alone), its name is the heading, its
@@ -77,7 +79,7 @@ from adapters.web.time_text import clock_range, clock_time
 from booking_core.booking_orders import start_problem
 from booking_core.companies import SLUG_PATTERN, Company
 from booking_core.customers import Address
-from booking_core.errors import CouponRejected, DomainError, ValidationFailed
+from booking_core.errors import CouponRejected, DomainError, ReferralRejected, ValidationFailed
 from booking_core.ports import PhoneNormalizer
 from booking_core.pricing import PriceBreakdown, SelectedItem, Selection
 from booking_core.services.customers import normalized_phone
@@ -106,6 +108,7 @@ WIRE_FIELDS = {
     "notes": "access_notes",
     "zip": "zip",
     "couponCode": "coupon",
+    "referralCode": "referral",
 }
 """Where a refusal of the API's body is shown on the page."""
 SLOT_TAKEN = "Sorry, that time was just taken. Here are the open times now: pick another."
@@ -118,7 +121,13 @@ START_FIELDS = ("startIso", "start_iso")
 """The API's names of the start, refused on the date step, where a time is picked."""
 ZIP_TEXT = "Enter the 5-digit zip code of the place to be served, e.g. 10001."
 MAX_COUPON_LENGTH = 100
-"""The API's ceiling of ``couponCode`` (``adapters.http.structuring.Code``)."""
+"""The API's ceiling of ``couponCode`` and ``referralCode``
+(``adapters.http.structuring.Code``)."""
+CODES = (("coupon", "couponCode"), ("referral", "referralCode"))
+"""The codes of step 1: the page's field and ``Choice`` attribute, and the API's name."""
+REFERRALS_OFF = (
+    "This company takes no referral codes at the moment; the price shown is without one."
+)
 MAX_ANSWER_LENGTH = 500
 """The API's ceiling of one intake answer (SPEC.md section 8)."""
 ANSWER_TEXT = "Enter your answer."
@@ -167,6 +176,17 @@ class Choice:
     coupon: str = ""
     form: str = ""
     """The booking form's id (``bf_...``) the page is for; empty: the whole catalog."""
+    referral: str = ""
+    """Another customer's referral code; always empty while the programme is off."""
+
+    def codes(self) -> dict[str, str]:
+        """The coupon and referral codes to send, by the API's names: those typed and not
+        refused by the page itself (over the ceiling)."""
+        return {
+            wire: getattr(self, name)
+            for name, wire in CODES
+            if getattr(self, name) and name not in self.errors
+        }
 
     def items(self) -> dict[str, list[dict[str, Any]]]:
         """Parameters and extras as the API's body takes them."""
@@ -184,6 +204,14 @@ class Choice:
             if items[name]
         ]
 
+    def keeping(self, *names: str) -> Choice:
+        """The choice with only the codes ``names`` (``coupon``, ``referral``)."""
+        return attrs.evolve(
+            self,
+            coupon=self.coupon if "coupon" in names else "",
+            referral=self.referral if "referral" in names else "",
+        )
+
     def state(self) -> list[tuple[str, str]]:
         """The choice as form fields, to carry to the next step."""
         pairs = [("service", self.service["id"]), ("frequency", self.frequency)]
@@ -192,6 +220,8 @@ class Choice:
         pairs.append(("zip", self.zip))
         if self.coupon:
             pairs.append(("coupon", self.coupon))
+        if self.referral:
+            pairs.append(("referral", self.referral))
         if self.form:
             pairs.append(("form", self.form))
         return pairs
@@ -212,9 +242,12 @@ def _quantity(text: str, low: int, high: int, default: int) -> tuple[int, str | 
     return int(text), None
 
 
-def link_notice(catalog: Mapping[str, Any], values: Mapping[str, str]) -> str:
+def link_notice(
+    catalog: Mapping[str, Any], values: Mapping[str, str], referrals: bool = False
+) -> str:
     """What a link asked for that is not offered (an unknown or retired service or
-    frequency in its query), said above the choices it falls back to; else ``""``."""
+    frequency in its query; a referral code while the programme is off), said above the
+    choices it falls back to; else ``""``."""
     services = {s["id"] for s in _services(catalog)}
     slugs = {f["slug"] for f in catalog["frequencies"]}
     missing = [
@@ -226,7 +259,7 @@ def link_notice(catalog: Mapping[str, Any], values: Mapping[str, str]) -> str:
         if asked and asked not in known
     ]
     if not missing:
-        return ""
+        return "" if referrals or not values.get("referral", "").strip() else REFERRALS_OFF
     verb = "is" if len(missing) == 1 else "are"
     return (
         f"The {' and '.join(missing)} this link asks for {verb} not offered here."
@@ -234,11 +267,17 @@ def link_notice(catalog: Mapping[str, Any], values: Mapping[str, str]) -> str:
     )
 
 
-def read_choice(catalog: Mapping[str, Any], values: Mapping[str, str], form: str = "") -> Choice:
+def read_choice(
+    catalog: Mapping[str, Any],
+    values: Mapping[str, str],
+    form: str = "",
+    referrals: bool = False,
+) -> Choice:
     """The step-1 choice in ``values``: the first service, one time, the parameters'
-    minimums and no extras until chosen; a quantity out of range or a coupon code over
-    its ceiling is a field error. ``catalog`` is a booking form's when ``form`` names one
-    (its services, extras and frequencies only)."""
+    minimums and no extras until chosen; a quantity out of range or a coupon or referral
+    code over its ceiling is a field error. ``catalog`` is a booking form's when ``form``
+    names one (its services, extras and frequencies only); the referral code is read
+    while the company's programme is on (``referrals``), else left out."""
     services = _services(catalog)
     if not services:
         raise PageError(404, "Not open for booking", "This company takes no bookings online yet.")
@@ -270,10 +309,20 @@ def read_choice(catalog: Mapping[str, Any], values: Mapping[str, str], form: str
         extras.append((e, quantity))
     zip_code = values.get("zip", "").strip()
     coupon = values.get("coupon", "").strip()
-    if len(coupon) > MAX_COUPON_LENGTH:
-        errors["coupon"] = f"At most {MAX_COUPON_LENGTH} characters."
+    referral = values.get("referral", "").strip() if referrals else ""
+    for name, code in (("coupon", coupon), ("referral", referral)):
+        if len(code) > MAX_COUPON_LENGTH:
+            errors[name] = f"At most {MAX_COUPON_LENGTH} characters."
     return Choice(
-        service, frequency, tuple(parameters), tuple(extras), zip_code, errors, coupon, form
+        service,
+        frequency,
+        tuple(parameters),
+        tuple(extras),
+        zip_code,
+        errors,
+        coupon,
+        form,
+        referral=referral,
     )
 
 
@@ -292,6 +341,8 @@ class Booker:
         self.form_id = self.values.get("form", "").strip()
         self.form: dict[str, Any] | None = None
         """The booking form the page is for (the public API's answer), once read."""
+        self.referrals = self.company.referral_discount_cents > 0
+        """Whether the company's referral programme is on: the referral field shows."""
 
     @property
     def path(self) -> str:
@@ -351,25 +402,37 @@ class Booker:
             body["zip"] = choice.zip
         if start:
             body["startIso"] = start
-        if choice.coupon and "coupon" not in choice.errors:
-            body["couponCode"] = choice.coupon
+        body.update(choice.codes())
         status, answer = self.api("quote", body=body)
         if status != 200:
             return None, str(answer["error"]["message"])
         return answer, ""
 
-    def coupon_check(
+    def code_check(
         self, choice: Choice, start: str | None = None
     ) -> tuple[Choice, dict[str, Any] | None, str]:
-        """``quote`` of ``choice``; when only its coupon is refused, the price without
-        it and the choice with the API's refusal as the coupon field's error."""
+        """``quote`` of ``choice``; when only its codes (coupon, referral) are refused,
+        the choice with the API's refusal of each as its field's error and the price with
+        the codes that are not refused."""
         quote, problem = self.quote(choice, start)
-        if quote is None and choice.coupon and "coupon" not in choice.errors:
-            without, _ = self.quote(attrs.evolve(choice, coupon=""), start)
-            if without is not None:
-                errors = {**choice.errors, "coupon": problem}
-                return attrs.evolve(choice, errors=errors), without, ""
-        return choice, quote, problem
+        codes = [name for name, wire in CODES if wire in choice.codes()]
+        if quote is not None or not codes:
+            return choice, quote, problem
+        without, _ = self.quote(choice.keeping(), start)
+        if without is None:  # refused for something else than its codes
+            return choice, quote, problem
+        refused = {codes[0]: problem} if len(codes) == 1 else {}
+        for name in codes if len(codes) > 1 else ():
+            _, why = self.quote(choice.keeping(name), start)
+            if why:
+                refused[name] = why
+        if not refused:  # each alone is taken: the refusal is of the two together
+            return choice, quote, problem
+        checked = attrs.evolve(choice, errors={**choice.errors, **refused})
+        if len(refused) < len(codes):
+            kept, _ = self.quote(checked, start)
+            without = kept or without
+        return checked, without, ""
 
     def href(self, pairs: Sequence[tuple[str, str]]) -> str:
         """This page's address with ``pairs`` (and ``embed=1`` when framed)."""
@@ -461,8 +524,8 @@ def _goes_with(extra: Mapping[str, Any], frequency: str) -> bool:
 def step_job(book: Booker, choice: Choice, status: int = 200, alert: str = "") -> Response:
     """Step 1: the choice and its price."""
     catalog = book.catalog()
-    choice, quote, problem = book.coupon_check(choice)
-    if "coupon" in choice.errors and status == 200:
+    choice, quote, problem = book.code_check(choice)
+    if any(name in choice.errors for name, _ in CODES) and status == 200:
         status = 422
     return book.render(
         "book.html",
@@ -480,6 +543,7 @@ def step_job(book: Booker, choice: Choice, status: int = 200, alert: str = "") -
         errors=choice.errors,
         alert=alert,
         quote_url=f"/api/public/{book.company.slug}/quote",
+        referral_off=money(book.company.referral_discount_cents) if book.referrals else "",
     )
 
 
@@ -497,8 +561,8 @@ def _api_field_errors(answer: Mapping[str, Any]) -> dict[str, str]:
 def step_date(book: Booker, choice: Choice, status: int = 200, alert: str = "") -> Response:
     """Step 2: the days with an opening, then the open starts of the chosen day."""
     problem = _zip_error(book, choice)
-    if choice.coupon and not choice.errors:
-        choice, _, _ = book.coupon_check(choice)
+    if choice.codes() and not choice.errors:
+        choice, _, _ = book.code_check(choice)
     if problem or choice.errors:
         errors = {**choice.errors, **({"zip": problem} if problem else {})}
         return step_job(book, attrs.evolve(choice, errors=errors), status=422)
@@ -586,9 +650,11 @@ def step_details(
     alert: str = "",
     flow: str = "",
     coupon_problem: str = "",
+    referral_problem: str = "",
 ) -> Response:
-    """Step 3: who and where; ``coupon_problem``, why the booking would refuse the
-    coupon, with a button to go on without it."""
+    """Step 3: who and where; ``coupon_problem`` and ``referral_problem``, why the
+    booking would refuse the coupon or the referral code, each with a button to go on
+    without it."""
     state = [*choice.state(), ("date", book.local(start).date().isoformat()), ("start", start)]
     return book.render(
         "book_details.html",
@@ -607,6 +673,7 @@ def step_details(
         form_name=book.form["name"] if book.form else "",
         max_answer=MAX_ANSWER_LENGTH,
         coupon_problem=coupon_problem,
+        referral_problem=referral_problem,
     )
 
 
@@ -636,9 +703,7 @@ def _customer_body(
     customer: dict[str, Any] = {"name": values["name"], "email": values["email"]}
     if values["phone"]:
         customer["phone"] = values["phone"]
-    extra: dict[str, Any] = {}
-    if choice.coupon:
-        extra["couponCode"] = choice.coupon
+    extra: dict[str, Any] = {wire: code for name, wire in CODES if (code := getattr(choice, name))}
     if book.form is not None:
         extra["formId"] = book.form["id"]
         extra["answers"] = [answer for _, answer in _answers(book, values)]
@@ -749,10 +814,8 @@ def review(book: Booker, choice: Choice, start: str) -> Response:
         )
     try:
         visits = _visit_prices(book, choice, start, values)
-    except CouponRejected as refused:
-        return step_details(
-            book, choice, start, values=values, status=422, flow=flow, coupon_problem=str(refused)
-        )
+    except (CouponRejected, ReferralRejected) as rejected:
+        return _code_refused(book, choice, start, values, rejected)
     quote, problem = book.quote(choice, start)
     return book.render(
         "book_review.html",
@@ -776,20 +839,43 @@ def review(book: Booker, choice: Choice, start: str) -> Response:
     )
 
 
+def _code_refused(
+    book: Booker,
+    choice: Choice,
+    start: str,
+    values: Mapping[str, str],
+    refused: CouponRejected | ReferralRejected,
+) -> Response:
+    """The details step again (422) saying why the booking would refuse its coupon or
+    referral code, with a button to go on without it."""
+    coupon = isinstance(refused, CouponRejected)
+    return step_details(
+        book,
+        choice,
+        start,
+        values=values,
+        status=422,
+        flow=book.values["flow"],
+        coupon_problem=str(refused) if coupon else "",
+        referral_problem="" if coupon else str(refused),
+    )
+
+
 def _visit_prices(
     book: Booker, choice: Choice, start: str, values: Mapping[str, str]
 ) -> list[tuple[datetime, PriceBreakdown]]:
     """Each visit the booking would make, priced as the booking will price it (a plan's
-    later visits each at its own date, the coupon as this email's customer may use it);
-    raises ``CouponRejected`` for a coupon the booking would refuse. Empty when it
-    cannot be priced (the quote's problem is shown then)."""
+    later visits each at its own date, the coupon and the referral code as this email's
+    customer may use them); raises ``CouponRejected`` or ``ReferralRejected`` for a code
+    the booking would refuse. Empty when it cannot be priced (the quote's problem is
+    shown then)."""
     items = choice.items()
     selection = Selection(
         service_id=choice.service["id"],
         frequency_slug=choice.frequency,
         parameters=tuple(SelectedItem(i["id"], i["quantity"]) for i in items["parameters"]),
         extras=tuple(SelectedItem(i["id"], i["quantity"]) for i in items["extras"]),
-        coupon_code=choice.coupon if choice.coupon and "coupon" not in choice.errors else None,
+        coupon_code=choice.codes().get("couponCode"),
     )
     address = Address(
         line1=values["line1"],
@@ -806,10 +892,11 @@ def _visit_prices(
             datetime.fromisoformat(start),
             address,
             customer_email=values["email"],
+            referral_code=choice.codes().get("referralCode"),
             uow=book.visit.deps.reader(),
             clock=book.visit.deps.clock,
         )
-    except CouponRejected:
+    except (CouponRejected, ReferralRejected):
         raise
     except DomainError:
         return []
@@ -865,6 +952,7 @@ def confirm(book: Booker, choice: Choice, start: str) -> Response:
             ends=ends,
             visits=len(answer["bookings"]),
             total=money(answer["price"]["totalCents"]),
+            referral_discount=answer["price"].get("referralDiscountCents", 0),
             email=values["email"],
             again_href=book.href([("form", choice.form)] if choice.form else []),
         )
@@ -884,7 +972,14 @@ def confirm(book: Booker, choice: Choice, start: str) -> Response:
     errors = _api_field_errors(answer)
     if any(name in errors for name in START_FIELDS):
         return _pick_another(book, choice, start)
-    coupon_problem = errors.pop("coupon", "")
+    if code == "unprocessable" and not errors and choice.codes():
+        # A code refused by the booking itself (used up or booked meanwhile): said as
+        # the details step says it, with the button to go on without it.
+        try:
+            _visit_prices(book, choice, start, values)
+        except (CouponRejected, ReferralRejected) as refused:
+            return _code_refused(book, choice, start, values, refused)
+    coupon_problem = errors.pop("coupon", "") or errors.pop("referral", "")
     # Marked beside their fields under the page's one sentence; a refusal of a field the
     # page does not show is said in words instead, and the API's generic sentence only
     # when it names no field at all.
@@ -915,10 +1010,11 @@ def booking_page(visit: Visit) -> Response:
     book = Booker(visit)
     catalog = book.catalog()
     step = book.values.get("step", "")
-    if visit.request.method == "POST" and book.values.get("without_coupon") == "1":
-        book.values["coupon"], step = "", "review"  # the details step's way past a refusal
-    choice = read_choice(catalog, book.values, form=book.form_id)
-    notice = link_notice(catalog, book.values)
+    for name, _ in CODES:  # the details step's ways past a refusal
+        if visit.request.method == "POST" and book.values.get(f"without_{name}") == "1":
+            book.values[name], step = "", "review"
+    choice = read_choice(catalog, book.values, form=book.form_id, referrals=book.referrals)
+    notice = link_notice(catalog, book.values, book.referrals)
     if notice and visit.request.method == "GET":
         return step_job(book, choice, alert=notice)
     if visit.request.method == "POST":

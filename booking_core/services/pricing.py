@@ -12,9 +12,10 @@ from booking_core.catalog import Catalog
 from booking_core.companies import Company
 from booking_core.coupons import CouponUsage, normalize_code
 from booking_core.customers import Address, Customer, merge_survivor, referral_key
+from booking_core.paging import PageRequest
 from booking_core.ports import Clock, UnitOfWork
 from booking_core.pricing import NO_USAGE, PlanPrice, PriceBreakdown, Selection, Visit, price_plan
-from booking_core.referrals import referral_discount
+from booking_core.referrals import check_referred, referral_discount
 
 
 def coupon_usage(
@@ -42,6 +43,19 @@ def referrer_of(uow: UnitOfWork, company: Company, code: str) -> tuple[int, Cust
     if holder is not None:
         holder = merge_survivor(holder, lambda other: uow.customers.get(company.id, other))
     return referral_discount(company, code.strip(), holder)
+
+
+def referral_for(
+    uow: UnitOfWork, company: Company, code: str, customer: Customer | None
+) -> tuple[int, Customer]:
+    """``referrer_of``, then whether ``customer`` (the booking's; None: one the booking
+    creates) may use the code: not their own, and only before their first booking (any
+    status); ``ReferralRejected`` by ``booking_core.referrals``' rules."""
+    discount, referrer = referrer_of(uow, company, code)
+    if customer is not None:
+        page = uow.bookings.list(company.id, PageRequest(limit=1), customer_id=customer.id)
+        check_referred(code.strip(), referrer, customer, booked=bool(page.items))
+    return discount, referrer
 
 
 def price_selection(
@@ -72,6 +86,7 @@ def price_booking_visits(
     address: Address,
     *,
     customer_email: str,
+    referral_code: str | None = None,
     uow: UnitOfWork,
     clock: Clock,
 ) -> list[tuple[datetime, PriceBreakdown]]:
@@ -79,7 +94,10 @@ def price_booking_visits(
     booking prices it: a plan's visits up to its horizon, each at its own date
     (``catalog_pricer``), with the coupon's redemptions by the customer of
     ``customer_email`` (the survivor of a merge), so a coupon that customer has used up
-    is refused here (``CouponRejected``) as the booking would refuse it."""
+    is refused here (``CouponRejected``) as the booking would refuse it; and
+    ``referral_code`` checked for that customer as the booking checks it
+    (``referral_for``: ``ReferralRejected`` for their own code or when they have booked
+    before), its discount off the first visit."""
     at = clock.now()
     with uow:
         company = uow.companies.get(company_id)
@@ -88,6 +106,9 @@ def price_booking_visits(
         if found is not None:
             found = merge_survivor(found, lambda other: uow.customers.get(company_id, other))
         usage = coupon_usage(uow, catalog, selection, found.id if found else None)
+        if referral_code is not None:
+            discount, _ = referral_for(uow, company, referral_code, found)
+            selection = attrs.evolve(selection, referral_discount_cents=discount)
     order = BookingOrder(
         company_id=company.id,
         code_prefix=company.code_prefix,

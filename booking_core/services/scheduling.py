@@ -74,9 +74,8 @@ from booking_core.pricing import (
     Visit,
     price,
 )
-from booking_core.referrals import check_referred
 from booking_core.services.customers import add_new_customer, normalized_phone
-from booking_core.services.pricing import coupon_usage, referrer_of
+from booking_core.services.pricing import coupon_usage, referral_for
 from booking_core.timeline import local_day
 
 BUSY_LEAD = 1
@@ -796,11 +795,7 @@ def _referred(
     """The selection with the referral discount of ``code`` for the booking's customer,
     and the referrer's id; ``ReferralRejected`` by ``booking_core.referrals``' rules (a
     customer created by this booking has no booking yet)."""
-    discount, referrer = referrer_of(uow, company, code)
-    booked = not new and bool(
-        uow.bookings.list(company.id, PageRequest(limit=1), customer_id=customer.id).items
-    )
-    check_referred(code.strip(), referrer, customer, booked=booked)
+    discount, referrer = referral_for(uow, company, code, None if new else customer)
     return attrs.evolve(selection, referral_discount_cents=discount), referrer.id
 
 

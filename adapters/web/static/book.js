@@ -1,8 +1,9 @@
 /* The booking page's progressive enhancement: the page books without it.
    - Step 1: the price follows the choices live (POST /api/public/{slug}/quote, the
      same answer the "Update price" button gets); picking another service shows its
-     options at once. A coupon code the API refuses is shown beside its field, with
-     the price without it.
+     options at once. A coupon or referral code the API refuses is shown beside its
+     field, with the price without it (and with the other code, when that one is
+     taken), as the server answers without the script.
    - Step 1: an extra ticked and then left on a frequency that does not offer it stays
      in sight with a sentence beside it, as the server answers without the script.
    - Framed (?embed=1): tells the embedding page its height (the body's, so it shrinks
@@ -56,8 +57,14 @@
     var later = form.querySelector("[data-price-later]");
     var length = form.querySelector("[data-price-duration]");
     var problem = form.querySelector("[data-price-problem]");
-    var coupon = form.querySelector("[data-coupon]");
-    var couponError = form.querySelector("[data-coupon-error]");
+    /* The codes of the page: its field's name and the API's (the referral field is
+       there only while the company's programme is on). */
+    var codes = [
+      { name: "coupon", wire: "couponCode" },
+      { name: "referral", wire: "referralCode" }
+    ].filter(function (code) {
+      return form.querySelector('[data-code="' + code.name + '"]');
+    });
     var asked = 0;
     var timer = null;
 
@@ -81,10 +88,12 @@
       if (/^[0-9]{5}$/.test(zip)) {
         request.zip = zip;
       }
-      var code = String(data.get("coupon") || "").trim();
-      if (code) {
-        request.couponCode = code;
-      }
+      codes.forEach(function (code) {
+        var typed = String(data.get(code.name) || "").trim();
+        if (typed) {
+          request[code.wire] = typed;
+        }
+      });
       return request;
     }
 
@@ -128,14 +137,13 @@
       });
     }
 
-    function couponProblem(text) {
-      if (!coupon) {
-        return;
-      }
-      coupon.classList.toggle("has-error", Boolean(text));
-      couponError.textContent = text;
-      couponError.hidden = !text;
-      var input = coupon.querySelector("input");
+    function codeProblem(code, text) {
+      var box = form.querySelector('[data-code="' + code.name + '"]');
+      var error = box.querySelector("[data-code-error]");
+      var input = box.querySelector("input");
+      box.classList.toggle("has-error", Boolean(text));
+      error.textContent = text;
+      error.hidden = !text;
       if (text) {
         input.setAttribute("aria-invalid", "true");
       } else {
@@ -143,30 +151,76 @@
       }
     }
 
+    function keeping(request, kept) {
+      var out = Object.assign({}, request);
+      codes.forEach(function (code) {
+        if (kept.indexOf(code) < 0) {
+          delete out[code.wire];
+        }
+      });
+      return out;
+    }
+
+    /* The price of the request, as the server's code_check finds it: when it is
+       refused but prices without its codes, each code is tried alone; those refused
+       are said beside their fields and the price is the one with the others. */
+    function checked(request) {
+      var sent = codes.filter(function (code) {
+        return request[code.wire];
+      });
+      var asIs = { refused: {} };
+      return quote(request).then(function (result) {
+        asIs.result = result;
+        if (result.ok || !sent.length) {
+          return asIs;
+        }
+        return quote(keeping(request, [])).then(function (without) {
+          if (!without.ok) {
+            return asIs;
+          }
+          if (sent.length === 1) {
+            var one = { result: without, refused: {} };
+            one.refused[sent[0].name] = result.answer.error || "";
+            return one;
+          }
+          return Promise.all(
+            sent.map(function (code) {
+              return quote(keeping(request, [code]));
+            })
+          ).then(function (alone) {
+            var refused = {};
+            var kept = sent.filter(function (code, index) {
+              if (!alone[index].ok) {
+                refused[code.name] = alone[index].answer.error || "";
+              }
+              return alone[index].ok;
+            });
+            if (kept.length === sent.length) {
+              return asIs; /* each alone is taken: the two together are refused */
+            }
+            if (!kept.length) {
+              return { result: without, refused: refused };
+            }
+            return quote(keeping(request, kept)).then(function (some) {
+              return { result: some.ok ? some : without, refused: refused };
+            });
+          });
+        });
+      });
+    }
+
     function ask() {
       asked += 1;
       var mine = asked;
-      var request = selection();
-      quote(request)
-        .then(function (result) {
-          if (result.ok || !request.couponCode) {
-            return { result: result, refused: "" };
-          }
-          /* Priced without the coupon: then the coupon alone was refused. */
-          var plain = Object.assign({}, request);
-          delete plain.couponCode;
-          return quote(plain).then(function (without) {
-            return without.ok
-              ? { result: without, refused: result.answer.error || "" }
-              : { result: result, refused: "" };
-          });
-        })
+      checked(selection())
         .then(function (outcome) {
           if (mine !== asked) {
             return;
           }
           var result = outcome.result;
-          couponProblem(outcome.refused);
+          codes.forEach(function (code) {
+            codeProblem(code, outcome.refused[code.name] || "");
+          });
           if (result.ok) {
             show(result.answer);
           } else {
