@@ -13,7 +13,6 @@ import hashlib
 import hmac
 import secrets
 import string
-import unicodedata
 import zlib
 from collections.abc import Iterable
 from datetime import datetime
@@ -22,6 +21,7 @@ import attrs
 from attrs import frozen
 
 from booking_core.errors import InvalidTransition, ValidationFailed
+from booking_core.plain_text import NOT_ONE_LINE, has_hidden_characters
 
 SCOPES: tuple[str, ...] = (
     "catalog:read",
@@ -144,12 +144,6 @@ def matches(key: ApiKey, secret: str) -> bool:
     return hmac.compare_digest(key.secret_hash, hash_secret(secret))
 
 
-_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
-"""Unicode categories a key's name may not hold: control characters (line breaks, tabs),
-format characters (direction overrides, zero-width spaces), line and paragraph
-separators, lone surrogates: a name is one line that reads as it is written."""
-
-
 def validate_key_settings(
     name: str | None, scopes: Iterable[str] | None, rate_limit: int | None
 ) -> dict[str, str]:
@@ -157,11 +151,8 @@ def validate_key_settings(
     errors: dict[str, str] = {}
     if name is not None and (not name.strip() or len(name) > 200):
         errors["name"] = "A name is required: the tool that will use this key (at most 200)."
-    elif name is not None and any(unicodedata.category(c) in _HIDDEN for c in name):
-        errors["name"] = (
-            "One line of plain text: no line breaks, tabs, or invisible characters that "
-            "control or reverse the text."
-        )
+    elif name is not None and has_hidden_characters(name):
+        errors["name"] = NOT_ONE_LINE
     if scopes is not None:
         chosen = set(scopes)
         unknown = sorted(chosen - set(SCOPES))

@@ -25,6 +25,7 @@ from booking_core.catalog_drafts import (
 from booking_core.coupons import normalize_code
 from booking_core.crew import CrewMember
 from booking_core.errors import ValidationFailed
+from booking_core.plain_text import NOT_ONE_LINE, has_hidden_characters
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,100}\Z")
 """Catalog ids and slugs: what a query string's ``id:quantity`` item can name."""
@@ -59,6 +60,8 @@ class Problems:
             self.add(path, "Required: may not be blank.")
         elif "\x00" in value:
             self.add(path, "May not contain NUL characters.")
+        elif has_hidden_characters(value):
+            self.add(path, NOT_ONE_LINE)
         elif len(value) > limit:
             self.add(path, f"At most {limit} characters.")
 

@@ -1,0 +1,21 @@
+"""One rule for names people type that are shown back as one line: an API key's name, a
+catalog item's, a crew member's, a team's."""
+
+from __future__ import annotations
+
+import unicodedata
+
+HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+"""Unicode categories a one-line name may not hold: control characters (line breaks,
+tabs), format characters (direction overrides, zero-width spaces), line and paragraph
+separators, lone surrogates: a name reads as it is written."""
+
+NOT_ONE_LINE = (
+    "One line of plain text: no line breaks, tabs, or invisible characters that "
+    "control or reverse the text."
+)
+
+
+def has_hidden_characters(text: str) -> bool:
+    """True when ``text`` holds a character of ``HIDDEN_CATEGORIES``."""
+    return any(unicodedata.category(c) in HIDDEN_CATEGORIES for c in text)
