@@ -106,6 +106,7 @@ class ActivityKind(enum.StrEnum):
     RESCHEDULED = "rescheduled"
     PLAN_ENDED = "plan_ended"
     QUOTE_LINKED = "quote_linked"
+    CUSTOMER_MERGED = "customer_merged"
 
 
 @frozen
@@ -276,6 +277,13 @@ def record(
         activity=(*booking.activity, entry(at, kind, details)),
         **changes,
     )
+
+
+def refiled(booking: Booking, customer_id: str, at: datetime) -> Booking:
+    """``booking`` filed under another customer (the survivor of a merge of its own
+    customer), with a ``customer_merged`` entry naming both records."""
+    details = {"fromCustomerId": booking.customer_id, "toCustomerId": customer_id}
+    return record(booking, at, ActivityKind.CUSTOMER_MERGED, details, customer_id=customer_id)
 
 
 def refusal(booking: Booking, action: str, reason: str) -> InvalidTransition:

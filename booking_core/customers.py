@@ -298,6 +298,16 @@ def merge(survivor: Customer, merged: Customer, *, at: datetime) -> tuple[Custom
     return new_survivor, attrs.evolve(merged, merged_into=survivor.id, updated_at=at)
 
 
+@frozen(kw_only=True)
+class CustomerMerge:
+    """What a merge did: ``merged_id`` was merged into ``survivor_id`` (the subject of the
+    ``customer.merged`` event)."""
+
+    company_id: str
+    survivor_id: str
+    merged_id: str
+
+
 MAX_MERGE_HOPS = 16
 """How many merges ``merge_survivor`` follows before it gives up on a chain."""
 

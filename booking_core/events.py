@@ -21,7 +21,7 @@ from enum import StrEnum
 from attrs import frozen
 
 from booking_core.bookings import Booking
-from booking_core.customers import Customer
+from booking_core.customers import Customer, CustomerMerge
 from booking_core.ids import new_id
 from booking_core.leads import Lead
 from booking_core.ledger import Kind, PaymentEntry, fires_payment_refunded, is_dispute
@@ -38,6 +38,8 @@ class EventType(StrEnum):
     BOOKING_STARTED = "booking.started"
     BOOKING_COMPLETED = "booking.completed"
     CUSTOMER_CREATED = "customer.created"
+    CUSTOMER_UPDATED = "customer.updated"
+    CUSTOMER_MERGED = "customer.merged"
     LEAD_CREATED = "lead.created"
     LEAD_UPDATED = "lead.updated"
     QUOTE_SENT = "quote.sent"
@@ -60,6 +62,14 @@ DESCRIPTIONS: dict[EventType, str] = {
     EventType.BOOKING_STARTED: "The crew started the job.",
     EventType.BOOKING_COMPLETED: "The crew completed the job.",
     EventType.CUSTOMER_CREATED: "A customer record was created.",
+    EventType.CUSTOMER_UPDATED: (
+        "A customer record changed: its contact details or saved addresses, or it gained"
+        " the history and addresses of a record merged into it."
+    ),
+    EventType.CUSTOMER_MERGED: (
+        "A customer record was merged into another (data: survivorId, mergedId); its"
+        " bookings, quotes, payments and coupon redemptions are now the survivor's."
+    ),
     EventType.LEAD_CREATED: "A lead was created.",
     EventType.LEAD_UPDATED: "A lead changed (stage, owner, follow-up, or a folded enquiry).",
     EventType.QUOTE_SENT: "A quote was sent to its customer.",
@@ -83,7 +93,7 @@ DESCRIPTIONS: dict[EventType, str] = {
 }
 """One line per event type, for docs/webhooks.md and the OpenAPI ``webhooks`` key."""
 
-Subject = Booking | Customer | Lead | Quote | PaymentEntry | WaitlistEntry | None
+Subject = Booking | Customer | CustomerMerge | Lead | Quote | PaymentEntry | WaitlistEntry | None
 """The resource an event carries; None for ``webhook.test``."""
 
 

@@ -528,6 +528,11 @@ class CouponRedemptionRepository(Protocol):
         """Record one redemption."""
         ...
 
+    def refile(self, company_id: str, from_customer_id: str, to_customer_id: str) -> int:
+        """File every redemption of ``from_customer_id`` under ``to_customer_id`` (a merge:
+        the survivor's per-customer counts then include them); returns how many moved."""
+        ...
+
 
 class QuoteRepository(Protocol):
     """Quotes of every company, each reached only through its own company."""
@@ -562,6 +567,10 @@ class QuoteRepository(Protocol):
         status in effect then (a sent quote past its expiry is expired); else the stored one."""
         ...
 
+    def of_customer(self, company_id: str, customer_id: str) -> Sequence[Quote]:
+        """Every quote filed under a customer, any status, by (created_at, id)."""
+        ...
+
     def by_public_token(self, token: str) -> Quote | None:
         """The quote with this public token, in any company (the token is its own
         authority, as a booking's tracking token); None when there is none. Whether the
@@ -570,7 +579,8 @@ class QuoteRepository(Protocol):
 
 
 class PaymentRepository(Protocol):
-    """The append-only ledger: entries are added, never changed."""
+    """The append-only ledger: entries are added, never changed (``refile`` only changes
+    whose record an entry is filed under, after a merge of customers)."""
 
     def lock_ledger(self, company_id: str, ledger_key: str) -> None:
         """Hold, until the unit of work ends, the lock of one ledger (``ledger_key``: a
@@ -605,6 +615,13 @@ class PaymentRepository(Protocol):
     def with_external_ref(self, company_id: str, external_ref: str) -> Sequence[PaymentEntry]:
         """Every entry carrying this processor reference, oldest first by (created_at, id):
         how a refund or dispute the processor reports finds the card money it concerns."""
+        ...
+
+    def refile(self, company_id: str, from_customer_id: str, to_customer_id: str) -> int:
+        """File every entry of ``from_customer_id`` under ``to_customer_id`` (a merge), the
+        one change an entry ever takes: its ``customer_id`` and its change stamp move (so
+        ``updatedSince`` pollers see it), never its money, kind, booking or instant.
+        Returns how many entries moved."""
         ...
 
     def list(

@@ -31,6 +31,7 @@ from booking_core.errors import DomainError, NotFoundError, ValidationFailed
 from booking_core.processor_accounts import ProcessorAccount
 from booking_core.services import booking_forms as form_cases
 from booking_core.services import companies as cases
+from booking_core.services import customers as customer_cases
 from booking_core.services import processor as processor_cases
 from booking_core.services import setup as setup_cases
 from booking_core.services import users as user_cases
@@ -223,6 +224,7 @@ class Cli:
         self._key_parsers(commands)
         self._processor_parsers(commands)
         self._user_parsers(commands)
+        self._customer_parsers(commands)
         self._setup_parsers(commands)
         self._forms_parsers(commands)
         worker = commands.add_parser(
@@ -281,6 +283,20 @@ class Cli:
         disconnect.add_argument("--company", required=True, help="company slug")
         disconnect.add_argument("--json", action="store_true")
         disconnect.set_defaults(handler=self.processor_disconnect)
+
+    def _customer_parsers(self, commands: Any) -> None:
+        """``booking customer merge``."""
+        customer = commands.add_parser("customer", help="customers").add_subparsers(
+            dest="action", required=True, parser_class=_Parser
+        )
+        merge = customer.add_parser(
+            "merge", help="merge a customer record into another, with its whole history"
+        )
+        merge.add_argument("--company", required=True, help="company slug")
+        merge.add_argument("--into", required=True, help="the surviving record, cus_...")
+        merge.add_argument("merged_id", metavar="cus_MERGED", help="the record merged away")
+        merge.add_argument("--json", action="store_true")
+        merge.set_defaults(handler=self.customer_merge)
 
     def _user_parsers(self, commands: Any) -> None:
         """``booking user create`` and ``booking user link``."""
@@ -682,6 +698,36 @@ class Cli:
             print(
                 f"disconnected {account.account_id} from {args.company}; money still moving"
                 " on it keeps landing in the ledger",
+                file=self.out,
+            )
+
+    def customer_merge(self, container: Container, args: argparse.Namespace) -> None:
+        """``booking customer merge``: the merged record's bookings, quotes, payments and
+        coupon redemptions are re-filed under the survivor, in one transaction."""
+        company_id = self._company_id(container, args.company)
+        survivor = customer_cases.merge_customers(
+            customer_cases.MergeCustomers(
+                company_id=company_id, survivor_id=args.into, merged_id=args.merged_id
+            ),
+            uow=container.uow(),
+            clock=container.clock,
+        )
+        with container.uow() as uow:
+            stats, _ = customer_cases.customer_standing(survivor, uow=uow, at=container.clock.now())
+        if args.json:
+            self._json(
+                {
+                    "survivorId": survivor.id,
+                    "mergedId": args.merged_id,
+                    "email": survivor.email,
+                    "bookings": stats.bookings,
+                    "paidCents": stats.paid_cents,
+                }
+            )
+        else:
+            print(
+                f"merged {args.merged_id} into {survivor.id} ({survivor.email}): now"
+                f" {stats.bookings} bookings and {stats.paid_cents} cents paid on its record",
                 file=self.out,
             )
 

@@ -26,7 +26,7 @@ from adapters.http.public import EXPOSE_HEADERS
 from adapters.http.reading import MAX_BODY_BYTES
 from adapters.http.structuring import camel
 from adapters.http.views.bookings import BookingWithActivityView
-from adapters.http.views.customers import CustomerView
+from adapters.http.views.customers import CustomerMergeView, CustomerView
 from adapters.http.views.leads import LeadWithTimelineView
 from adapters.http.views.payments import PaymentView
 from adapters.http.views.quotes import QuoteWithFollowUpsView
@@ -163,9 +163,11 @@ EVENT_DATA: dict[str, type] = {
     "quote": QuoteWithFollowUpsView,
     "payment": PaymentView,
     "waitlist": WaitlistEntryView,
+    "customer.merged": CustomerMergeView,
 }
-"""The view whose schema an event's ``data`` has, by the event type's first word: the
-answer of the resource's own ``GET`` (``adapters/webhooks/render.py`` renders with it)."""
+"""The view whose schema an event's ``data`` has, by the event type (or else its first
+word): the answer of the resource's own ``GET`` (``adapters/webhooks/render.py`` renders
+with it); ``customer.merged`` carries the two ids of the merge."""
 
 WEBHOOK_TEST_DATA: dict[str, Any] = {
     "type": "object",
@@ -348,7 +350,7 @@ def event_data_schema(event_type: EventType, components: dict[str, Any]) -> dict
     """The schema of an event's ``data``: a ``$ref`` to the resource's view schema."""
     if event_type is EventType.WEBHOOK_TEST:
         return WEBHOOK_TEST_DATA
-    view = EVENT_DATA[event_type.value.partition(".")[0]]
+    view = EVENT_DATA.get(event_type.value) or EVENT_DATA[event_type.value.partition(".")[0]]
     data: dict[str, Any] = hoist(view_schema(view), components)
     return data
 

@@ -331,6 +331,16 @@ class MemoryCouponRedemptionRepository:
             _UNORDERED,
         )
 
+    def refile(self, company_id: str, from_customer_id: str, to_customer_id: str) -> int:
+        moved = [
+            (key, row.value)
+            for (company, key), row in self._t.rows.items()
+            if company == company_id and row.value[1] == from_customer_id
+        ]
+        for key, (coupon_id, _, booking_id) in moved:
+            self._t.replace(company_id, key, (coupon_id, to_customer_id, booking_id))
+        return len(moved)
+
 
 class MemoryQuoteRepository:
     """Quotes, saved against their version."""
@@ -369,6 +379,10 @@ class MemoryQuoteRepository:
             )
 
         return self._t.page(company_id, page, keep, lambda q: q.id)
+
+    def of_customer(self, company_id: str, customer_id: str) -> Sequence[Quote]:
+        mine = [q for q in self._t.values(company_id) if q.customer_id == customer_id]
+        return sorted(mine, key=lambda q: (q.created_at, q.id))
 
     def by_public_token(self, token: str) -> Quote | None:
         return next((q for q in self._t.values() if q.public_token == token), None)
@@ -411,6 +425,12 @@ class MemoryPaymentRepository:
     def with_external_ref(self, company_id: str, external_ref: str) -> Sequence[PaymentEntry]:
         mine = [e for e in self._t.values(company_id) if e.external_ref == external_ref]
         return sorted(mine, key=lambda e: (e.created_at, e.id))
+
+    def refile(self, company_id: str, from_customer_id: str, to_customer_id: str) -> int:
+        moved = [e for e in self._t.values(company_id) if e.customer_id == from_customer_id]
+        for entry in moved:
+            self._t.replace(company_id, entry.id, attrs.evolve(entry, customer_id=to_customer_id))
+        return len(moved)
 
     def list(
         self,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from sqlalchemy import ColumnElement, func, literal, select
+from sqlalchemy import ColumnElement, func, literal, select, update
 
 from adapters.sql import codecs
 from adapters.sql.changes import Kind
@@ -99,3 +99,14 @@ class SqlCouponRedemptionRepository:
             },
             f"Coupon {coupon_id} is already redeemed on booking {booking_id}.",
         )
+
+    def refile(self, company_id: str, from_customer_id: str, to_customer_id: str) -> int:
+        statement = (
+            update(coupon_redemptions)
+            .where(
+                coupon_redemptions.c.company_id == company_id,
+                coupon_redemptions.c.customer_id == from_customer_id,
+            )
+            .values(customer_id=to_customer_id)
+        )
+        return int(self._cx.execute(statement).rowcount)

@@ -1,4 +1,6 @@
-"""The append-only payment ledger: rows are inserted, never updated or deleted."""
+"""The append-only payment ledger: rows are inserted, never deleted, and updated only to
+file them under the survivor of a merge of customers (``refile``: ``customer_id`` and
+the change stamps, never the money)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select
+from sqlalchemy import ColumnElement, func, select, update
 
 from adapters.sql.context import AnyRow, UnitContext
 from adapters.sql.tables import payments
@@ -124,6 +126,15 @@ class SqlPaymentRepository:
             .order_by(payments.c.created_at, payments.c.id)
         )
         return [_entry(row) for row in self._cx.execute(statement)]
+
+    def refile(self, company_id: str, from_customer_id: str, to_customer_id: str) -> int:
+        mine = (payments.c.company_id == company_id, payments.c.customer_id == from_customer_id)
+        ids = [row.id for row in self._cx.execute(select(payments.c.id).where(*mine))]
+        if ids:
+            self._cx.execute(update(payments).where(*mine).values(customer_id=to_customer_id))
+            for entry_id in ids:
+                self._cx.touch(payments, company_id, entry_id)
+        return len(ids)
 
     def list(
         self,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -146,6 +147,14 @@ class SqlQuoteRepository:
         if customer_id is not None:
             where.append(quotes.c.customer_id == customer_id)
         return self._cx.keyset_page(quotes, company_id, page, where, _quote)
+
+    def of_customer(self, company_id: str, customer_id: str) -> Sequence[Quote]:
+        statement = (
+            select(quotes)
+            .where(quotes.c.company_id == company_id, quotes.c.customer_id == customer_id)
+            .order_by(quotes.c.created_at, quotes.c.id)
+        )
+        return [_quote(row) for row in self._cx.execute(statement)]
 
     def by_public_token(self, token: str) -> Quote | None:
         """Found through ``ix_quotes_public_token`` (256 random bits: one quote a token)."""

@@ -40,7 +40,7 @@ from adapters.sql.tables import (
     webhook_endpoints,
 )
 from booking_core.bookings import Booking
-from booking_core.customers import Customer
+from booking_core.customers import Customer, CustomerMerge
 from booking_core.errors import ConflictError, NotFoundError
 from booking_core.events import Event, EventType, Subject
 from booking_core.leads import Lead
@@ -59,9 +59,10 @@ from booking_core.webhook_endpoints import (
     in_endpoint_order,
 )
 
-SUBJECT_KINDS: dict[str, type[Booking | Customer | Lead | Quote | PaymentEntry | WaitlistEntry]] = {
+SUBJECT_KINDS: dict[str, type[Any]] = {
     "booking": Booking,
     "customer": Customer,
+    "customer_merge": CustomerMerge,
     "lead": Lead,
     "quote": Quote,
     "payment": PaymentEntry,

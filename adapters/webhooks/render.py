@@ -29,13 +29,13 @@ from zoneinfo import ZoneInfo
 
 from adapters.http.views import RenderContext, to_json
 from adapters.http.views.bookings import booking_with_activity_view
-from adapters.http.views.customers import customer_view
+from adapters.http.views.customers import customer_merge_view, customer_view
 from adapters.http.views.leads import lead_with_timeline_view
 from adapters.http.views.payments import payment_view
 from adapters.http.views.quotes import quote_with_follow_ups_view
 from adapters.http.views.waitlist import waitlist_entry_view
 from booking_core.bookings import Booking
-from booking_core.customers import Customer
+from booking_core.customers import Customer, CustomerMerge
 from booking_core.events import Event
 from booking_core.leads import Lead
 from booking_core.ledger import PaymentEntry
@@ -77,6 +77,8 @@ def data(event: Event, ctx: RenderContext, uow: UnitOfWork) -> dict[str, object]
     if isinstance(subject, Customer):
         lifetime, churn = customer_standing(subject, uow=uow, at=event.created_at)
         return to_json(customer_view(subject, lifetime, churn, ctx))
+    if isinstance(subject, CustomerMerge):
+        return to_json(customer_merge_view(subject))
     if isinstance(subject, Lead):
         return to_json(lead_with_timeline_view(subject, ctx))
     if isinstance(subject, Quote):

@@ -9,11 +9,12 @@ from datetime import datetime
 import attrs
 from attrs import frozen
 
-from booking_core.bookings import customer_visits
+from booking_core.bookings import customer_visits, refiled
 from booking_core.customers import (
     Address,
     ChurnRisk,
     Customer,
+    CustomerMerge,
     Lifetime,
     SavedAddress,
     add_address,
@@ -33,6 +34,7 @@ from booking_core.ids import new_id
 from booking_core.ledger import BookingLedger
 from booking_core.paging import Page, PageRequest
 from booking_core.ports import Clock, PhoneNormalizer, UnitOfWork
+from booking_core.quotes import evolved
 
 
 @frozen(kw_only=True)
@@ -142,13 +144,14 @@ def update_customer(
         phone, phone_errors = None, failed.field_errors
     with uow:
         current = uow.customers.get_for_update(cmd.company_id, cmd.customer_id)
+        at = clock.now()
         try:
-            updated = with_contact(current, name=cmd.name, phone=phone, at=clock.now())
+            updated = with_contact(current, name=cmd.name, phone=phone, at=at)
         except ValidationFailed as failed:
             raise ValidationFailed({**phone_errors, **failed.field_errors}) from None
         if phone_errors:
             raise ValidationFailed(phone_errors)
-        uow.customers.save(updated)
+        _save_changed(uow, current, updated, at)
         uow.commit()
     return updated
 
@@ -176,7 +179,7 @@ def save_customer_address(cmd: SaveAddress, *, uow: UnitOfWork, clock: Clock) ->
         else:
             saved = SavedAddress(cmd.address_id, cmd.address)
             updated = replace_address(current, saved, at=at, default=cmd.default)
-        uow.customers.save(updated)
+        _save_changed(uow, current, updated, at)
         uow.commit()
     return updated
 
@@ -186,22 +189,46 @@ def remove_customer_address(
 ) -> Customer:
     """Forget a saved address (bookings keep their own copy of it)."""
     with uow:
-        updated = remove_address(
-            uow.customers.get_for_update(company_id, customer_id), address_id, at=clock.now()
-        )
-        uow.customers.save(updated)
+        current = uow.customers.get_for_update(company_id, customer_id)
+        at = clock.now()
+        updated = remove_address(current, address_id, at=at)
+        _save_changed(uow, current, updated, at)
         uow.commit()
     return updated
+
+
+def _save_changed(uow: UnitOfWork, current: Customer, updated: Customer, at: datetime) -> None:
+    """Save ``updated``; when it differs from ``current`` in more than ``updated_at``,
+    record ``customer.updated`` (a save that changes nothing records nothing)."""
+    uow.customers.save(updated)
+    if attrs.evolve(updated, updated_at=current.updated_at) != current:
+        uow.outbox.add(
+            event(EventType.CUSTOMER_UPDATED, updated, company_id=updated.company_id, at=at)
+        )
 
 
 def _survivor(uow: UnitOfWork, customer: Customer) -> Customer:
     return merge_survivor(customer, lambda other: uow.customers.get(customer.company_id, other))
 
 
-def merge_customers(
-    company_id: str, survivor_id: str, merged_id: str, *, uow: UnitOfWork, clock: Clock
-) -> Customer:
-    """Merge one customer into another; the merged record disappears from lists."""
+@frozen(kw_only=True)
+class MergeCustomers:
+    """Merge ``merged_id`` into ``survivor_id`` (both of ``company_id``)."""
+
+    company_id: str
+    survivor_id: str
+    merged_id: str
+
+
+def merge_customers(cmd: MergeCustomers, *, uow: UnitOfWork, clock: Clock) -> Customer:
+    """Merge one customer into another, in one transaction: the merged record points at
+    the survivor and leaves lists, and its history is re-filed under the survivor: its
+    bookings (each one version higher, with a ``customer_merged`` activity entry), its
+    quotes (one version higher), its coupon redemptions and its ledger entries (only whose
+    record they are filed under changes). Records ``customer.updated`` for the survivor
+    and ``customer.merged``. ``NotFoundError`` for an id the company has not;
+    ``RuleViolation`` for a merge into itself or of or into a merged record."""
+    company_id, survivor_id, merged_id = cmd.company_id, cmd.survivor_id, cmd.merged_id
     with uow:
         # Both held, in id order so that two merges of the same pair never wait on each
         # other in a circle.
@@ -209,9 +236,32 @@ def merge_customers(
             cid: uow.customers.get_for_update(company_id, cid)
             for cid in sorted({survivor_id, merged_id})
         }
-        survivor, merged = merge(held[survivor_id], held[merged_id], at=clock.now())
+        at = clock.now()
+        survivor, merged = merge(held[survivor_id], held[merged_id], at=at)
         uow.customers.save(survivor)
         uow.customers.save(merged)
+        uow.bookings.save_all(
+            [refiled(b, survivor.id, at) for b in uow.bookings.for_customer(company_id, merged.id)]
+        )
+        for quote in uow.quotes.of_customer(company_id, merged.id):
+            uow.quotes.save(
+                evolved(quote, at, customer_id=survivor.id), expected_version=quote.version
+            )
+        uow.coupon_redemptions.refile(company_id, merged.id, survivor.id)
+        uow.payments.refile(company_id, merged.id, survivor.id)
+        uow.outbox.add_all(
+            [
+                event(EventType.CUSTOMER_UPDATED, survivor, company_id=company_id, at=at),
+                event(
+                    EventType.CUSTOMER_MERGED,
+                    CustomerMerge(
+                        company_id=company_id, survivor_id=survivor.id, merged_id=merged.id
+                    ),
+                    company_id=company_id,
+                    at=at,
+                ),
+            ]
+        )
         uow.commit()
     return survivor
 

@@ -12,6 +12,7 @@ from booking_core.catalog import Catalog
 from booking_core.companies import Company
 from booking_core.coupons import CouponUsage, normalize_code
 from booking_core.customers import Address, Customer, merge_survivor, referral_key
+from booking_core.errors import NotFoundError
 from booking_core.paging import PageRequest
 from booking_core.ports import Clock, UnitOfWork
 from booking_core.pricing import NO_USAGE, PlanPrice, PriceBreakdown, Selection, Visit, price_plan
@@ -58,6 +59,19 @@ def referral_for(
     return discount, referrer
 
 
+def _counted_as(uow: UnitOfWork, company_id: str, customer_id: str | None) -> str | None:
+    """The customer whose coupon redemptions count for ``customer_id``: the survivor of a
+    merged record (a merge re-files redemptions under it), else the id as given (an id
+    that names no customer counts none)."""
+    if customer_id is None:
+        return None
+    try:
+        found = uow.customers.get(company_id, customer_id)
+    except NotFoundError:
+        return customer_id
+    return merge_survivor(found, lambda other: uow.customers.get(company_id, other)).id
+
+
 def price_selection(
     company_id: str,
     selection: Selection,
@@ -72,7 +86,7 @@ def price_selection(
     on, some customer has the code) and its discount taken off the first visit."""
     with uow:
         catalog = uow.catalogs.get(company_id)
-        usage = coupon_usage(uow, catalog, selection, customer_id)
+        usage = coupon_usage(uow, catalog, selection, _counted_as(uow, company_id, customer_id))
         if referral_code is not None:
             discount, _ = referrer_of(uow, uow.companies.get(company_id), referral_code)
             selection = attrs.evolve(selection, referral_discount_cents=discount)

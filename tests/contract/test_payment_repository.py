@@ -132,3 +132,28 @@ def test_writers_of_one_ledger_take_turns(uow_factory, ledger_key):
     for thread in threads:
         thread.join()
     assert sorted(outcomes) == ["refused"] * 7 + ["reversed"]
+
+
+def test_refile_files_entries_under_another_customer_and_moves_only_that(uow_factory, settle):
+    """A merge re-files the merged record's entries: ``customer_id`` and the change stamp
+    move (a poller by change sees them again); money, kind, booking and instant do not."""
+    mine = f.payment("cmp_a", booking_id="bkg_1", customer_id="cus_merged", minutes=0)
+    theirs = f.payment("cmp_a", booking_id="bkg_2", customer_id="cus_survivor", minutes=1)
+    elsewhere = f.payment("cmp_b", booking_id="bkg_3", customer_id="cus_merged", minutes=2)
+    with uow_factory() as uow:
+        for entry in (mine, theirs, elsewhere):
+            uow.payments.add(entry)
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.payments.refile("cmp_a", "cus_merged", "cus_survivor") == 1
+        uow.commit()
+    settle()
+    with uow_factory() as uow:
+        assert uow.payments.get("cmp_a", mine.id) == attrs.evolve(mine, customer_id="cus_survivor")
+        assert uow.payments.get("cmp_b", elsewhere.id) == elsewhere
+        listed = uow.payments.list("cmp_a", PageRequest(), customer_id="cus_survivor").items
+        assert [e.id for e in listed] == [theirs.id, mine.id]
+        assert not uow.payments.list("cmp_a", PageRequest(), customer_id="cus_merged").items
+        by_change = uow.payments.list("cmp_a", PageRequest(updated_since=f.at(-10_000))).items
+        assert [e.id for e in by_change] == [theirs.id, mine.id]
+        assert uow.payments.refile("cmp_a", "cus_nobody", "cus_survivor") == 0

@@ -134,3 +134,18 @@ def test_a_quote_is_found_by_its_public_token_in_any_company(uow_factory):
         assert uow.quotes.by_public_token(theirs.public_token) == theirs
         assert uow.quotes.by_public_token("no-such-token") is None
         assert uow.quotes.by_public_token(mine.public_token.upper()) is None
+
+
+def test_of_customer_lists_every_quote_filed_under_a_customer_oldest_first(uow_factory):
+    later = f.quote("cmp_a", customer_id="cus_1", minutes=5)
+    first = quotes.send(f.quote("cmp_a", customer_id="cus_1", minutes=1), f.at(2))
+    other = f.quote("cmp_a", customer_id="cus_2", minutes=3)
+    elsewhere = f.quote("cmp_b", customer_id="cus_1", minutes=4)
+    with uow_factory() as uow:
+        for quote in (later, first, other, elsewhere):
+            uow.quotes.add(quote)
+        uow.commit()
+    with uow_factory() as uow:
+        assert [q.id for q in uow.quotes.of_customer("cmp_a", "cus_1")] == [first.id, later.id]
+        assert uow.quotes.of_customer("cmp_a", "cus_1")[0] == first
+        assert not uow.quotes.of_customer("cmp_a", "cus_9")

@@ -23,6 +23,7 @@ from adapters.http.routes import all_endpoints
 from adapters.webhooks.render import EventRenderer
 from booking_core.auth import MIN_RATE_LIMIT
 from booking_core.crew import WorkingHours, new_crew_member
+from booking_core.customers import CustomerMerge
 from booking_core.events import Event, EventType, Subject
 from booking_core.leads import LeadStage
 from booking_core.ledger import Kind
@@ -359,7 +360,13 @@ def test_every_endpoint_answers_as_its_response_schema_says(
     again = api.post(f"{API}/customers", json={"name": "Ada", "email": email})
     assert again.status_code == 200
     ok.check(again, "POST", "/customers")
-    api.post(f"{API}/customers", json={"name": "Bo", "email": unique_email("schema")})
+    bo = api.post(f"{API}/customers", json={"name": "Bo", "email": unique_email("schema")})
+    merged = api.post(
+        f"{API}/customers/{customer['id']}/merge",
+        json={"mergedId": bo.json()["id"]},
+        headers=idem(),
+    )
+    assert ok.check(merged, "POST", "/customers/{id}/merge")["id"] == customer["id"]
     walk_pages(api, ok, "/customers")
 
     lead_email = unique_email("lead")
@@ -503,6 +510,9 @@ def test_every_event_body_matches_its_schema_under_webhooks(stack: Stack, docume
                 created_at=now,
             ),
             "webhook": None,
+            "customer.merged": CustomerMerge(
+                company_id=company.id, survivor_id=customer.json()["id"], merged_id="cus_gone"
+            ),
         }
         for event_type in EventType:
             event = Event(
@@ -510,7 +520,7 @@ def test_every_event_body_matches_its_schema_under_webhooks(stack: Stack, docume
                 company_id=company.id,
                 type=event_type,
                 created_at=now,
-                subject=subjects[event_type.value.partition(".")[0]],
+                subject=subjects.get(event_type.value) or subjects[event_type.value.split(".")[0]],
             )
             body = json.loads(render(event, uow))
             operation = document["webhooks"][event_type.value]["post"]

@@ -13,7 +13,6 @@ import pytest
 
 from booking_core.card_money import replace_credit_entry
 from booking_core.ledger import Kind
-from booking_core.services.customers import merge_customers
 from booking_core.services.payments import (
     CardMoneyReceived,
     CardMoneyRefunded,
@@ -115,29 +114,29 @@ def test_a_given_customer_must_be_the_bookings_customer(stack: Stack, api: httpx
     assert reversal["customerId"] == owner["id"]
 
 
-def test_a_merged_customers_survivor_may_be_named_and_the_entry_stays_the_bookings(
+def test_after_a_merge_either_record_may_be_named_and_the_entry_is_the_survivors(
     stack: Stack, api: httpx.Client
 ):
-    """A booking stays filed under its customer's record after a merge; naming the
-    survivor files the entry under the booking's customer all the same, so the customer
-    it is listed under is the one whose lifetime counts it."""
+    """A merge re-files the merged record's booking under the survivor; naming the
+    survivor or the merged record files the entry under the booking's customer, now the
+    survivor, whose lifetime counts it."""
     merged, survivor = new_customer(api, "Merged"), new_customer(api, "Survivor")
     booking = add_booking(stack.container, stack.company.id, merged["id"])
-    merge_customers(
-        stack.company.id,
-        survivor["id"],
-        merged["id"],
-        uow=stack.container.uow(),
-        clock=stack.container.clock,
+    merging = api.post(
+        f"{API}/customers/{survivor['id']}/merge", json={"mergedId": merged["id"]}, headers=idem()
     )
+    assert merging.status_code == 200, merging.text
 
-    named = record(
-        api, booking, kind="PAYMENT", amountCents=2500, method="CASH", customerId=survivor["id"]
+    pay = {"kind": "PAYMENT", "amountCents": 2500, "method": "CASH"}
+    by_survivor = record(api, booking, **pay, customerId=survivor["id"])
+    by_merged = record(api, booking, **pay, customerId=merged["id"])
+    assert by_survivor.status_code == by_merged.status_code == 201, by_merged.text
+    assert by_survivor.json()["customerId"] == by_merged.json()["customerId"] == survivor["id"]
+    assert sorted(filed_under(api, survivor)) == sorted(
+        [by_survivor.json()["id"], by_merged.json()["id"]]
     )
-    assert named.status_code == 201, named.text
-    assert named.json()["customerId"] == merged["id"]
-    assert filed_under(api, merged) == [named.json()["id"]]
-    assert filed_under(api, survivor) == []
+    assert filed_under(api, merged) == []
+    assert paid_by(api, survivor) == 5000
 
 
 def test_a_given_customer_must_be_one_of_the_companys_own(stack: Stack, api: httpx.Client):

@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import pytest
 
-from booking_core.services.customers import merge_customers
 from booking_core.services.setup import UpdateCompanySettings, update_company_settings
 from tests.e2e.support import (
     CrewSpec,
@@ -242,13 +241,10 @@ def test_a_merged_records_code_stands_for_its_survivor(
     stack: Stack, client: httpx.Client, shop: Shop, day: date
 ):
     survivor, merged = customer(client, "Survivor"), customer(client, "Merged")
-    merge_customers(
-        shop.company.id,
-        survivor["id"],
-        merged["id"],
-        uow=stack.container.uow(),
-        clock=stack.container.clock,
+    merging = client.post(
+        f"{API}/customers/{survivor['id']}/merge", json={"mergedId": merged["id"]}, headers=idem()
     )
+    assert merging.status_code == 200, merging.text
     made = book(client, booking_body(at(shop, day, "10:00"), referralCode=merged["referralCode"]))
     own = booking_body(at(shop, day, "14:00"), referralCode=merged["referralCode"])
     own["customer"] = {"name": "Survivor", "email": survivor["email"]}

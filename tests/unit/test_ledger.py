@@ -713,9 +713,13 @@ def _new_customers(uow: MemoryUnitOfWork, count: int) -> list[str]:
 
 
 def _merge(uow: MemoryUnitOfWork, clock: FixedClock, survivor_id: str, merged_id: str) -> None:
-    from booking_core.services.customers import merge_customers
+    from booking_core.services.customers import MergeCustomers, merge_customers
 
-    merge_customers(COMPANY, survivor_id, merged_id, uow=MemoryUnitOfWork(uow.store), clock=clock)
+    merge_customers(
+        MergeCustomers(company_id=COMPANY, survivor_id=survivor_id, merged_id=merged_id),
+        uow=MemoryUnitOfWork(uow.store),
+        clock=clock,
+    )
 
 
 def test_record_payment_refuses_another_customer_of_the_company_and_writes_nothing(
@@ -742,9 +746,9 @@ def test_record_payment_refuses_another_customer_of_the_company_and_writes_nothi
 def test_record_payment_takes_the_bookings_customer_or_a_record_merged_with_it(
     uow: MemoryUnitOfWork, clock: FixedClock, booking: Booking
 ) -> None:
-    """The booking stays filed under its customer's record after a merge; its survivor, or
-    another record merged into that survivor, names the same person, and the entry is
-    filed under the booking's customer whichever of them the request names."""
+    """A merge files the booking under the survivor; the merged record, the survivor, or
+    another record merged into that survivor names the same person, and the entry is
+    filed under the booking's customer (now the survivor) whichever the request names."""
     survivor, twin = _new_customers(uow, 2)
     _merge(uow, clock, survivor, booking.customer_id)
     _merge(uow, clock, survivor, twin)
@@ -754,7 +758,7 @@ def test_record_payment_takes_the_bookings_customer_or_a_record_merged_with_it(
         for named in (booking.customer_id, survivor, twin)
     ]
 
-    assert [e.customer_id for e in entries] == [booking.customer_id] * 3
+    assert [e.customer_id for e in entries] == [survivor] * 3
     assert _stored(uow) == entries
 
 

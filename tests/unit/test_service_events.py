@@ -782,3 +782,49 @@ def test_the_worker_sweeps_lapsed_quotes_so_quote_expired_goes_out(world: World)
     assert worker.run_once().expired_quotes == 0  # stored: never expired twice
     with world.uow() as unit:
         assert unit.quotes.get(world.company.id, quote.id).status is QuoteStatus.EXPIRED
+
+
+def test_a_merge_records_customer_updated_and_customer_merged_and_re_files_quotes(
+    world: World,
+):
+    from booking_core.customers import CustomerMerge
+    from booking_core.errors import RuleViolation
+    from booking_core.services.customers import MergeCustomers, merge_customers
+
+    survivor, merged = (
+        factories.customer(world.company.id, email=f"{n}@example.com") for n in ("s", "m")
+    )
+    quote = factories.quote(world.company.id, customer_id=merged.id)
+    with world.uow() as unit:
+        unit.customers.add(survivor)
+        unit.customers.add(merged)
+        unit.quotes.add(quote)
+        unit.commit()
+
+    kept = merge_customers(
+        MergeCustomers(company_id=world.company.id, survivor_id=survivor.id, merged_id=merged.id),
+        uow=world.uow(),
+        clock=world.clock,
+    )
+
+    events = world.recorded()
+    assert len(events) == 2
+    assert {e.type: e.subject for e in events} == {
+        EventType.CUSTOMER_UPDATED: kept,
+        EventType.CUSTOMER_MERGED: CustomerMerge(
+            company_id=world.company.id, survivor_id=survivor.id, merged_id=merged.id
+        ),
+    }
+    with world.uow() as unit:
+        refiled = unit.quotes.get(world.company.id, quote.id)
+    assert (refiled.customer_id, refiled.version) == (survivor.id, quote.version + 1)
+    assert refiled.updated_at == NOW
+    with pytest.raises(RuleViolation):
+        merge_customers(
+            MergeCustomers(
+                company_id=world.company.id, survivor_id=survivor.id, merged_id=merged.id
+            ),
+            uow=world.uow(),
+            clock=world.clock,
+        )
+    assert world.recorded() == []

@@ -1,4 +1,4 @@
-"""``GET /customers`` and ``POST /customers``."""
+"""``GET /customers``, ``POST /customers`` and ``POST /customers/{id}/merge``."""
 
 from __future__ import annotations
 
@@ -7,15 +7,27 @@ from attrs import field, frozen
 from adapters.http.endpoint import Context, Endpoint, Reply
 from adapters.http.jsonschema import schema
 from adapters.http.queries import PageQuery
-from adapters.http.structuring import AccessNotes, City, Email, Name, Phone, ShortText, Street, Zip
+from adapters.http.structuring import (
+    AccessNotes,
+    City,
+    Email,
+    Id,
+    Name,
+    Phone,
+    ShortText,
+    Street,
+    Zip,
+)
 from adapters.http.views.customers import CustomerView, customer_view
 from booking_core.customers import Address
 from booking_core.services.customers import (
     CreateCustomer,
+    MergeCustomers,
     create_customer,
     customer_standing,
     customer_standings,
     list_customers,
+    merge_customers,
 )
 
 
@@ -90,6 +102,37 @@ def post_customer(ctx: Context) -> Reply:
     return Reply(view, 201 if created else 200)
 
 
+@frozen(kw_only=True)
+class MergeBody:
+    """The customer record to merge into the one the address names."""
+
+    merged_id: Id = field(
+        metadata={
+            "description": "cus_...: the record merged away; its bookings, quotes, payments"
+            " and coupon redemptions are re-filed under the survivor"
+        }
+    )
+
+
+def post_merge(ctx: Context) -> Reply:
+    """Merge ``mergedId`` into the customer of the address; the answer is the survivor,
+    its statistics counting the history it gained (read in the merge's transaction)."""
+    body: MergeBody = ctx.body
+    unit = ctx.uow()
+    survivor = merge_customers(
+        MergeCustomers(
+            company_id=ctx.company_id,
+            survivor_id=ctx.path_params["id"],
+            merged_id=body.merged_id,
+        ),
+        uow=unit,
+        clock=ctx.deps.clock,
+    )
+    with unit:
+        stats, churn = customer_standing(survivor, uow=unit, at=ctx.now())
+    return Reply(customer_view(survivor, stats, churn, ctx.render()))
+
+
 ENDPOINTS = [
     Endpoint(
         method="GET",
@@ -113,5 +156,16 @@ ENDPOINTS = [
         also={200: "the customer with this email already existed (or survived a merge)"},
         tag="customers",
         summary="Create a customer, or return the existing one for that email (200)",
+    ),
+    Endpoint(
+        method="POST",
+        path="/customers/{id}/merge",
+        scope="customers:write",
+        handler=post_merge,
+        response=CustomerView,
+        body=MergeBody,
+        idempotent=True,
+        tag="customers",
+        summary="Merge another customer record into this one; answers the survivor",
     ),
 ]

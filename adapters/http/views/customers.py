@@ -15,6 +15,7 @@ from booking_core.customers import (
     ChurnLevel,
     ChurnRisk,
     Customer,
+    CustomerMerge,
     Lifetime,
     SavedAddress,
 )
@@ -124,3 +125,17 @@ def customer_view(
             next_visit_at=ctx.time(lifetime.next_visit_at),
         ),
     )
+
+
+@frozen
+class CustomerMergeView:
+    """A merge of customers: ``mergedId`` was merged into ``survivorId``, whose record now
+    holds its bookings, quotes, payments and coupon redemptions."""
+
+    survivor_id: str
+    merged_id: str
+
+
+def customer_merge_view(merge: CustomerMerge) -> CustomerMergeView:
+    """The view of a merge (the ``data`` of ``customer.merged``)."""
+    return CustomerMergeView(survivor_id=merge.survivor_id, merged_id=merge.merged_id)
