@@ -1,7 +1,8 @@
 """One booking for the owner and dispatchers: ``/admin/bookings/{id}`` (an id or a human
-code) shows the customer, address, selection, price, crew, status and activity log, with
-the admin's actions as POST forms: start, complete, cancel (with the API's scopes) and
-reschedule (a new local date and time, a scope, optionally another crew member).
+code) shows the customer, address, selection, price, what was paid (the ledger's paid
+total and tips), crew, status and activity log, with the admin's actions as POST forms:
+start, complete, cancel (with the API's scopes) and reschedule (a new local date and
+time, a scope, optionally another crew member).
 
 Every action goes through the domain's use cases with the admin-grade rules of the API
 (``crew_member_id=None``; a reschedule is checked against real availability with the
@@ -34,6 +35,7 @@ from booking_core.bookings import (
     BookingStatus,
     wall_clock_instant,
 )
+from booking_core.catalog import FeeKind
 from booking_core.crew import CrewMember
 from booking_core.errors import (
     ConflictError,
@@ -44,11 +46,13 @@ from booking_core.errors import (
     ValidationFailed,
 )
 from booking_core.pricing import LineKind, PriceBreakdown
+from booking_core.services.payments import booking_totals
 from booking_core.services.scheduling import (
     active_crew,
     cancel_booking,
     complete_booking,
     find_booking,
+    priced_moves,
     reschedule_booking,
     start_booking,
 )
@@ -70,6 +74,25 @@ def money(cents: int) -> str:
     sign = "-" if cents < 0 else ""
     whole, part = divmod(abs(cents), 100)
     return f"{sign}${whole:,}.{part:02d}"
+
+
+def price_change(before: PriceBreakdown, after: PriceBreakdown) -> str:
+    """The sentence a page shows before a move changes a visit's price, naming the date
+    fees it gains or loses: "The new date's price: $174.19 (was $146.97), with the Holiday
+    surcharge ($25.00)." """
+    old = {f.id: f for f in before.fees if f.kind is FeeKind.DATE}
+    new = {f.id: f for f in after.fees if f.kind is FeeKind.DATE}
+    parts = [
+        f"with the {f.name} ({money(f.amount_cents)})"
+        for f in new.values()
+        if f not in old.values()
+    ]
+    parts += [
+        f"without the {f.name} ({money(f.amount_cents)})" for i, f in old.items() if i not in new
+    ]
+    named = f", {' and '.join(parts)}" if parts else ""
+    was = money(before.total_cents)
+    return f"The new date's price: {money(after.total_cents)} (was {was}){named}."
 
 
 def long_date(day: date) -> str:
@@ -109,6 +132,9 @@ def activity_line(entry: ActivityEntry, zone: ZoneInfo) -> tuple[str, str, str]:
             parts.append("crew changed")
         if data.get("insideCutoff"):
             parts.append("inside the self-service cutoff")
+        old, new = data.get("fromTotalCents"), data.get("toTotalCents")
+        if isinstance(old, int) and isinstance(new, int):
+            parts.append(f"price {money(old)} \u2192 {money(new)}")
         return when, "Rescheduled", " · ".join(parts)
     if entry.kind is ActivityKind.PLAN_ENDED:
         return when, "Plan ended", f"The plan ends on {data.get('endsOn')}"
@@ -163,6 +189,8 @@ class Forms:
     """A refusal of the whole action (start, complete, a transition), shown at the top."""
     cancel_alert: str | None = None
     reschedule_alert: str | None = None
+    reschedule_price: str | None = None
+    """A move's price change (``price_change``), shown for the admin to confirm first."""
 
 
 def _load(visit: Visit) -> Booking:
@@ -177,6 +205,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
     zone = booking.zone
     with visit.deps.reader() as uow:
         customer = uow.customers.get(company.id, booking.customer_id)
+        totals = booking_totals(uow, company.id, [booking.id])[booking.id]
         roster = active_crew(uow, company.id)
         crew: list[tuple[CrewMember, bool]] = []
         active = {m.id: m for m in roster}
@@ -197,6 +226,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         "time": f"{local:%H:%M}",
         "scope": "this",
         "crew": "",
+        "price": "",
         "cancel_scope": "this",
         "after": "",
         "reason": "",
@@ -214,6 +244,8 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         roster=sorted(roster, key=lambda m: m.name.casefold()),
         address=booking.address,
         price=price_rows(booking),
+        paid=money(totals.paid_cents),
+        tips=money(totals.tips_cents),
         activity=[activity_line(entry, zone) for entry in reversed(booking.activity)],
         can_start=scheduled,
         can_complete=booking.status is BookingStatus.IN_PROGRESS
@@ -231,6 +263,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         alert=forms.alert,
         cancel_alert=forms.cancel_alert,
         reschedule_alert=forms.reschedule_alert,
+        reschedule_price=forms.reschedule_price,
     )
 
 
@@ -337,6 +370,33 @@ def _start_of(values: dict[str, str], zone: ZoneInfo, errors: dict[str, str]) ->
     return wall_clock_instant(day, wall, zone)
 
 
+def _price_to_confirm(
+    visit: Visit,
+    booking: Booking,
+    new_start: datetime,
+    scope: plans.RescheduleScope,
+    values: dict[str, str],
+) -> str | None:
+    """The price change the admin must see before the move (then ``values["price"]``
+    holds the new totals to send back), or None when no price changes or the form sent
+    back the very totals the move gives now."""
+    deps = visit.deps
+    moves = priced_moves(
+        booking.company_id, booking.id, new_start, scope, uow=deps.reader(), clock=deps.clock
+    )
+    totals = ",".join(f"{after.id}:{after.price.total_cents}" for _, after in moves)
+    if not moves or values["price"] == totals:
+        return None
+    values["price"] = totals
+    before, after = moves[0]
+    note = price_change(before.price, after.price)
+    if before.id != booking.id:
+        note = f"{long_date(after.local_start.date())}: {note}"
+    if len(moves) > 1:
+        note += f" {len(moves) - 1} more moved visits change price too, each for its own date."
+    return f"{note} Press Reschedule again to move it at this price."
+
+
 def reschedule(visit: Visit) -> Response:
     """``POST /admin/bookings/{ref}/reschedule``: a new local date and time, a scope and
     optionally another crew member, checked against availability."""
@@ -347,6 +407,7 @@ def reschedule(visit: Visit) -> Response:
         "time": visit.field("time").strip(),
         "scope": visit.field("scope") or "this",
         "crew": visit.field("crew").strip(),
+        "price": visit.field("price").strip(),
     }
     errors: dict[str, str] = {}
     try:
@@ -370,6 +431,8 @@ def reschedule(visit: Visit) -> Response:
         crew_ids = (values["crew"],)
     if errors or new_start is None:
         return render_booking(visit, booking, Forms(values, errors), status=422)
+    if note := _price_to_confirm(visit, booking, new_start, scope, values):
+        return render_booking(visit, booking, Forms(values, {}, reschedule_price=note))
     try:
         changed = reschedule_booking(
             booking.company_id,

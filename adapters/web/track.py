@@ -16,14 +16,14 @@ confirmation page, then POST). Past the cutoff the buttons give way to the sente
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from attrs import frozen
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from adapters.web.admin_booking import long_date
+from adapters.web.admin_booking import long_date, price_change
 from adapters.web.calendar import read_date, read_instant, service_name
 from adapters.web.crew import STATUS_LABELS
 from adapters.web.customer import NOT_FOUND, customer_page
@@ -231,6 +231,13 @@ def _reschedule_page(
         times = self_service.reschedule_times(
             company, booking, chosen, uow=deps.reader(), clock=deps.clock, drive=deps.drive
         )
+    moves = (
+        self_service.priced_moves(
+            company.id, booking.id, times[0].start, uow=deps.reader(), clock=deps.clock
+        )
+        if times
+        else []
+    )
     zone = booking.zone
     choices = [
         DayChoice(
@@ -255,6 +262,8 @@ def _reschedule_page(
         first=first.isoformat(),
         last=last.isoformat(),
         errors=errors,
+        price_change=price_change(booking.price, moves[0][1].price) if moves else "",
+        price=moves[0][1].price.total_cents if moves else booking.price.total_cents,
         **_facts(visit, company, booking),
     )
 
@@ -271,6 +280,23 @@ def reschedule_page(visit: Visit) -> Response:
     return _reschedule_page(visit, booking, chosen, errors=errors, status=422 if errors else 200)
 
 
+def _price_not_seen(visit: Visit, new_start: datetime) -> Response | None:
+    """The reschedule page again when the move would change the price and the form did not
+    show that price (``price``, the total it showed), so the customer sees it first."""
+    booking = _changeable(visit)
+    if isinstance(booking, Response):
+        return None  # the move itself says why it cannot be made
+    deps = visit.deps
+    moves = self_service.priced_moves(
+        booking.company_id, booking.id, new_start, uow=deps.reader(), clock=deps.clock
+    )
+    if not moves or visit.field("price").strip() == str(moves[0][1].price.total_cents):
+        return None
+    day = new_start.astimezone(booking.zone).date()
+    message = "The price for this date is shown below. Choose a time again to move your visit."
+    return _reschedule_page(visit, booking, day, errors={"start": message}, status=409)
+
+
 def reschedule(visit: Visit) -> Response:
     """``POST /{slug}/track/{token}/reschedule``: ``start`` (one of the listed starts)."""
     company = _company(visit)
@@ -285,6 +311,8 @@ def reschedule(visit: Visit) -> Response:
             return booking
         errors = {"start": "Choose one of the times listed."}
         return _reschedule_page(visit, booking, chosen, errors=errors, status=422)
+    if (unseen := _price_not_seen(visit, new_start)) is not None:
+        return unseen
     try:
         changed = self_service.customer_reschedule(
             company.id, token, new_start, uow=deps.uow(), clock=deps.clock, drive=deps.drive

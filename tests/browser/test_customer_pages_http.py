@@ -193,11 +193,14 @@ def test_a_customer_moves_the_visit_to_a_listed_time(site: Site):
     starts = re.findall(r'name="start" value="([^"]+)"', listed.text)
     assert starts, listed.text
     chosen = starts[-1]
+    shown = re.search(r'name="price" value="(\d+)"', listed.text)  # the price the page shows
+    assert shown is not None
+    form = {"start": chosen, "date": day.isoformat(), "price": shown.group(1)}
     _, moved, after = fetch(
         site,
         at,
         ("GET", f"{track(job)}/reschedule?date={day.isoformat()}", {}),
-        ("POST", f"{track(job)}/reschedule", {"start": chosen, "date": day.isoformat()}),
+        ("POST", f"{track(job)}/reschedule", form),
         ("GET", track(job), {}),
     )
     assert moved.status_code == 303

@@ -1,0 +1,71 @@
+"""The admin booking page shows what the booking was paid: its ledger's paid total and
+tips, in dollars (docs/ledger.md, "A booking's totals")."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from booking_core.ledger import Kind, Method
+from booking_core.services.payments import (
+    RecordPayment,
+    ReversePayment,
+    record_payment,
+    reverse_payment,
+)
+from booking_core.users import Role
+from tests.browser.support import PASSWORD, Site
+from tests.browser.test_customer_pages_http import fetch
+
+
+def shown(page: str, label: str) -> str:
+    """The amount beside ``label`` in the page's facts."""
+    found = re.search(rf"<dt>{label}</dt><dd>([^<]*)</dd>", page)
+    assert found is not None, f"no {label} on the page"
+    return found.group(1)
+
+
+def test_the_booking_page_shows_paid_and_tips_in_dollars(site: Site):
+    job = site.crew_job()
+    booking = job.booking
+    owner = site.user(job.company, Role.OWNER)
+
+    def record(kind: Kind, cents: int, method: Method | None = Method.CASH) -> str:
+        entry = record_payment(
+            RecordPayment(
+                company_id=job.company.id,
+                booking_id=booking.id,
+                kind=kind,
+                amount_cents=cents,
+                method=method,
+            ),
+            uow=site.container.uow(),
+            clock=site.container.clock,
+        )
+        return entry.id
+
+    def page() -> str:
+        answers = fetch(
+            site,
+            booking.start - timedelta(days=1),
+            ("GET", "/sign-in", {}),
+            ("POST", "/sign-in", {"email": owner.email, "password": PASSWORD}),
+            ("GET", f"/admin/bookings/{booking.id}", {}),
+        )
+        assert answers[-1].status_code == 200, answers[-1].text
+        return answers[-1].text
+
+    first = page()
+    assert (shown(first, "Paid"), shown(first, "Tips")) == ("$0.00", "$0.00")
+
+    record(Kind.PAYMENT, 123_450)
+    record(Kind.REFUND, 450, None)
+    tip = record(Kind.TIP, 2_000)
+    record(Kind.TIP, 500)
+    reverse_payment(
+        ReversePayment(company_id=job.company.id, entry_id=tip, note="Wrong booking."),
+        uow=site.container.uow(),
+        clock=site.container.clock,
+    )
+    later = page()
+    assert (shown(later, "Paid"), shown(later, "Tips")) == ("$1,230.00", "$5.00")
