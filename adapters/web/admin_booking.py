@@ -50,6 +50,7 @@ from booking_core.services.payments import booking_totals
 from booking_core.services.scheduling import (
     active_crew,
     cancel_booking,
+    cancelled_by,
     complete_booking,
     find_booking,
     priced_moves,
@@ -191,6 +192,8 @@ class Forms:
     reschedule_alert: str | None = None
     reschedule_price: str | None = None
     """A move's price change (``price_change``), shown for the admin to confirm first."""
+    cancel_confirm: str | None = None
+    """What a cancel of several visits takes away, shown for the admin to confirm first."""
 
 
 def _load(visit: Visit) -> Booking:
@@ -230,6 +233,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         "cancel_scope": "this",
         "after": "",
         "reason": "",
+        "confirm": "",
         **forms.values,
     }
     return visit.render(
@@ -264,6 +268,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         cancel_alert=forms.cancel_alert,
         reschedule_alert=forms.reschedule_alert,
         reschedule_price=forms.reschedule_price,
+        cancel_confirm=forms.cancel_confirm,
     )
 
 
@@ -311,6 +316,7 @@ def cancel(visit: Visit) -> Response:
         "cancel_scope": visit.field("cancel_scope") or "this",
         "after": visit.field("after").strip(),
         "reason": visit.field("reason").strip(),
+        "confirm": visit.field("confirm"),
     }
     errors: dict[str, str] = {}
     try:
@@ -323,6 +329,18 @@ def cancel(visit: Visit) -> Response:
         after = read_date(values["after"])
         if after is None:
             errors["after"] = "Enter the plan's last date, e.g. 2026-03-14."
+    if not errors and scope is not plans.CancelScope.THIS:
+        try:
+            note = _cancel_to_confirm(visit, booking, scope, after, values)
+        except ValidationFailed as refused:
+            errors = dict(refused.field_errors)
+        except InvalidTransition as refused:
+            alert = f"This booking could not be cancelled: {refused.reason}."
+            forms = Forms(values, {}, cancel_alert=alert)
+            return render_booking(visit, _load(visit), forms, status=409)
+        else:
+            if note is not None:
+                return render_booking(visit, booking, Forms(values, {}, cancel_confirm=note))
     if not errors:
         try:
             changed = cancel_booking(
@@ -354,6 +372,34 @@ def cancel(visit: Visit) -> Response:
         alert = "This booking is not part of a plan: only this visit can be cancelled."
         return render_booking(visit, booking, Forms(values, errors, cancel_alert=alert), status=422)
     return render_booking(visit, booking, Forms(values, errors), status=422)
+
+
+def _cancel_to_confirm(
+    visit: Visit,
+    booking: Booking,
+    scope: plans.CancelScope,
+    after: date | None,
+    values: dict[str, str],
+) -> str | None:
+    """What a cancel of several visits (or of none) would take away, for the admin to see
+    before it is made (then ``values["confirm"]`` holds the visits' ids to send back), or
+    None when the form sent back the very visits the cancel takes now. A mistyped date
+    ending a plan (2020 for 2026) then shows "every visit" instead of cancelling it."""
+    deps = visit.deps
+    gone = cancelled_by(
+        booking.company_id, booking.id, scope, after=after, uow=deps.reader(), clock=deps.clock
+    )
+    ids = ",".join(b.id for b in gone)
+    if ids and values["confirm"] == ids:
+        return None
+    values["confirm"] = ids
+    if not gone:
+        return "No visit would be cancelled: none is scheduled after that date."
+    zone = booking.zone
+    dates = [long_date(b.start.astimezone(zone).date()) for b in gone]
+    listed = ", ".join(dates[:6]) + (f" and {len(dates) - 6} more" if len(dates) > 6 else "")
+    count = "1 visit" if len(gone) == 1 else f"{len(gone)} visits"
+    return f"This cancels {count}: {listed}. Press Cancel booking again to cancel them."
 
 
 def _start_of(values: dict[str, str], zone: ZoneInfo, errors: dict[str, str]) -> datetime | None:

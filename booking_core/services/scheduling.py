@@ -837,6 +837,26 @@ def cancel_booking(
     return changed
 
 
+def cancelled_by(
+    company_id: str,
+    id_or_code: str,
+    scope: plans.CancelScope,
+    *,
+    after: date | None = None,
+    uow: UnitOfWork,
+    clock: Clock,
+) -> list[Booking]:
+    """The visits ``cancel_booking`` with these arguments would cancel, oldest first;
+    nothing is saved. For a page to say what a cancel of several visits takes away before
+    it is made; a refusal is raised as the cancel itself would raise it."""
+    with uow:
+        target = find_booking(uow, company_id, id_or_code)
+        changed = plans.cancel_visits(_visits(uow, target), target.id, scope, at=clock.now(),
+                                      after=after)  # fmt: skip
+    gone = [b for b in changed if b.status is BookingStatus.CANCELLED]
+    return sorted(gone, key=lambda b: (b.start, b.id))
+
+
 def cancel_in_unit(
     uow: UnitOfWork,
     target: Booking,

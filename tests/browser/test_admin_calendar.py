@@ -247,6 +247,16 @@ def test_a_move_into_a_taken_slot_is_refused_beside_the_fields(site: Site, page,
     page.set_viewport_size({"width": 1280, "height": 800})
     page.screenshot(path=str(screenshots / "admin-booking.png"), full_page=True)
     assert _stored(site, board, "plan").status is BookingStatus.SCHEDULED
+    # A mistyped year ends the plan at once no more: first the page says what goes.
+    page.get_by_label("Plan's last date").fill("2020-01-01")
+    page.get_by_role("button", name="Cancel booking").click()
+    expect(page.locator("#cancel-confirm")).to_contain_text(
+        re.compile(r"This cancels \d+ visits: "), use_inner_text=True
+    )
+    assert _stored(site, board, "plan").status is BookingStatus.SCHEDULED
+    page.get_by_role("button", name="Cancel booking").click()  # confirmed
+    expect(page.get_by_role("status")).to_contain_text("cancelled", use_inner_text=True)
+    assert _stored(site, board, "plan").status is BookingStatus.CANCELLED
 
 
 def test_another_companys_booking_is_not_found(site: Site, browser):
