@@ -160,6 +160,22 @@ def _service(problems: Problems, path: str, s: ServiceDraft, slugs: set[str]) ->
         (e.id for e in s.extras),
         "Another extra of this service has this id.",
     )
+    problems.unique(
+        f"{path}.parameters.{{}}.name",
+        (name_key(p.name) for p in s.parameters),
+        "Another parameter of this service has this name: customers could not tell them apart.",
+    )
+    problems.unique(
+        f"{path}.extras.{{}}.name",
+        (name_key(e.name) for e in s.extras),
+        "Another extra of this service has this name: customers could not tell them apart.",
+    )
+
+
+def name_key(name: str) -> str:
+    """What two names of one list may not share: ``Bedrooms`` and `` bedrooms`` are one
+    name to a customer choosing by it (case and spacing aside)."""
+    return " ".join(name.split()).casefold()
 
 
 def _frequency(problems: Problems, path: str, f: FrequencyDraft) -> None:
@@ -276,6 +292,11 @@ def catalog_problems(draft: CatalogDraft) -> dict[str, str]:
         "frequencies.{}.slug",
         (f.slug for f in draft.frequencies),
         "Another frequency has this slug.",
+    )
+    problems.unique(
+        "frequencies.{}.name",
+        (name_key(f.name) for f in draft.frequencies),
+        "Another frequency has this name: customers could not tell them apart.",
     )
     if services and not draft.frequencies:
         problems.add("frequencies", "Add at least one (such as one_time): nothing is bookable.")

@@ -36,6 +36,7 @@ from adapters.web.setup_forms import (
     new_slug,
     percent,
     plain_hundredths,
+    readable_path,
     show_hundredths,
     sort_errors,
     stale,
@@ -134,6 +135,8 @@ class Refusal:
 
     errors: FieldErrors
     others: list[str]
+    problems: dict[str, str] = attrs.field(factory=dict)
+    """The catalog's own problems by path, as it named them."""
 
 
 def _named(items: Sequence[T], wanted: str | None, what: str, key: Callable[[T], str]) -> T | None:
@@ -168,24 +171,145 @@ def _draft(visit: Visit) -> CatalogDraft:
 
 
 def _save(
-    visit: Visit, base: CatalogDraft, draft: CatalogDraft, places: dict[str, dict[str, str]]
+    visit: Visit,
+    base: CatalogDraft,
+    draft: CatalogDraft,
+    places: dict[str, dict[str, str]],
+    *,
+    dry_run: bool = False,
 ) -> Refusal | None:
     """Replace the catalog with ``draft``, made from ``base`` (the stored draft this request
-    read); the refusal sorted by ``places`` if refused. If the catalog changed since
-    ``base`` was read (someone else saved in between), nothing is saved and the refusal
-    says so: their change is never overwritten unseen."""
+    read); the refusal sorted by ``places`` if refused, in the page's words. If the catalog
+    changed since ``base`` was read (someone else saved in between), nothing is saved and
+    the refusal says so: their change is never overwritten unseen. ``dry_run``: only
+    check (a form with problems of its own is still checked whole, so that every problem
+    shows at once)."""
     try:
         replace_catalog(
-            ReplaceCatalog(company_id=visit.signed_in_company.id, catalog=draft, expected=base),
+            ReplaceCatalog(
+                company_id=visit.signed_in_company.id,
+                catalog=draft,
+                expected=base,
+                dry_run=dry_run,
+            ),
             uow=visit.deps.uow(),
             clock=visit.deps.clock,
         )
     except ValidationFailed as refused:
-        errors, others = sort_errors(refused.field_errors, places)
-        return Refusal(errors, others)
+        names = Names(base, draft)
+        plain = {path: names.plain(path, text) for path, text in refused.field_errors.items()}
+        errors, others = sort_errors(plain, places, describe=names.place)
+        return Refusal(errors, others, refused.field_errors)
     except CatalogChanged as changed:
         return Refusal(FieldErrors(), [changed.message])
     return None
+
+
+def _check(
+    visit: Visit,
+    base: CatalogDraft,
+    draft: CatalogDraft,
+    places: dict[str, dict[str, str]],
+    errors: FieldErrors,
+) -> Refusal | None:
+    """Save ``draft`` when the form had no problems of its own (``errors``), else only check
+    it (what could not be read stands in as a placeholder whose problems fall on fields
+    already marked); None when saved, else every problem: the form's and the catalog's."""
+    refused = _save(visit, base, draft, places, dry_run=bool(errors))
+    if refused is None and not errors:
+        return None
+    found = FieldErrors(errors)
+    for name, text in (refused.errors if refused else {}).items():
+        found.add(name, text)
+    return Refusal(found, refused.others if refused else [])
+
+
+PLAIN = {
+    "A date fee needs weekdays (1-7) or dates.": (
+        "Tick the weekdays, or write the dates, the fee is charged on."
+    ),
+    "A zip fee needs zips.": "Write the zip codes the fee is charged in.",
+    "A service fee needs service ids.": "Tick the services the fee is charged on.",
+    "Only one_time has no interval.": "Give the number of days between visits.",
+    "Required: may not be blank.": "Required.",
+    "Give exactly one of a fixed amount in cents and a percentage in basis points.": (
+        "Give a fixed amount or a percentage, not both."
+    ),
+    "Give exactly one of a percentage in basis points and a fixed amount in cents.": (
+        "Give a percentage or an amount off, not both."
+    ),
+    "Add at least one (such as one_time): nothing is bookable.": (
+        "Services need at least one frequency to be booked: add another frequency first."
+    ),
+}
+"""The catalog's own texts (written for the API and the command line) in the pages' words."""
+QUOTED = re.compile(r"'([A-Za-z0-9_-]{1,100})'")
+FIELD_WORDS = {
+    "name": "name",
+    "frequency_slugs": "frequencies",
+    "service_ids": "services",
+    "price_cents": "price",
+    "base_price_cents": "base price",
+    "duration_minutes": "time",
+    "base_duration_minutes": "duration",
+}
+
+
+class Names:
+    """The catalog's items by id, for messages that name them (the draft before and
+    after a change, so that a removed item is named too)."""
+
+    def __init__(self, *drafts: CatalogDraft) -> None:
+        self.drafts = drafts
+        self.by_id: dict[str, str] = {}
+        for draft in drafts:
+            self.by_id |= {f.slug: f.name for f in draft.frequencies}
+            self.by_id |= {c.id: c.code for c in draft.coupons}
+            self.by_id |= {f.id: f.name for f in draft.fees}
+            for industry in draft.industries:
+                for service in industry.services:
+                    self.by_id[service.id] = service.name
+                    self.by_id |= {p.id: p.name for p in service.parameters}
+                    self.by_id |= {e.id: e.name for e in service.extras}
+
+    def plain(self, path: str, text: str) -> str:
+        """``text`` in the page's words, every quoted id as the item's name."""
+        text = PLAIN.get(text, text)
+        return QUOTED.sub(lambda m: f"\u201c{self.by_id.get(m[1], m[1])}\u201d", text)
+
+    def place(self, path: str) -> str:
+        """``industries.0.services.2.extras.0.price_cents`` as people read it: ``The extra
+        \u201cFridge\u201d of Standard clean (price)``, from the draft after the change."""
+        draft, parts = self.drafts[-1], path.split(".")
+        if len(parts) == 1:  # the catalog's whole list (what open bookings still use)
+            return ""
+        words, rest = [], parts
+        try:
+            if parts[0] == "industries" and len(parts) > 1:
+                industry = draft.industries[int(parts[1])]
+                words, rest = [f"the industry \u201c{industry.name}\u201d"], parts[2:]
+                if rest[:1] == ["services"] and len(rest) > 1:
+                    service = industry.services[int(rest[1])]
+                    words, rest = [f"the service \u201c{service.name}\u201d"], rest[2:]
+                    for kind, found in (("parameters", service.parameters),
+                                        ("extras", service.extras)):  # fmt: skip
+                        if rest[:1] == [kind] and len(rest) > 1:
+                            item = found[int(rest[1])]
+                            words = [f"the {kind[:-1]} \u201c{item.name}\u201d of {service.name}"]
+                            rest = rest[2:]
+            elif parts[0] in ("frequencies", "fees", "coupons") and len(parts) > 1:
+                listed = getattr(draft, parts[0])[int(parts[1])]
+                label = listed.code if parts[0] == "coupons" else listed.name
+                words = [f"the {parts[0][:-1].replace('frequencie', 'frequency')} "
+                         f"\u201c{label}\u201d"]  # fmt: skip
+                rest = parts[2:]
+        except (ValueError, IndexError):
+            return readable_path(path)
+        if not words:
+            return readable_path(path)
+        field = next((p for p in rest if not p.isdigit()), None)
+        where = words[0][0].upper() + words[0][1:]
+        return f"{where} ({FIELD_WORDS.get(field, field.replace('_', ' '))})" if field else where
 
 
 def _where(draft: CatalogDraft, service_id: str) -> tuple[int, int]:
@@ -307,37 +431,38 @@ def service_form(visit: Visit) -> Response:
         duration = whole(errors, "duration", values["duration"], high=24 * 60)
         if not values["industry"].strip():
             errors.add("industry", "Required: the services of one industry are listed together.")
-        if not errors:
-            changed = ServiceDraft(
-                id=current.id if current else new_id("svc"),
-                name=values["name"].strip(),
-                description=values["description"].strip(),
-                base_price_cents=price,
-                base_duration_minutes=duration or 0,
-                taxable=checked(visit.form, "taxable"),
-                active=checked(visit.form, "active"),
-                parameters=current.parameters if current else (),
-                extras=current.extras if current else (),
+        # Checked whole even with the form's own problems: every problem at once.
+        changed = ServiceDraft(
+            id=current.id if current else new_id("svc"),
+            name=values["name"].strip(),
+            description=values["description"].strip(),
+            base_price_cents=price,
+            base_duration_minutes=duration or 0,
+            taxable=checked(visit.form, "taxable"),
+            active=checked(visit.form, "active"),
+            parameters=current.parameters if current else (),
+            extras=current.extras if current else (),
+        )
+        new_draft, i, s = _placed(draft, changed, values["industry"].strip())
+        if not new_draft.frequencies:
+            new_draft = attrs.evolve(new_draft, frequencies=(ONE_TIME_DRAFT,))
+            added_one_time = True
+        refused = _check(
+            visit,
+            draft,
+            new_draft,
+            {
+                f"industries.{i}.services.{s}": SERVICE_FIELDS,
+                f"industries.{i}": {"name": "industry", "id": "industry"},
+            },
+            errors,
+        )
+        if refused is None:
+            note = " A one-time frequency was added to book it with." if added_one_time else ""
+            return visit.redirect(
+                f"{CATALOG}#service-{changed.id}", flash=f"Saved {changed.name}.{note}"
             )
-            new_draft, i, s = _placed(draft, changed, values["industry"].strip())
-            if not new_draft.frequencies:
-                new_draft = attrs.evolve(new_draft, frequencies=(ONE_TIME_DRAFT,))
-                added_one_time = True
-            refused = _save(
-                visit,
-                draft,
-                new_draft,
-                {
-                    f"industries.{i}.services.{s}": SERVICE_FIELDS,
-                    f"industries.{i}": {"name": "industry", "id": "industry"},
-                },
-            )
-            if refused is None:
-                note = " A one-time frequency was added to book it with." if added_one_time else ""
-                return visit.redirect(
-                    f"{CATALOG}#service-{changed.id}", flash=f"Saved {changed.name}.{note}"
-                )
-            errors, others = refused.errors, refused.others
+        errors, others = refused.errors, refused.others
     return _form_page(
         visit,
         "setup_service.html",
@@ -452,34 +577,35 @@ def extra_form(visit: Visit) -> Response:
         most = whole(errors, "max_quantity", values["max_quantity"], high=10_000)
         slugs = ticked(errors, visit.form, "frequency_", [f.slug for f in draft.frequencies],
                        field="frequencies")  # fmt: skip
-        if not errors:
-            extras = list(service.extras)
-            changed = ExtraDraft(
-                id=current.id if current else new_id("ext"),
-                name=values["name"].strip(),
-                price_cents=price,
-                duration_minutes=duration or 0,
-                max_quantity=most or 0,
-                frequency_slugs=slugs,
-                discount_exempt=checked(visit.form, "discount_exempt"),
-                first_visit_only=checked(visit.form, "first_visit_only"),
+        # Checked whole even with the form's own problems: every problem at once.
+        extras = list(service.extras)
+        changed = ExtraDraft(
+            id=current.id if current else new_id("ext"),
+            name=values["name"].strip(),
+            price_cents=price,
+            duration_minutes=duration or 0,
+            max_quantity=1 if most is None else most,
+            frequency_slugs=slugs,
+            discount_exempt=checked(visit.form, "discount_exempt"),
+            first_visit_only=checked(visit.form, "first_visit_only"),
+        )
+        index = _put(extras, current, changed)
+        new_draft = _replace_service(
+            draft, i, s, lambda old: attrs.evolve(old, extras=tuple(extras))
+        )
+        refused = _check(
+            visit,
+            draft,
+            new_draft,
+            {f"industries.{i}.services.{s}.extras.{index}": EXTRA_FIELDS},
+            errors,
+        )
+        if refused is None:
+            return visit.redirect(
+                f"{CATALOG}#service-{service.id}",
+                flash=f"Saved {changed.name} of {service.name}.",
             )
-            index = _put(extras, current, changed)
-            new_draft = _replace_service(
-                draft, i, s, lambda old: attrs.evolve(old, extras=tuple(extras))
-            )
-            refused = _save(
-                visit,
-                draft,
-                new_draft,
-                {f"industries.{i}.services.{s}.extras.{index}": EXTRA_FIELDS},
-            )
-            if refused is None:
-                return visit.redirect(
-                    f"{CATALOG}#service-{service.id}",
-                    flash=f"Saved {changed.name} of {service.name}.",
-                )
-            errors, others = refused.errors, refused.others
+        errors, others = refused.errors, refused.others
     return _form_page(
         visit,
         "setup_extra.html",
@@ -527,37 +653,38 @@ def parameter_form(visit: Visit) -> Response:
         duration = whole(errors, "duration", values["duration"], high=24 * 60)
         least = whole(errors, "min_quantity", values["min_quantity"], high=10_000)
         most = whole(errors, "max_quantity", values["max_quantity"], high=10_000)
-        if not errors:
-            parameters = list(service.parameters)
-            changed = ParameterDraft(
-                id=current.id if current else new_id("par"),
-                name=values["name"].strip(),
-                price_cents=price,
-                duration_minutes=duration or 0,
-                min_quantity=least or 0,
-                max_quantity=most or 0,
+        # Checked whole even with the form's own problems: every problem at once.
+        parameters = list(service.parameters)
+        changed = ParameterDraft(
+            id=current.id if current else new_id("par"),
+            name=values["name"].strip(),
+            price_cents=price,
+            duration_minutes=duration or 0,
+            min_quantity=least or 0,
+            max_quantity=max(most or 0, least or 0) if most is None else most,
+        )
+        index = _put(parameters, current, changed)
+        new_draft = _replace_service(
+            draft, i, s, lambda old: attrs.evolve(old, parameters=tuple(parameters))
+        )
+        service_path = f"industries.{i}.services.{s}"
+        refused = _check(
+            visit,
+            draft,
+            new_draft,
+            {
+                f"{service_path}.parameters.{index}": PARAMETER_FIELDS,
+                # The shortest job (base plus each parameter's minimum) is too short.
+                service_path: {"base_duration_minutes": "duration"},
+            },
+            errors,
+        )
+        if refused is None:
+            return visit.redirect(
+                f"{CATALOG}#service-{service.id}",
+                flash=f"Saved {changed.name} of {service.name}.",
             )
-            index = _put(parameters, current, changed)
-            new_draft = _replace_service(
-                draft, i, s, lambda old: attrs.evolve(old, parameters=tuple(parameters))
-            )
-            service_path = f"industries.{i}.services.{s}"
-            refused = _save(
-                visit,
-                draft,
-                new_draft,
-                {
-                    f"{service_path}.parameters.{index}": PARAMETER_FIELDS,
-                    # The shortest job (base plus each parameter's minimum) is too short.
-                    service_path: {"base_duration_minutes": "duration"},
-                },
-            )
-            if refused is None:
-                return visit.redirect(
-                    f"{CATALOG}#service-{service.id}",
-                    flash=f"Saved {changed.name} of {service.name}.",
-                )
-            errors, others = refused.errors, refused.others
+        errors, others = refused.errors, refused.others
     return _form_page(
         visit, "setup_parameter.html", values=values, errors=errors, others=others,
         stored=stored if current else None, service=service, parameter=current,
@@ -568,20 +695,23 @@ def parameter_form(visit: Visit) -> Response:
 # Frequencies
 
 
+def _frequency_values(frequency: FrequencyDraft | None) -> dict[str, str]:
+    if frequency is None:
+        return {"name": "", "interval_days": "", "discount": "0"}
+    return {
+        "name": frequency.name,
+        "interval_days": "" if frequency.interval_days is None else str(frequency.interval_days),
+        "discount": plain_hundredths(frequency.discount_bps),
+    }
+
+
 def frequency_form(visit: Visit) -> Response:
     """``/admin/catalog/frequencies/new`` and ``/admin/catalog/frequencies/{slug}``: add or
     change a frequency (how often a plan's visits come, and its discount)."""
     draft = _draft(visit)
     slug = visit.request.path_params.get("slug")
     current = _named(draft.frequencies, slug, "frequency", lambda f: f.slug)
-    values = {"name": "", "interval_days": "", "discount": "0"}
-    if current is not None:
-        values = {
-            "name": current.name,
-            "interval_days": "" if current.interval_days is None else str(current.interval_days),
-            "discount": plain_hundredths(current.discount_bps),
-        }
-    stored = values
+    stored = values = _frequency_values(current)
     errors = FieldErrors()
     others = _changed_since_shown(visit, current, stored, "frequency")
     if visit.request.method == "POST" and not others:
@@ -590,47 +720,44 @@ def frequency_form(visit: Visit) -> Response:
         interval = None if single else whole(errors, "interval_days", values["interval_days"],
                                               optional=current is None, high=365)  # fmt: skip
         discount = percent(errors, "discount", values["discount"])
-        name = values["name"].strip().casefold()
-        if name and any(
-            f.name.strip().casefold() == name and (current is None or f.slug != current.slug)
-            for f in draft.frequencies
-        ):
-            errors.add(
-                "name", "Another frequency has this name: customers could not tell them apart."
+        slugs = {f.slug for f in draft.frequencies}
+        if "interval_days" in errors:
+            interval = 7  # not read: checked as a weekly plan (its problem is marked)
+        elif current is None and interval is None and ONE_TIME in slugs:
+            errors.add("interval_days", "There is a one-time frequency already.")
+        # Checked whole even with the form's own problems: every problem at once; a name
+        # another frequency has is the catalog's rule (case and spacing aside).
+        frequencies = list(draft.frequencies)
+        if current is None:
+            made = ONE_TIME if interval is None and ONE_TIME not in slugs else None
+            slug = made or new_slug(values["name"], slugs)
+            changed = FrequencyDraft(
+                slug=slug,
+                name=values["name"].strip(),
+                interval_days=None if slug == ONE_TIME else 7 if interval is None else interval,
+                discount_bps=discount,
             )
-        if not errors:
-            frequencies = list(draft.frequencies)
-            if current is None:
-                made = ONE_TIME if interval is None else None
-                slug = made or new_slug(values["name"], {f.slug for f in frequencies})
-                changed = FrequencyDraft(
-                    slug=slug,
-                    name=values["name"].strip(),
-                    interval_days=interval,
-                    discount_bps=discount,
-                )
-                index = len(frequencies)
-                frequencies.append(changed)
-            else:
-                changed = attrs.evolve(
-                    current,
-                    name=values["name"].strip(),
-                    interval_days=interval,
-                    discount_bps=discount,
-                )
-                index = [f.slug for f in frequencies].index(current.slug)
-                frequencies[index] = changed
-            refused = _save(
-                visit,
-                draft,
-                attrs.evolve(draft, frequencies=tuple(frequencies)),
-                {f"frequencies.{index}": FREQUENCY_FIELDS},
+            index = len(frequencies)
+            frequencies.append(changed)
+        else:
+            changed = attrs.evolve(
+                current,
+                name=values["name"].strip(),
+                interval_days=interval,
+                discount_bps=discount,
             )
-            if refused is None:
-                return visit.redirect(f"{CATALOG}#frequencies", flash=f"Saved {changed.name}.")
-            errors, others = refused.errors, refused.others
-            if "name" in errors and current is None and interval is None:
-                errors = FieldErrors({"interval_days": "There is a one-time frequency already."})
+            index = [f.slug for f in frequencies].index(current.slug)
+            frequencies[index] = changed
+        refused = _check(
+            visit,
+            draft,
+            attrs.evolve(draft, frequencies=tuple(frequencies)),
+            {f"frequencies.{index}": FREQUENCY_FIELDS},
+            errors,
+        )
+        if refused is None:
+            return visit.redirect(f"{CATALOG}#frequencies", flash=f"Saved {changed.name}.")
+        errors, others = refused.errors, refused.others
     return _form_page(
         visit, "setup_frequency.html", values=values, errors=errors, others=others,
         stored=stored if current else None, frequency=current,
@@ -702,6 +829,7 @@ def coupon_form(visit: Visit) -> Response:
         share = amount = None
         if values["percent"].strip() and values["amount"].strip():
             errors.add("amount", "Give a percentage or an amount off, not both.")
+            share = 1  # a placeholder for the rest of the checks
         elif values["percent"].strip():
             share = percent(errors, "percent", values["percent"], low=1)
         elif values["amount"].strip():
@@ -717,32 +845,33 @@ def coupon_form(visit: Visit) -> Response:
                              field="services")  # fmt: skip
         slugs = ticked(errors, visit.form, "frequency_", [f.slug for f in draft.frequencies],
                        field="frequencies")  # fmt: skip
-        if not errors:
-            coupons = list(draft.coupons)
-            changed = CouponDraft(
-                id=current.id if current else new_id("cpn"),
-                code=values["code"].strip(),
-                percent_bps=share,
-                amount_cents=amount,
-                valid_from=_day_start(first, zone) if first else None,
-                valid_until=_day_start(last + timedelta(days=1), zone) if last else None,
-                max_redemptions=most,
-                per_customer_limit=each,
-                min_subtotal_cents=least,
-                service_ids=service_ids,
-                frequency_slugs=slugs,
-                active=checked(visit.form, "active"),
-            )
-            index = _put(coupons, current, changed)
-            refused = _save(
-                visit,
-                draft,
-                attrs.evolve(draft, coupons=tuple(coupons)),
-                {f"coupons.{index}": COUPON_FIELDS},
-            )
-            if refused is None:
-                return visit.redirect(f"{CATALOG}#coupons", flash=f"Saved coupon {changed.code}.")
-            errors, others = refused.errors, refused.others
+        # Checked whole even with the form's own problems: every problem at once.
+        coupons = list(draft.coupons)
+        changed = CouponDraft(
+            id=current.id if current else new_id("cpn"),
+            code=values["code"].strip(),
+            percent_bps=share,
+            amount_cents=amount,
+            valid_from=_day_start(first, zone) if first else None,
+            valid_until=_day_start(last + timedelta(days=1), zone) if last else None,
+            max_redemptions=most,
+            per_customer_limit=each,
+            min_subtotal_cents=least,
+            service_ids=service_ids,
+            frequency_slugs=slugs,
+            active=checked(visit.form, "active"),
+        )
+        index = _put(coupons, current, changed)
+        refused = _check(
+            visit,
+            draft,
+            attrs.evolve(draft, coupons=tuple(coupons)),
+            {f"coupons.{index}": COUPON_FIELDS},
+            errors,
+        )
+        if refused is None:
+            return visit.redirect(f"{CATALOG}#coupons", flash=f"Saved coupon {changed.code}.")
+        errors, others = refused.errors, refused.others
     return _form_page(
         visit, "setup_coupon.html", values=values, errors=errors, others=others,
         stored=stored if current else None, coupon=current, services=services,
@@ -819,6 +948,7 @@ def fee_form(visit: Visit) -> Response:
         cents = share = None
         if values["amount"].strip() and values["percent"].strip():
             errors.add("amount", "Give a fixed amount or a percentage, not both.")
+            cents = 0  # a placeholder for the rest of the checks
         elif values["amount"].strip():
             cents = money(errors, "amount", values["amount"])
         elif values["percent"].strip():
@@ -835,28 +965,32 @@ def fee_form(visit: Visit) -> Response:
         if kind is FeeKind.SERVICE:
             service_ids = ticked(errors, visit.form, "service_", [s.id for s in services],
                                  field="services")  # fmt: skip
-        if not errors and kind is not None:
-            fees = list(draft.fees)
-            changed = FeeDraft(
-                id=current.id if current else new_id("fee"),
-                name=values["name"].strip(),
-                kind=kind,
-                amount_cents=cents,
-                amount_bps=share,
-                taxable=checked(visit.form, "taxable"),
-                active=checked(visit.form, "active"),
-                weekdays=tuple(int(day) for day in weekdays),
-                dates=dates,
-                zips=zips,
-                service_ids=tuple(sorted(service_ids)),
-            )
-            index = _put(fees, current, changed)
-            refused = _save(
-                visit, draft, attrs.evolve(draft, fees=tuple(fees)), {f"fees.{index}": FEE_FIELDS}
-            )
-            if refused is None:
-                return visit.redirect(f"{CATALOG}#fees", flash=f"Saved fee {changed.name}.")
-            errors, others = refused.errors, refused.others
+        # Checked whole even with the form's own problems: every problem at once.
+        fees = list(draft.fees)
+        changed = FeeDraft(
+            id=current.id if current else new_id("fee"),
+            name=values["name"].strip(),
+            kind=kind or FeeKind.MANUAL,  # no kind chosen: checked as the plainest
+            amount_cents=cents,
+            amount_bps=share,
+            taxable=checked(visit.form, "taxable"),
+            active=checked(visit.form, "active"),
+            weekdays=tuple(int(day) for day in weekdays),
+            dates=dates,
+            zips=zips,
+            service_ids=tuple(sorted(service_ids)),
+        )
+        index = _put(fees, current, changed)
+        refused = _check(
+            visit,
+            draft,
+            attrs.evolve(draft, fees=tuple(fees)),
+            {f"fees.{index}": FEE_FIELDS},
+            errors,
+        )
+        if refused is None:
+            return visit.redirect(f"{CATALOG}#fees", flash=f"Saved fee {changed.name}.")
+        errors, others = refused.errors, refused.others
     return _form_page(
         visit, "setup_fee.html", values=values, errors=errors, others=others,
         stored=stored if current else None, fee=current, services=services, kinds=FEE_KINDS,
@@ -883,6 +1017,155 @@ def fee_active(visit: Visit) -> Response:
         )
     verb = "is charged again" if active else "is retired: new prices leave it out"
     return visit.redirect(f"{CATALOG}#fees", flash=f"{fee.name} {verb}.")
+
+
+# Removing a parameter, an extra or a frequency (they have no "retired" state)
+
+USED_BY_BOOKINGS = re.compile(r"\((\d+) booked\)")
+
+
+def _removal_reasons(problems: dict[str, str], names: Names) -> list[str]:
+    """Why the catalog refused a removal, in plain words: the open bookings still priced
+    from the item, and the items and forms that name it (to change first)."""
+    reasons = []
+    for path, text in problems.items():
+        parts = path.split(".")
+        if text.startswith("Still used by open bookings"):
+            count = sum(int(n) for n in USED_BY_BOOKINGS.findall(text))
+            reasons.append(
+                f"{count} open booking{'s' if count != 1 else ''} of a plan still use"
+                f"{'' if count != 1 else 's'} it: their later visits are priced with it. It can"
+                " be removed once those plans are cancelled or end."
+            )
+        elif "frequency_slugs" in parts:
+            owner = names.place(".".join(parts[: parts.index("frequency_slugs")]))
+            reasons.append(
+                f"{owner} names it among the frequencies ticked on its form: untick it there first."
+            )
+        else:
+            reasons.append(names.plain(path, text))
+    return reasons
+
+
+@frozen
+class Removal:
+    """What a remove page removes: its name, its place, the catalog without it, where the
+    catalog lists it, and its values as its form shows them (their fingerprint guards
+    against removing an item someone changed since the page was opened)."""
+
+    what: str
+    name: str
+    owner: str
+    without: CatalogDraft
+    back: str
+    values: dict[str, str]
+
+
+def _remove_page(visit: Visit, draft: CatalogDraft, removal: Removal) -> Response:
+    """``GET``: ask, after checking that the catalog may go without it (if not, say why and
+    offer no button); ``POST``: remove it, or say why not (422)."""
+    errors: list[str] = []
+    changed_meanwhile = _changed_since_shown(visit, removal, removal.values, removal.what)
+    refused = None
+    if not changed_meanwhile:
+        refused = _save(visit, draft, removal.without, {}, dry_run=visit.request.method == "GET")
+    if refused is None and visit.request.method == "POST" and not changed_meanwhile:
+        return visit.redirect(removal.back, flash=f"Removed {removal.name}{removal.owner}.")
+    if refused is not None:
+        names = Names(draft, removal.without)
+        errors = _removal_reasons(refused.problems, names) if refused.problems else refused.others
+    return visit.render(
+        "setup_remove.html",
+        status=422 if visit.request.method == "POST" or changed_meanwhile else 200,
+        what=removal.what,
+        name=removal.name,
+        owner=removal.owner,
+        reasons=changed_meanwhile + errors,
+        blocked=bool(errors),
+        back=removal.back,
+        shown=fingerprint(removal.values),
+    )
+
+
+def parameter_remove(visit: Visit) -> Response:
+    """``/admin/catalog/services/{service_id}/parameters/{parameter_id}/remove``."""
+    draft = _draft(visit)
+    params = visit.request.path_params
+    i, s = _where(draft, params["service_id"])
+    service = draft.industries[i].services[s]
+    parameter = _named(service.parameters, params["parameter_id"], "parameter", lambda p: p.id)
+    assert parameter is not None
+    without = _replace_service(
+        draft,
+        i,
+        s,
+        lambda old: attrs.evolve(
+            old, parameters=tuple(p for p in old.parameters if p.id != parameter.id)
+        ),
+    )
+    return _remove_page(
+        visit,
+        draft,
+        Removal(
+            what="parameter",
+            name=parameter.name,
+            owner=f" from {service.name}",
+            without=without,
+            back=f"{CATALOG}#service-{service.id}",
+            values=_parameter_values(parameter),
+        ),
+    )
+
+
+def extra_remove(visit: Visit) -> Response:
+    """``/admin/catalog/services/{service_id}/extras/{extra_id}/remove``."""
+    draft = _draft(visit)
+    params = visit.request.path_params
+    i, s = _where(draft, params["service_id"])
+    service = draft.industries[i].services[s]
+    extra = _named(service.extras, params["extra_id"], "extra", lambda e: e.id)
+    assert extra is not None
+    without = _replace_service(
+        draft,
+        i,
+        s,
+        lambda old: attrs.evolve(old, extras=tuple(e for e in old.extras if e.id != extra.id)),
+    )
+    return _remove_page(
+        visit,
+        draft,
+        Removal(
+            what="extra",
+            name=extra.name,
+            owner=f" from {service.name}",
+            without=without,
+            back=f"{CATALOG}#service-{service.id}",
+            values=_extra_values(extra),
+        ),
+    )
+
+
+def frequency_remove(visit: Visit) -> Response:
+    """``/admin/catalog/frequencies/{slug}/remove``."""
+    draft = _draft(visit)
+    frequency = _named(draft.frequencies, visit.request.path_params["slug"], "frequency",
+                       lambda f: f.slug)  # fmt: skip
+    assert frequency is not None
+    without = attrs.evolve(
+        draft, frequencies=tuple(f for f in draft.frequencies if f.slug != frequency.slug)
+    )
+    return _remove_page(
+        visit,
+        draft,
+        Removal(
+            what="frequency",
+            name=frequency.name,
+            owner="",
+            without=without,
+            back=f"{CATALOG}#frequencies",
+            values=_frequency_values(frequency),
+        ),
+    )
 
 
 def routes(deps: WebDeps) -> list[BaseRoute]:
@@ -927,7 +1210,28 @@ def routes(deps: WebDeps) -> list[BaseRoute]:
             methods=both,
             roles=ADMINS,
         ),
+        page(
+            f"{CATALOG}/services/{{service_id}}/extras/{{extra_id}}/remove",
+            deps,
+            extra_remove,
+            methods=both,
+            roles=ADMINS,
+        ),
+        page(
+            f"{CATALOG}/services/{{service_id}}/parameters/{{parameter_id}}/remove",
+            deps,
+            parameter_remove,
+            methods=both,
+            roles=ADMINS,
+        ),
         page(f"{CATALOG}/frequencies/new", deps, frequency_form, methods=both, roles=ADMINS),
+        page(
+            f"{CATALOG}/frequencies/{{slug}}/remove",
+            deps,
+            frequency_remove,
+            methods=both,
+            roles=ADMINS,
+        ),
         page(f"{CATALOG}/frequencies/{{slug}}", deps, frequency_form, methods=both, roles=ADMINS),
         page(f"{CATALOG}/coupons/new", deps, coupon_form, methods=both, roles=ADMINS),
         page(f"{CATALOG}/coupons/{{coupon_id}}", deps, coupon_form, methods=both, roles=ADMINS),

@@ -18,6 +18,7 @@ import re
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+import attrs
 from attrs import frozen
 from starlette.responses import Response
 from starlette.routing import BaseRoute
@@ -343,42 +344,48 @@ def member_form(visit: Visit) -> Response:
         time_off = _time_off(errors, values["time_off"], zone)
         offered = [s.id for s in services]
         excluded = ticked(errors, visit.form, "exclude_", offered, field="excluded")
-        if not errors:
-            draft = CrewMemberDraft(
-                id=current.id if current else None,
-                name=values["name"].strip(),
-                home_zip=values["home_zip"].strip(),
-                service_areas=items(values["service_areas"]),
-                excluded_service_ids=excluded,
-                working_hours=tuple(hours),
-                time_off=tuple(time_off),
-                active=checked(visit.form, "active"),
+        # What could be read is checked whole even with the form's own problems (only a
+        # check then, nothing saved), so that every problem shows at once.
+        draft = CrewMemberDraft(
+            id=current.id if current else None,
+            name=values["name"].strip(),
+            home_zip=values["home_zip"].strip(),
+            service_areas=items(values["service_areas"]),
+            excluded_service_ids=excluded,
+            working_hours=tuple(hours),
+            time_off=tuple(time_off),
+            active=checked(visit.form, "active"),
+        )
+        if current is None and _named_like_someone(visit, draft.name):
+            errors.add("name", SAME_NAME)  # import would change that member: checked as new
+            draft = attrs.evolve(draft, name=f"{draft.name} (new)")
+        try:
+            import_crew(
+                ImportCrew(
+                    company_id=company.id,
+                    crew=CrewDraft(members=(draft,)),
+                    dry_run=bool(errors),
+                    expected=(current,) if current else (),
+                ),
+                uow=visit.deps.uow(),
+                clock=visit.deps.clock,
+                drive=visit.deps.drive,
             )
-            if current is None and _named_like_someone(visit, draft.name):
-                errors.add("name", SAME_NAME)
-            else:
-                try:
-                    import_crew(
-                        ImportCrew(
-                            company_id=company.id,
-                            crew=CrewDraft(members=(draft,)),
-                            expected=(current,) if current else (),
-                        ),
-                        uow=visit.deps.uow(),
-                        clock=visit.deps.clock,
-                        drive=visit.deps.drive,
-                    )
-                except ChangedMeanwhile:  # saved by someone else since this request read it
-                    with visit.deps.uow() as uow:
-                        current = uow.crew.get(company.id, draft.id or "")
-                    stored = values = _values(current, zone)
-                    others = [STALE.format(what="crew member")]
-                except ValidationFailed as refused:
-                    errors, others = sort_errors(refused.field_errors, {"members.0": MEMBER_FIELDS})
-                    _place_hours(refused.field_errors, draft, errors)
-                    others = [o for o in others if "working hours" not in o]
-                else:
-                    return visit.redirect(CREW, flash=f"Saved {draft.name}.")
+        except ChangedMeanwhile:  # saved by someone else since this request read it
+            with visit.deps.uow() as uow:
+                current = uow.crew.get(company.id, draft.id or "")
+            stored = values = _values(current, zone)
+            errors, others = FieldErrors(), [STALE.format(what="crew member")]
+        except ValidationFailed as refused:
+            plain = {path: _plain(path, text) for path, text in refused.field_errors.items()}
+            found, others = sort_errors(plain, {"members.0": MEMBER_FIELDS})
+            _place_hours(plain, draft, found)
+            for name, text in found.items():
+                errors.add(name, text)
+            others = [o for o in others if "working hours" not in o]
+        else:
+            if not errors:
+                return visit.redirect(CREW, flash=f"Saved {draft.name}.")
     return visit.render(
         "setup_crew_member.html",
         status=422 if errors or others else 200,
@@ -400,6 +407,24 @@ def _named_like_someone(visit: Visit, name: str) -> bool:
     with visit.deps.reader() as uow:
         roster = active_crew(uow, company_id)
     return any(name_key(m.name) == key for m in roster)
+
+
+PLAIN = {
+    "Required: may not be blank.": "Required.",
+    "Overlaps another stretch of that day.": (
+        "Two stretches of this day overlap: end one before the next starts."
+    ),
+}
+"""The crew rules' texts (written for the API and the command line) in the page's words."""
+
+
+def _plain(path: str, text: str) -> str:
+    """A crew rule's ``text`` at ``path`` as the form says it."""
+    if text == "After start.":
+        if ".working_hours." in path:
+            return "The end must be after the start, e.g. 08:00-17:00."
+        return "The last day off must not come before the first."
+    return PLAIN.get(text, text)
 
 
 def _place_hours(problems: dict[str, str], draft: CrewMemberDraft, errors: FieldErrors) -> None:

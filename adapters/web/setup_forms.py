@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 DECIMAL = re.compile(r"^(?P<whole>[0-9]+)(?:\.(?P<part>[0-9]{1,2}))?\Z")
 WHOLE = re.compile(r"^[0-9]+\Z")
@@ -96,12 +96,17 @@ def plain_hundredths(value: int | None) -> str:
 
 
 def sort_errors(
-    problems: Mapping[str, str], places: Mapping[str, Mapping[str, str]]
+    problems: Mapping[str, str],
+    places: Mapping[str, Mapping[str, str]],
+    *,
+    describe: Callable[[str], str] | None = None,
 ) -> tuple[FieldErrors, list[str]]:
     """Split a use case's problems (dotted paths) into the form's field errors and the
     rest. ``places`` maps a path prefix (``""``: the whole path) to the form fields of its
     suffixes: a path ``prefix.suffix`` goes beside the field its suffix, or the suffix's
-    first part, is mapped to. Every other problem is ``path: text`` for the page's top."""
+    first part, is mapped to. Every other problem is ``where: text`` for the page's top,
+    ``where`` being the path as ``describe`` names it (the text alone when that is "")."""
+    describe = describe or readable_path
     mine, others = FieldErrors(), []
     for path, text in problems.items():
         target = None
@@ -115,7 +120,8 @@ def sort_errors(
         if target is not None:
             mine.add(target, text)
         else:
-            others.append(f"{readable_path(path)}: {text}")
+            where = describe(path)
+            others.append(f"{where}: {text}" if where else text)
     return mine, others
 
 

@@ -52,10 +52,17 @@ SETTINGS_FIELDS = {
     "notify_email": "notify_email",
     "reminder_hours": "reminder_hours",
     "referral_discount_cents": "referral_discount",
+    "custom_domain": "custom_domain",
 }
 EMAIL_FIELDS = ("notify_email", "reminder_hours")
-LATER_FIELDS = (*EMAIL_FIELDS, "referral_discount")
+LATER_FIELDS = (*EMAIL_FIELDS, "referral_discount", "custom_domain")
 """Fields a form made before they existed lacks: such a form leaves them as stored."""
+PLAIN_SETTINGS = {
+    "A lowercase host name such as book.example.com.": (
+        "A domain name such as book.example.com: no https://, no path."
+    ),
+}
+"""The company's own texts (written for the API and the command line) in the page's words."""
 DEFAULT_PICK = "#4338ca"
 """What the colour picker shows for a company with no brand colour (the pages' own)."""
 
@@ -88,6 +95,7 @@ def settings(visit: Visit) -> Response:
         "notify_email": company.notify_email or "",
         "reminder_hours": str(company.reminder_hours),
         "referral_discount": plain_hundredths(company.referral_discount_cents),
+        "custom_domain": company.custom_domain or "",
     }
     stored = values  # as the form shows the stored company: its fingerprint goes with it
     if visit.request.method == "POST" and stale(visit.form, stored):
@@ -122,6 +130,7 @@ def settings(visit: Visit) -> Response:
                     notify_email=values["notify_email"],
                     reminder_hours=reminder,
                     referral_discount_cents=referral,
+                    custom_domain=values["custom_domain"],
                     dry_run=bool(errors),
                     expected=company,
                 ),
@@ -132,8 +141,7 @@ def settings(visit: Visit) -> Response:
         except ValidationFailed as refused:
             found, others = sort_errors(refused.field_errors, {"": SETTINGS_FIELDS})
             for name, text in found.items():
-                if name not in errors:
-                    errors.add(name, text)
+                errors.add(name, PLAIN_SETTINGS.get(text, text))
         else:
             if not errors:
                 return visit.redirect("/admin/settings", flash="Settings saved.")

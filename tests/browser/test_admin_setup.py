@@ -122,7 +122,9 @@ def test_an_owner_sets_up_an_empty_company_and_it_takes_a_booking(
     expect(page.locator("#home_zip-error")).to_contain_text(
         "Unknown US zip code", use_inner_text=True
     )
-    expect(page.locator("#day_1-error")).to_contain_text("After start", use_inner_text=True)
+    expect(page.locator("#day_1-error")).to_contain_text(
+        "The end must be after the start", use_inner_text=True
+    )
     expect(page.get_by_label("Works in these zips")).to_have_value("10001, 10003\n10011")
     with site.container.reader() as uow:
         assert not uow.crew.list_active(company.id, PageRequest(limit=10)).items
@@ -245,6 +247,7 @@ def test_another_companys_service_fee_or_crew_member_is_not_found(site: Site, co
             ),
         ),
         uow=site.container.uow(),
+        clock=site.container.clock,
     )  # fmt: skip
     owner = site.user(mine.company, Role.OWNER)
     page = context.new_page()
@@ -458,8 +461,8 @@ def test_a_fee_added_in_the_browser_is_listed_and_charged_then_retired(
     with page.expect_navigation():  # the same error may already show
         page.get_by_role("button", name="Add fee").click()
     expect(page.locator("#zips-error")).to_have_text(
-        "A zip fee needs zips.", use_inner_text=True
-    )  # the core's
+        "Write the zip codes the fee is charged in.", use_inner_text=True
+    )  # the core's, in the page's words
     page.locator("#zips").fill("10001, 1234")
     page.get_by_role("button", name="Add fee").click()
     expect(page.locator("#zips-error")).to_contain_text(

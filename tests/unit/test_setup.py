@@ -341,7 +341,50 @@ def test_ids_must_be_unique_where_they_are_looked_up(shop):
     assert found == {
         "industries.0.services.1.id": "Another service has this id.",
         "frequencies.2.slug": "Another frequency has this slug.",
+        "frequencies.2.name": FREQUENCY_TWICE,
         "coupons.1.code": "Another coupon has this code (codes match whatever their case).",
+    }
+
+
+FREQUENCY_TWICE = "Another frequency has this name: customers could not tell them apart."
+
+
+def test_names_customers_choose_by_are_unique_in_any_case_and_spacing(shop):
+    """Two parameters or extras of one service, or two frequencies, named alike (``Bedrooms``
+    and ``bedrooms``) are refused: the booking page would show both. Another service may
+    use the name."""
+    draft = example_catalog()
+    industry = draft.industries[0]
+    service = industry.services[0]
+    parameter, extra = service.parameters[0], service.extras[0]
+    twice = attrs.evolve(
+        service,
+        parameters=(
+            *service.parameters,
+            attrs.evolve(parameter, id="par_again", name=f" {parameter.name.lower()}  "),
+        ),
+        extras=(*service.extras, attrs.evolve(extra, id="ext_again", name=extra.name.upper())),
+    )
+    other = attrs.evolve(service, id="svc_other", name="Other")
+    frequency = attrs.evolve(draft.frequencies[1], slug="again")
+    found = problems(
+        shop.replace,
+        attrs.evolve(
+            draft,
+            industries=(attrs.evolve(industry, services=(twice, other)),),
+            frequencies=(*draft.frequencies, frequency),
+        ),
+    )
+
+    n, m, f = len(service.parameters), len(service.extras), len(draft.frequencies)
+    assert found == {
+        f"industries.0.services.0.parameters.{n}.name": (
+            "Another parameter of this service has this name: customers could not tell them apart."
+        ),
+        f"industries.0.services.0.extras.{m}.name": (
+            "Another extra of this service has this name: customers could not tell them apart."
+        ),
+        f"frequencies.{f}.name": FREQUENCY_TWICE,
     }
 
 
