@@ -26,7 +26,7 @@ from adapters.http.views.bookings import (
 )
 from adapters.http.views.catalog import catalog_view
 from adapters.http.views.crew import crew_member_view
-from adapters.http.views.customers import customer_view
+from adapters.http.views.customers import customer_merge_view, customer_view
 from adapters.http.views.leads import captured_lead_view, lead_view, lead_with_timeline_view
 from adapters.http.views.payments import PaymentView, payment_view
 from adapters.http.views.prices import plan_price_view
@@ -47,6 +47,7 @@ from booking_core.customers import (
     Address,
     ChurnLevel,
     ChurnRisk,
+    CustomerMerge,
     Lifetime,
     SavedAddress,
     new_customer,
@@ -167,6 +168,9 @@ def top_level_samples() -> list[attrs.AttrsInstance]:
         catalog_view(catalog),
         plan_price_view(plan),
         customer_view(customer, lifetime, ChurnRisk(ChurnLevel.LOW, 10), CONTEXT),
+        customer_merge_view(
+            CustomerMerge(company_id="cmp_1", survivor_id="cus_1", merged_id="cus_2")
+        ),
         lead_view(lead, CONTEXT),
         lead_with_timeline_view(lead, CONTEXT),
         captured_lead_view(lead, CONTEXT, folded=False),
