@@ -101,6 +101,7 @@ class ActivityKind(enum.StrEnum):
 
     CREATED = "created"
     STARTED = "started"
+    START_UNDONE = "start_undone"
     COMPLETED = "completed"
     CANCELLED = "cancelled"
     RESCHEDULED = "rescheduled"
@@ -308,6 +309,14 @@ def start_job(booking: Booking, at: datetime) -> Booking:
     """The crew starts the job: ``scheduled`` -> ``in_progress`` (early starts allowed)."""
     require_scheduled(booking, "start")
     return record(booking, at, ActivityKind.STARTED, {}, status=BookingStatus.IN_PROGRESS)
+
+
+def undo_start(booking: Booking, at: datetime) -> Booking:
+    """A start made by mistake taken back: ``in_progress`` -> ``scheduled`` (the job can
+    then be moved or cancelled again); anything but a job in progress is refused."""
+    if booking.status is not BookingStatus.IN_PROGRESS:
+        raise refusal(booking, "undo the start of", "only a job in progress can be taken back")
+    return record(booking, at, ActivityKind.START_UNDONE, {}, status=BookingStatus.SCHEDULED)
 
 
 def complete_job(booking: Booking, at: datetime) -> Booking:

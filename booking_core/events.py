@@ -36,6 +36,7 @@ class EventType(StrEnum):
     BOOKING_RESCHEDULED = "booking.rescheduled"
     BOOKING_CANCELLED = "booking.cancelled"
     BOOKING_STARTED = "booking.started"
+    BOOKING_START_UNDONE = "booking.start_undone"
     BOOKING_COMPLETED = "booking.completed"
     CUSTOMER_CREATED = "customer.created"
     CUSTOMER_UPDATED = "customer.updated"
@@ -60,6 +61,9 @@ DESCRIPTIONS: dict[EventType, str] = {
     EventType.BOOKING_RESCHEDULED: "A booking moved to another time or crew.",
     EventType.BOOKING_CANCELLED: "A booking was cancelled.",
     EventType.BOOKING_STARTED: "The crew started the job.",
+    EventType.BOOKING_START_UNDONE: (
+        "A start made by mistake was taken back: the job is scheduled again."
+    ),
     EventType.BOOKING_COMPLETED: "The crew completed the job.",
     EventType.CUSTOMER_CREATED: "A customer record was created.",
     EventType.CUSTOMER_UPDATED: (

@@ -56,6 +56,7 @@ from booking_core.services.scheduling import (
     priced_moves,
     reschedule_booking,
     start_booking,
+    undo_start_booking,
 )
 
 CANCEL_SCOPES = {
@@ -119,6 +120,8 @@ def activity_line(entry: ActivityEntry, zone: ZoneInfo) -> tuple[str, str, str]:
         return when, "Booked", ""
     if entry.kind is ActivityKind.STARTED:
         return when, "Started", ""
+    if entry.kind is ActivityKind.START_UNDONE:
+        return when, "Start undone", "scheduled again"
     if entry.kind is ActivityKind.COMPLETED:
         return when, "Completed", "without being started first" if data.get("skippedStart") else ""
     if entry.kind is ActivityKind.CANCELLED:
@@ -254,6 +257,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         can_start=scheduled,
         can_complete=booking.status is BookingStatus.IN_PROGRESS
         or (scheduled and booking.start <= now),
+        can_undo_start=booking.status is BookingStatus.IN_PROGRESS,
         can_change=scheduled,
         in_plan=booking.plan_id is not None,
         plan_ends_on=long_date(booking.plan_ends_on) if booking.plan_ends_on else "",
@@ -300,6 +304,12 @@ def _move(visit: Visit, move: Move, verb: str) -> Response:
 def start(visit: Visit) -> Response:
     """``POST /admin/bookings/{ref}/start``: scheduled -> in progress."""
     return _move(visit, start_booking, "started")
+
+
+def undo_start(visit: Visit) -> Response:
+    """``POST /admin/bookings/{ref}/undo-start``: a start made by mistake taken back (in
+    progress -> scheduled), so the job can be moved or cancelled again."""
+    return _move(visit, undo_start_booking, "set back to scheduled")
 
 
 def complete(visit: Visit) -> Response:
@@ -528,6 +538,7 @@ def routes(deps: WebDeps) -> list[BaseRoute]:
         page("/admin/bookings/{ref}", deps, booking_page, roles=ADMINS),
         page("/admin/bookings/{ref}/start", deps, start, methods=post, roles=ADMINS),
         page("/admin/bookings/{ref}/complete", deps, complete, methods=post, roles=ADMINS),
+        page("/admin/bookings/{ref}/undo-start", deps, undo_start, methods=post, roles=ADMINS),
         page("/admin/bookings/{ref}/cancel", deps, cancel, methods=post, roles=ADMINS),
         page("/admin/bookings/{ref}/reschedule", deps, reschedule, methods=post, roles=ADMINS),
     ]

@@ -40,6 +40,7 @@ from booking_core.bookings import (
     complete_job,
     normalize_human_code,
     start_job,
+    undo_start,
     wall_clock_instant,
 )
 from booking_core.catalog import Catalog, Frequency
@@ -1008,6 +1009,29 @@ def _crew_booking(
     if crew_member_id is not None and crew_member_id not in booking.crew_ids:
         raise NotFoundError("booking", id_or_code)
     return booking
+
+
+def undo_start_booking(
+    company_id: str,
+    id_or_code: str,
+    *,
+    crew_member_id: str | None,
+    uow: UnitOfWork,
+    clock: Clock,
+) -> Booking:
+    """Take back a start made by mistake: ``in_progress`` -> ``scheduled``, recorded in the
+    activity log (``start_undone``) and as ``booking.start_undone``. ``crew_member_id`` as
+    for ``start_booking`` (the admin workspace passes None); anything but a job in progress
+    is refused with ``InvalidTransition``."""
+    return _move_job(
+        company_id,
+        id_or_code,
+        crew_member_id,
+        undo_start,
+        EventType.BOOKING_START_UNDONE,
+        uow,
+        clock,
+    )
 
 
 def start_booking(

@@ -180,6 +180,13 @@ def test_owner_sees_the_day_and_week_and_moves_cancels_starts_and_completes_jobs
         f"Job {jobs['work'].code} started.", use_inner_text=True
     )
     expect(page.locator(".bk-status")).to_have_text("In progress", use_inner_text=True)
+    # Started by mistake? Undo start sets it back to scheduled, then start it again.
+    page.get_by_role("button", name="Undo start").click()
+    expect(page.locator(".bk-status")).to_have_text("Scheduled", use_inner_text=True)
+    expect(page.locator(".bk-activity")).to_contain_text("Start undone", use_inner_text=True)
+    assert _stored(site, board, "work").status is BookingStatus.SCHEDULED
+    page.get_by_role("button", name="Start job").click()
+    expect(page.locator(".bk-status")).to_have_text("In progress", use_inner_text=True)
     page.get_by_role("button", name="Complete job").click()
     expect(page.locator(".bk-status")).to_have_text("Completed", use_inner_text=True)
     stored = _stored(site, board, "work")

@@ -273,3 +273,27 @@ def test_crew_jobs_of_the_whole_crew_with_cancelled_ones_for_the_admin_calendar(
 
     assert ids() == [rosas.id, bos.id, team.id]  # a team's job once, not once per member
     assert ids(cancelled=True) == [rosas.id, bos.id, team.id, cancelled.id]
+
+
+def test_a_start_made_by_mistake_is_taken_back_and_the_job_can_be_moved_again(world):
+    (job,) = world.book(TOMORROW_10)
+    world.start(job)  # a day early, by mistake
+    world.recorded()
+    undone = scheduling.undo_start_booking(
+        world.company.id, job.id, crew_member_id=None, uow=world.uow(), clock=world.clock
+    )
+    (event,) = world.recorded()
+    assert (event.type, event.subject) == (EventType.BOOKING_START_UNDONE, world.stored(job.id))
+    assert undone.status is BookingStatus.SCHEDULED
+    assert undone.activity[-1].kind is ActivityKind.START_UNDONE
+    # Scheduled again, it can be cancelled (a started job cannot).
+    cancelled = scheduling.cancel_booking(
+        world.company.id, job.id, CancelScope.THIS, uow=world.uow(), clock=world.clock
+    )
+    assert cancelled[0].status is BookingStatus.CANCELLED
+    # Only a job in progress can be taken back; nothing changes otherwise.
+    with pytest.raises(InvalidTransition):
+        scheduling.undo_start_booking(
+            world.company.id, job.id, crew_member_id=None, uow=world.uow(), clock=world.clock
+        )
+    assert world.stored(job.id).status is BookingStatus.CANCELLED
