@@ -1087,62 +1087,48 @@ def _remove_page(visit: Visit, draft: CatalogDraft, removal: Removal) -> Respons
     )
 
 
-def parameter_remove(visit: Visit) -> Response:
-    """``/admin/catalog/services/{service_id}/parameters/{parameter_id}/remove``."""
+def _service_item_remove(
+    visit: Visit, field: str, what: str, values: Callable[[Any], Any]
+) -> Response:
+    """The remove page of one of a service's ``field`` (``parameters`` or ``extras``), named
+    ``what``, its id in the address as ``{what}_id``."""
     draft = _draft(visit)
     params = visit.request.path_params
     i, s = _where(draft, params["service_id"])
     service = draft.industries[i].services[s]
-    parameter = _named(service.parameters, params["parameter_id"], "parameter", lambda p: p.id)
-    assert parameter is not None
+    item = _named(getattr(service, field), params[f"{what}_id"], what, lambda x: x.id)
+    assert item is not None
     without = _replace_service(
         draft,
         i,
         s,
         lambda old: attrs.evolve(
-            old, parameters=tuple(p for p in old.parameters if p.id != parameter.id)
+            old,
+            **{field: tuple(x for x in getattr(old, field) if x.id != item.id)},  # type: ignore[arg-type]
         ),
     )
     return _remove_page(
         visit,
         draft,
         Removal(
-            what="parameter",
-            name=parameter.name,
+            what=what,
+            name=item.name,
             owner=f" from {service.name}",
             without=without,
             back=f"{CATALOG}#service-{service.id}",
-            values=_parameter_values(parameter),
+            values=values(item),
         ),
     )
+
+
+def parameter_remove(visit: Visit) -> Response:
+    """``/admin/catalog/services/{service_id}/parameters/{parameter_id}/remove``."""
+    return _service_item_remove(visit, "parameters", "parameter", _parameter_values)
 
 
 def extra_remove(visit: Visit) -> Response:
     """``/admin/catalog/services/{service_id}/extras/{extra_id}/remove``."""
-    draft = _draft(visit)
-    params = visit.request.path_params
-    i, s = _where(draft, params["service_id"])
-    service = draft.industries[i].services[s]
-    extra = _named(service.extras, params["extra_id"], "extra", lambda e: e.id)
-    assert extra is not None
-    without = _replace_service(
-        draft,
-        i,
-        s,
-        lambda old: attrs.evolve(old, extras=tuple(e for e in old.extras if e.id != extra.id)),
-    )
-    return _remove_page(
-        visit,
-        draft,
-        Removal(
-            what="extra",
-            name=extra.name,
-            owner=f" from {service.name}",
-            without=without,
-            back=f"{CATALOG}#service-{service.id}",
-            values=_extra_values(extra),
-        ),
-    )
+    return _service_item_remove(visit, "extras", "extra", _extra_values)
 
 
 def frequency_remove(visit: Visit) -> Response:
