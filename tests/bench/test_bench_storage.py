@@ -90,6 +90,7 @@ def _bulk_load(db: Database, rows: int) -> None:
                         "addresses": addresses,
                         "default_address_id": "adr_1",
                         "merged_into": None,
+                        "referral_code": f"{n:08X}",  # unique per company, as drawn codes are
                         "notes": "",
                         "created_at": at,
                         "updated_at": at,

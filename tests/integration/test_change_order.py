@@ -146,9 +146,9 @@ def test_a_cursor_made_before_the_upgrade_continues_where_it_was(postgres: Datab
     stamped = [f.at(100 - i) for i in range(4)]  # the change clock's order: old[3] first
     with postgres.engine.begin() as connection:
         for customer, stamp in zip(old, stamped, strict=True):
-            connection.execute(
-                customers.insert().values(**stored_values(customer), changed_at=stamp)
-            )
+            # The columns revision 0003 has: later ones (a referral code) came after it.
+            before = {k: v for k, v in stored_values(customer).items() if k != "referral_code"}
+            connection.execute(customers.insert().values(**before, changed_at=stamp))
     postgres.migrate()
     fresh = f.customer(CO, minutes=10)
     with postgres.uow() as uow:
