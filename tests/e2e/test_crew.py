@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import attrs
 
 from booking_core.crew import deactivate
@@ -53,7 +55,7 @@ def test_crew_needs_the_crews_read_scope(stack: Stack):
 
 
 def test_a_service_retired_or_brought_back_shows_every_member_it_changes_to_a_poller(
-    stack: Stack,
+    stack: Stack, settled: Callable[[], None]
 ):
     """``serviceIds`` follows the catalog, so a poller of ``updatedSince`` is shown each
     member whose list a catalog change altered, with the new list and ``updatedAt``; a
@@ -68,6 +70,7 @@ def test_a_service_retired_or_brought_back_shows_every_member_it_changes_to_a_po
     rosa, sam = shop.crew_ids
     since = "2000-01-01T00:00:00Z"
     with stack.client(shop.key) as client:
+        settled()  # on PostgreSQL a change is listed once earlier writers have ended
         first = client.get(f"{API}/crew", params={"updatedSince": since}).json()
         assert {m["id"] for m in first["data"]} == {rosa, sam}
         cursor = first["nextCursor"]
@@ -88,6 +91,7 @@ def test_a_service_retired_or_brought_back_shows_every_member_it_changes_to_a_po
             uow=stack.container.uow(),
             clock=stack.container.clock,
         )
+        settled()
         polled = client.get(f"{API}/crew", params={"updatedSince": since, "cursor": cursor})
     assert polled.status_code == 200, polled.text
     (changed,) = polled.json()["data"]  # Sam never did handyman work: unchanged
