@@ -339,20 +339,13 @@ def cancel(visit: Visit) -> Response:
         after = read_date(values["after"])
         if after is None:
             errors["after"] = "Enter the plan's last date, e.g. 2026-03-14."
-    if not errors and scope is not plans.CancelScope.THIS:
-        try:
-            note = _cancel_to_confirm(visit, booking, scope, after, values)
-        except ValidationFailed as refused:
-            errors = dict(refused.field_errors)
-        except InvalidTransition as refused:
-            alert = f"This booking could not be cancelled: {refused.reason}."
-            forms = Forms(values, {}, cancel_alert=alert)
-            return render_booking(visit, _load(visit), forms, status=409)
-        else:
-            if note is not None:
-                return render_booking(visit, booking, Forms(values, {}, cancel_confirm=note))
     if not errors:
         try:
+            # A cancel of several visits (or of none) says what it takes first.
+            several = scope is not plans.CancelScope.THIS
+            note = _cancel_to_confirm(visit, booking, scope, after, values) if several else None
+            if note is not None:
+                return render_booking(visit, booking, Forms(values, {}, cancel_confirm=note))
             changed = cancel_booking(
                 booking.company_id,
                 booking.id,

@@ -19,7 +19,7 @@ from starlette.routing import BaseRoute
 from adapters.web.deps import WebDeps
 from adapters.web.keys import NO_STORE, local_time
 from adapters.web.nav import OWNERS
-from adapters.web.pages import Visit, page, roster_names
+from adapters.web.pages import Visit, page
 from booking_core.errors import NotFoundError, RuleViolation, ValidationFailed
 from booking_core.services import users as cases
 from booking_core.services.scheduling import active_crew
@@ -45,7 +45,7 @@ def _list_page(
         status=422 if errors else 200,
         people=cases.list_users(company.id, uow=visit.deps.reader()),
         crew=crew,
-        crew_names=roster_names(visit.deps, company.id),
+        crew_names={member.id: member.name for member in crew},  # the roster read once
         roles=ROLES,
         values=values or {"role": Role.DISPATCHER.value},
         errors=errors or {},
