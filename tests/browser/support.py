@@ -7,7 +7,7 @@ import base64
 import io
 import json
 import secrets
-from datetime import time, timedelta
+from datetime import datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -21,6 +21,7 @@ from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.customers import Address
 from booking_core.demo import demo_catalog
 from booking_core.ids import new_id
+from booking_core.plans import CancelScope
 from booking_core.pricing import SelectedItem
 from booking_core.services import companies as company_cases
 from booking_core.services import scheduling
@@ -209,6 +210,19 @@ class Site:
             clock=self.container.clock,
             hasher=self.container.hasher,
         )
+
+    def cancel(self, job: Job) -> datetime:
+        """Cancel the job's visit as an admin would; the instant it was cancelled."""
+        scheduling.cancel_booking(
+            job.company.id,
+            job.booking.id,
+            CancelScope.THIS,
+            uow=self.container.uow(),
+            clock=self.container.clock,
+        )
+        cancelled_at = self.booking(job).cancelled_at
+        assert cancelled_at is not None
+        return cancelled_at
 
     def booking(self, job: Job) -> Booking:
         """The job's booking as stored now."""

@@ -4,18 +4,11 @@ page; and their wording reads naturally whatever the company and frequency are n
 
 from __future__ import annotations
 
-import secrets
 from datetime import timedelta
 
-from booking_core.customers import Address
-from booking_core.plans import CancelScope
-from booking_core.pricing import Selection
-from booking_core.services import scheduling
-from booking_core.services.customers import CreateCustomer, create_customer
-from booking_core.services.quotes import CreateQuote, create_quote
 from booking_core.services.setup import UpdateCompanySettings, update_company_settings
 from tests.browser.support import Job, Site
-from tests.browser.test_customer_pages_http import get, track
+from tests.browser.test_customer_pages_http import get, quote_for, track
 
 MAILTO = '<a href="mailto:hello@nightowl.example">hello@nightowl.example</a>'
 
@@ -46,15 +39,7 @@ def test_past_the_cutoff_the_tracking_page_gives_the_company_s_email(site: Site)
 
 def test_the_expired_link_page_gives_the_email_and_no_possessive(site: Site):
     job = night_owl(site)
-    scheduling.cancel_booking(
-        job.company.id,
-        job.booking.id,
-        CancelScope.THIS,
-        uow=site.container.uow(),
-        clock=site.container.clock,
-    )
-    cancelled_at = site.booking(job).cancelled_at
-    assert cancelled_at is not None
+    cancelled_at = site.cancel(job)
     gone = get(site, cancelled_at + timedelta(days=90), track(job))
     assert gone.status_code == 410
     assert "Cleaners's" not in gone.text
@@ -67,28 +52,7 @@ def test_the_expired_link_page_gives_the_email_and_no_possessive(site: Site):
 def test_a_recurring_quote_names_its_frequency_in_a_sentence(site: Site):
     job = site.crew_job()
     container = site.container
-    customer, _ = create_customer(
-        CreateCustomer(
-            company_id=job.company.id,
-            name="Quinn Quoted",
-            email=f"quinn-{secrets.token_hex(3)}@example.com",
-            address=Address("5 Elm St", "New York", "NY", "10001"),
-        ),
-        uow=container.uow(),
-        clock=container.clock,
-        phones=container.phones,
-    )
-    quote = create_quote(
-        CreateQuote(
-            company_id=job.company.id,
-            customer_id=customer.id,
-            selection=Selection(service_id="svc_standard_clean", frequency_slug="biweekly"),
-            send_now=True,
-            expires_at=container.clock.now() + timedelta(days=14),
-        ),
-        uow=container.uow(),
-        clock=container.clock,
-    )
+    quote = quote_for(site, job, frequency="biweekly")
     page = get(site, container.clock.now(), f"/{job.company.slug}/q/{quote.public_token}")
     assert page.status_code == 200
     assert "Every two weeks visits" not in page.text

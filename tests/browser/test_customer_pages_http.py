@@ -17,10 +17,8 @@ from booking_core.clock import FixedClock
 from booking_core.companies import RESERVED_SLUGS
 from booking_core.customers import Address
 from booking_core.events import EventType
-from booking_core.plans import CancelScope
 from booking_core.pricing import Selection
 from booking_core.quotes import ManualLine, Quote, QuoteStatus, public_url
-from booking_core.services import scheduling
 from booking_core.services.customers import CreateCustomer, create_customer
 from booking_core.services.quotes import CreateQuote, create_quote
 from booking_core.services.setup import UpdateCompanySettings, update_company_settings
@@ -220,15 +218,7 @@ def test_a_customer_moves_the_visit_to_a_listed_time(site: Site):
 
 def test_an_ended_tracking_link_answers_410_with_what_to_do(site: Site):
     job = site.crew_job()
-    scheduling.cancel_booking(
-        job.company.id,
-        job.booking.id,
-        CancelScope.THIS,
-        uow=site.container.uow(),
-        clock=site.container.clock,
-    )
-    cancelled_at = site.booking(job).cancelled_at
-    assert cancelled_at is not None
+    cancelled_at = site.cancel(job)
     still = get(site, cancelled_at + timedelta(days=89), track(job))
     assert still.status_code == 200
     assert "Cancelled" in still.text
@@ -250,7 +240,10 @@ def quote_for(
     send: bool = True,
     expires_in: timedelta | None = timedelta(days=14),
     expires_at: datetime | None = None,
+    frequency: str = "one_time",
 ) -> Quote:
+    """A quote of a standard clean for a new customer of ``job``'s company (with a default
+    address), sent unless told otherwise."""
     container = site.container
     customer, _ = create_customer(
         CreateCustomer(
@@ -267,7 +260,9 @@ def quote_for(
         CreateQuote(
             company_id=job.company.id,
             customer_id=customer.id,
-            selection=Selection(service_id="svc_standard_clean", parameters=()),
+            selection=Selection(
+                service_id="svc_standard_clean", frequency_slug=frequency, parameters=()
+            ),
             send_now=send,
             expires_at=(
                 expires_at

@@ -14,6 +14,7 @@ import pytest
 
 from booking_core.services.portal import portal_overview
 from tests.e2e.support import (
+    API,
     CrewSpec,
     Shop,
     Stack,
@@ -25,8 +26,6 @@ from tests.e2e.support import (
     unique_email,
     weekday_ahead,
 )
-
-API = "/api/v1"
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from booking_core.card_money import replace_credit_entry
-from booking_core.ledger import Kind
+from booking_core.ledger import Kind, PaymentEntry
 from booking_core.services.payments import (
     CardMoneyReceived,
     CardMoneyRefunded,
@@ -289,21 +289,28 @@ def test_card_money_cannot_be_reversed_it_is_refunded(
     assert len(ledger(api, booking)) == 2
 
 
-def test_entries_that_replaced_wallet_credit_cannot_be_reversed(
-    stack: Stack, api: httpx.Client, booking: str
-):
+def stored_credit_replacement(stack: Stack, booking: str, cents: int) -> PaymentEntry:
+    """A payment of the booking that replaced a former wallet-credit entry, stored as the
+    migration left it (method OTHER, offline, a note about the credit)."""
     replacement = replace_credit_entry(
         entry_id=f"pay_credit_{secrets.token_hex(4)}",
         company_id=stack.company.id,
         booking_id=booking,
         customer_id=None,
         kind=Kind.PAYMENT,
-        amount_cents=3000,
+        amount_cents=cents,
         created_at=stack.container.clock.now(),
     )
     with stack.container.uow() as uow:
         uow.payments.add(replacement)
         uow.commit()
+    return replacement
+
+
+def test_entries_that_replaced_wallet_credit_cannot_be_reversed(
+    stack: Stack, api: httpx.Client, booking: str
+):
+    replacement = stored_credit_replacement(stack, booking, 3000)
     (listed,) = ledger(api, booking)
     assert (listed["method"], listed["offline"]) == ("OTHER", True)
     assert "credit" in listed["note"].lower()
@@ -381,18 +388,7 @@ def test_a_hand_refund_gives_back_hand_money_only_beside_card_money(
 def test_wallet_credit_is_not_refunded_by_hand_whether_named_or_not(
     stack: Stack, api: httpx.Client, booking: str
 ):
-    replacement = replace_credit_entry(
-        entry_id=f"pay_credit_{secrets.token_hex(4)}",
-        company_id=stack.company.id,
-        booking_id=booking,
-        customer_id=None,
-        kind=Kind.PAYMENT,
-        amount_cents=4_200,
-        created_at=stack.container.clock.now(),
-    )
-    with stack.container.uow() as uow:
-        uow.payments.add(replacement)
-        uow.commit()
+    replacement = stored_credit_replacement(stack, booking, 4_200)
     named = record(api, booking, kind="REFUND", amountCents=4_200, reverses=replacement.id)
     assert "wallet credit" in error_of(named, 422, "unprocessable")["message"]
     unnamed = record(api, booking, kind="REFUND", amountCents=4_200)

@@ -14,6 +14,7 @@ import pytest
 
 from booking_core.services.setup import UpdateCompanySettings, update_company_settings
 from tests.e2e.support import (
+    API,
     CrewSpec,
     Shop,
     Stack,
@@ -26,7 +27,6 @@ from tests.e2e.support import (
     weekday_ahead,
 )
 
-API = "/api/v1"
 PUBLIC = "/api/public"
 CODE = re.compile(r"^[0-9A-HJKMNP-TV-Z]{8}$")
 OFF = "Referral codes are not enabled for this company."
