@@ -590,6 +590,12 @@ class PaymentRepository(Protocol):
         zero). Stores that run one writer at a time need do nothing."""
         ...
 
+    def lock_ledgers(self, company_id: str, ledger_keys: Collection[str]) -> None:
+        """``lock_ledger`` of each key, in one step (a merge re-filing a record's
+        bookings holds their ledgers: an entry written for one of them meanwhile is
+        filed before the merge re-files, or after it, under the survivor)."""
+        ...
+
     def get(self, company_id: str, entry_id: str) -> PaymentEntry:
         """One entry; ``NotFoundError`` for an unknown id or another company's."""
         ...

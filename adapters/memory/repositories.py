@@ -397,6 +397,9 @@ class MemoryPaymentRepository:
     def lock_ledger(self, company_id: str, ledger_key: str) -> None:
         pass  # units of work on the memory store already run one at a time
 
+    def lock_ledgers(self, company_id: str, ledger_keys: Collection[str]) -> None:
+        pass  # as lock_ledger
+
     def get(self, company_id: str, entry_id: str) -> PaymentEntry:
         return _get(self._t, "payment", company_id, entry_id)
 

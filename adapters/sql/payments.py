@@ -8,7 +8,7 @@ from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, func, select, update
+from sqlalchemy import ColumnElement, func, select, text, update
 
 from adapters.sql.context import AnyRow, UnitContext
 from adapters.sql.tables import payments
@@ -55,6 +55,14 @@ def _entry(row: AnyRow) -> PaymentEntry:
     )
 
 
+_LOCK_LEDGERS = text(
+    "SELECT pg_advisory_xact_lock(hashtextextended(key, 0))"
+    " FROM unnest(CAST(:keys AS text[])) AS key ORDER BY key"
+)
+"""Several ledgers' locks (``lock_ledger``'s keys), taken in the keys' order: PostgreSQL
+evaluates a volatile function of the select list after the sort."""
+
+
 class SqlPaymentRepository:
     """Ledger entries; a booking's entries come oldest first by ``(created_at, id)``."""
 
@@ -68,6 +76,14 @@ class SqlPaymentRepository:
             return
         key = func.hashtextextended(f"ledger:{company_id}:{ledger_key}", 0)
         self._cx.execute(select(func.pg_advisory_xact_lock(key)))
+
+    def lock_ledgers(self, company_id: str, ledger_keys: Collection[str]) -> None:
+        if self._cx.dialect != "postgresql" or not ledger_keys:
+            return
+        # One statement; the keys in one order, so that two holders of several never
+        # wait on each other in a circle.
+        keys = sorted({f"ledger:{company_id}:{key}" for key in ledger_keys})
+        self._cx.execute(_LOCK_LEDGERS, params={"keys": keys})
 
     def get(self, company_id: str, entry_id: str) -> PaymentEntry:
         statement = select(payments).where(

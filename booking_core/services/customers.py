@@ -240,9 +240,11 @@ def merge_customers(cmd: MergeCustomers, *, uow: UnitOfWork, clock: Clock) -> Cu
         survivor, merged = merge(held[survivor_id], held[merged_id], at=at)
         uow.customers.save(survivor)
         uow.customers.save(merged)
-        uow.bookings.save_all(
-            [refiled(b, survivor.id, at) for b in uow.bookings.for_customer(company_id, merged.id)]
-        )
+        bookings = uow.bookings.for_customer(company_id, merged.id)
+        # Their ledgers held before the payments are re-filed: an entry being written for
+        # one of them now is re-filed with the rest, or written after, under the survivor.
+        uow.payments.lock_ledgers(company_id, [b.id for b in bookings])
+        uow.bookings.save_all([refiled(b, survivor.id, at) for b in bookings])
         for quote in uow.quotes.of_customer(company_id, merged.id):
             uow.quotes.save(
                 evolved(quote, at, customer_id=survivor.id), expected_version=quote.version

@@ -151,11 +151,14 @@ def record_payment(cmd: RecordPayment, *, uow: UnitOfWork, clock: Clock) -> Paym
         if cmd.booking_id is None:
             ledger = BookingLedger(cmd.company_id, None)  # record_by_hand names the missing field
         else:
+            # The ledger is held before the booking is read: a merge re-filing this
+            # booking's customer holds it too, so the entry is filed under the customer
+            # the booking has once that merge has ended, never under the merged record.
+            ledger = _ledger(uow, cmd.company_id, cmd.booking_id)
             booking = uow.bookings.get(cmd.company_id, cmd.booking_id)
             customer_id = booking.customer_id
             if named is not None and not _is_customer_of(uow, named, booking):
                 other_customer_id = named.id
-            ledger = _ledger(uow, cmd.company_id, cmd.booking_id)
         entry = record_by_hand(
             ledger,
             entry_id=new_id("pay"),
@@ -223,8 +226,9 @@ def land_processor_event(event: ProcessorEvent, *, uow: UnitOfWork, clock: Clock
     reference (``NotFoundError`` if the booking has none). Nothing here depends on the
     company's processor connection: a disconnected account's events land the same way.
     """
-    booking = uow.bookings.get(event.company_id, event.booking_id)  # ours, or not found
+    # Held before the booking is read, as in ``record_payment`` (a merge holds it too).
     ledger = _ledger(uow, event.company_id, event.booking_id)
+    booking = uow.bookings.get(event.company_id, event.booking_id)  # ours, or not found
     entry_id = new_id("pay")
     at = clock.now()
     match event:

@@ -134,6 +134,36 @@ def test_writers_of_one_ledger_take_turns(uow_factory, ledger_key):
     assert sorted(outcomes) == ["refused"] * 7 + ["reversed"]
 
 
+def test_lock_ledgers_holds_each_of_them_until_the_unit_ends(uow_factory):
+    """A writer of any one of the held ledgers waits for the holder (whatever the store:
+    one that runs one writer at a time makes it wait for the whole unit once begun)."""
+    import threading
+
+    locked = threading.Event()
+    with uow_factory() as holder:
+        holder.payments.lock_ledgers("cmp_a", ["bkg_2", "bkg_1", "bkg_2"])
+        holder.payments.lock_ledgers("cmp_a", [])
+        assert holder.payments.for_booking("cmp_a", "bkg_1") == []  # a unit has begun
+
+        def write() -> None:
+            with uow_factory() as uow:
+                uow.payments.lock_ledger("cmp_a", "bkg_2")
+                uow.payments.for_booking("cmp_a", "bkg_2")  # read under the lock
+                locked.set()
+                uow.payments.add(f.payment("cmp_a", booking_id="bkg_2"))
+                uow.commit()
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        assert not locked.wait(0.5)
+        holder.payments.add(f.payment("cmp_a", booking_id="bkg_1"))
+        holder.commit()
+    writer.join(60)
+    assert locked.is_set()
+    with uow_factory() as uow:
+        assert len(uow.payments.for_booking("cmp_a", "bkg_2")) == 1
+
+
 def test_refile_files_entries_under_another_customer_and_moves_only_that(uow_factory, settle):
     """A merge re-files the merged record's entries: ``customer_id`` and the change stamp
     move (a poller by change sees them again); money, kind, booking and instant do not."""
