@@ -496,7 +496,7 @@ def reschedule(visit: Visit) -> Response:
     except SlotTaken:
         errors["when"] = "That time is taken: the crew already has a job then. Pick another time."
     except SlotUnavailable as refused:
-        names = roster_names(deps, booking.company_id)
+        names = roster_names(deps, booking.company_id, services=True)
         errors["when"] = f"That time is not open: {crew_named(refused.reason, names)}."
     except ValidationFailed as refused:
         for name, text in refused.field_errors.items():

@@ -76,19 +76,23 @@ templates = Environment(
 
 templates.filters["end_sentence"] = end_sentence  # the emails' filter, one rule
 
-_CREW_ID = re.compile(r"\bcrew_[A-Za-z0-9_-]+")
+_NAMED_ID = re.compile(r"\b(?:crew|svc)_[A-Za-z0-9_-]+")
 
 
-def roster_names(deps: WebDeps, company_id: str) -> dict[str, str]:
-    """The company's active crew members' names by id."""
+def roster_names(deps: WebDeps, company_id: str, *, services: bool = False) -> dict[str, str]:
+    """The company's active crew members' names by id (and with ``services``, its
+    services' names by id too, for ``crew_named``)."""
     with deps.reader() as uow:
-        return {m.id: m.name for m in active_crew(uow, company_id)}
+        names = {m.id: m.name for m in active_crew(uow, company_id)}
+        if services:
+            names |= {s.id: s.name for s in uow.catalogs.get(company_id).services()}
+    return names
 
 
 def crew_named(text: str, names: Mapping[str, str]) -> str:
-    """``text`` (a refusal's reason) with each crew member's id replaced by their name in
-    ``names``, since a person reading a page knows the name, not the id."""
-    return _CREW_ID.sub(lambda found: names.get(found.group(0), found.group(0)), text)
+    """``text`` (a refusal's reason) with each crew member's and service's id replaced by
+    its name in ``names``, since a person reading a page knows the name, not the id."""
+    return _NAMED_ID.sub(lambda found: names.get(found.group(0), found.group(0)), text)
 
 
 def asset_version(name: str) -> str:

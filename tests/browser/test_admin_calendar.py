@@ -238,6 +238,20 @@ def test_a_move_into_a_taken_slot_is_refused_beside_the_fields(site: Site, page,
     # The crew member is named as the dispatcher knows them, not by an id.
     expect(page.locator("#when-error")).to_contain_text("Sam", use_inner_text=True)
     expect(page.locator("#when-error")).not_to_contain_text("crew_", use_inner_text=True)
+    # So is the service, when the chosen member may not be given it.
+    kim = _member(site, board.company, "Kim Park")
+    with site.container.uow() as uow:
+        member = uow.crew.get(board.company.id, kim)
+        uow.crew.save(attrs.evolve(member, excluded_service_ids={"svc_standard_clean"}))
+        uow.commit()
+    page.reload()
+    page.get_by_label("Start time").fill("14:00")
+    page.get_by_label("Crew").select_option(label="Kim Park")
+    page.get_by_role("button", name="Reschedule").click()
+    expect(page.locator("#when-error")).to_contain_text(
+        "Kim Park does not do service Standard clean", use_inner_text=True
+    )
+    expect(page.locator("#when-error")).not_to_contain_text("svc_", use_inner_text=True)
 
     # Given to Rosa at 2:00 PM it is open: the move and the crew change together.
     page.get_by_label("Start time").fill("14:00")
