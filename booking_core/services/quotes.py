@@ -18,7 +18,7 @@ from booking_core.errors import ConflictError
 from booking_core.events import EventType, event, events_for
 from booking_core.paging import MAX_LIMIT, PageRequest
 from booking_core.ports import Clock, UnitOfWork
-from booking_core.pricing import Selection, price
+from booking_core.pricing import Selection, price_plan
 from booking_core.quotes import ManualLine, Quote, QuoteStatus
 from booking_core.services.pricing import coupon_usage
 
@@ -86,9 +86,11 @@ def create_quote(cmd: CreateQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
         breakdown = None
         if cmd.selection is not None:
             catalog = uow.catalogs.get(cmd.company_id)
-            # The quote is judged by the coupon's limits as they stand today.
+            # The quote is judged by the coupon's limits as they stand today, and by its
+            # rules on a plan's later visits too, as POST /quote and a booking judge them
+            # (a minimum subtotal only the first visit reaches is refused).
             usage = coupon_usage(uow, catalog, cmd.selection, cmd.customer_id)
-            breakdown = price(catalog, cmd.selection, at=at, coupon_usage=usage)
+            breakdown = price_plan(catalog, cmd.selection, at=at, coupon_usage=usage).first_visit
         quote = quotes.create_quote(
             company_id=cmd.company_id,
             at=at,

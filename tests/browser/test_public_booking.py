@@ -574,3 +574,14 @@ def test_an_extra_left_on_a_frequency_without_it_stays_in_sight_with_a_sentence(
     expect(said).to_have_count(0)
     expect(move_out).to_be_enabled()
     expect(move_out).to_be_checked()
+
+
+def test_a_services_hint_is_its_base_price_named_as_such(site: Site):
+    """The hint beside each service is the catalog's base price, said to be before options
+    and tax: no visit costs "From $90.00" once its rooms and tax are added."""
+    company, _ = open_company(site)
+    with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
+        page = client.get(f"/{company.slug}/book")
+    assert page.status_code == 200
+    assert "$90.00 base price, before options and tax" in page.text
+    assert "From $" not in page.text

@@ -554,6 +554,31 @@ def test_a_quotes_coupon_is_honoured_at_convert_though_its_limit_was_reached_sin
     assert booking_of_convert(api, converted)["price"] == two["price"]
 
 
+def test_a_plan_quote_is_refused_a_coupon_its_later_visits_fall_short_of(
+    api: httpx.Client, customer_id: str
+):
+    """SPRING25 needs $150.00: the first-visit deep clean lifts the first visit of this
+    biweekly plan over it, the later visits ($135.00) stay under. POST /quote and a
+    booking refuse the coupon for the plan; so does creating the quote, rather than
+    booking every later visit at $25 off."""
+    selection = {
+        "serviceId": "svc_standard_clean",
+        "frequencySlug": "biweekly",
+        "extras": [{"id": "ext_first_deep"}],
+        "couponCode": "SPRING25",
+    }
+    priced = api.post(f"{API}/quote", json=selection)
+    assert "$150.00" in error_of(priced, 422, "unprocessable")["message"]
+    created = api.post(
+        f"{API}/quotes", json={"customerId": customer_id, "send": True, **selection}, headers=idem()
+    )
+    assert error_of(created, 422, "unprocessable")["message"] == priced.json()["error"]["message"]
+    assert api.get(f"{API}/quotes", params={"customerId": customer_id}).json()["data"] == []
+    # Without the coupon the plan is quoted.
+    del selection["couponCode"]
+    assert quote_for(api, customer_id, **selection)["status"] == "sent"
+
+
 # --- The deprecated bookingId form links no cancelled booking ---------------------------
 
 
