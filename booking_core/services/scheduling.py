@@ -330,9 +330,10 @@ def _customer_for(
     address: Address,
     phones: PhoneNormalizer,
     at: datetime,
-) -> tuple[Customer, bool]:
+) -> tuple[Customer, EventType | None]:
     """The customer of the email (the survivor of a merge), created or given the address,
-    and whether it was created now.
+    and the event that records it: ``customer.created`` when it was created now,
+    ``customer.updated`` when the address was saved on it now, else None.
 
     Two first bookings racing with one new email share one customer: the one that adds it
     first wins and the others take its record (``add_unless_email_taken``), so no booking
@@ -354,7 +355,7 @@ def _customer_for(
         )
         existing, created = add_new_customer(uow, customer)
         if created:
-            return existing, True
+            return existing, EventType.CUSTOMER_CREATED
     existing = merge_survivor(existing, lambda other: uow.customers.get(company_id, other))
     if all(saved.address != address for saved in existing.addresses):
         # Read again, held, before writing back: a change committed since the first read
@@ -365,7 +366,8 @@ def _customer_for(
             new = SavedAddress(new_id("adr"), address)
             existing = add_address(existing, new, at=at, default=False)
             uow.customers.save(existing)
-    return existing, False
+            return existing, EventType.CUSTOMER_UPDATED
+    return existing, None
 
 
 def slot_for(
@@ -759,7 +761,8 @@ def create_booking(
         )
         order_fields = {"address": cmd.address, "days": cmd.days, "notes": cmd.notes,
                         **_through_form(uow, cmd, selection)}  # fmt: skip
-        customer, new = _customer_for(uow, cmd.company_id, cmd.customer, cmd.address, phones, at)
+        customer, change = _customer_for(uow, cmd.company_id, cmd.customer, cmd.address, phones, at)
+        new = change is EventType.CUSTOMER_CREATED
         if cmd.referral_code is not None:
             selection, order_fields["referred_by"] = _referred(
                 uow, company, cmd.referral_code, customer, new, selection
@@ -778,7 +781,7 @@ def create_booking(
             drive=drive,
         )
         uow.outbox.add_all(
-            events_for(EventType.CUSTOMER_CREATED, [customer] if new else [], at=at)
+            (events_for(change, [customer], at=at) if change is not None else [])
             + events_for(EventType.BOOKING_CREATED, made, at=at)
         )
         uow.commit()

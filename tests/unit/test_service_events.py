@@ -198,6 +198,37 @@ def test_a_returning_customer_s_booking_records_no_customer(world: World):
     assert [(e.type, e.subject) for e in events] == [(EventType.BOOKING_CREATED, second)]
 
 
+def test_a_returning_customer_s_booking_at_a_new_address_records_customer_updated(
+    world: World,
+):
+    """The booking saves its new address on the customer's record: a webhook consumer
+    mirroring customers hears of it (the record as stored, with both addresses)."""
+    (first,) = world.book(tuesday_at(9))
+    world.recorded()
+    elsewhere = attrs.evolve(HOME, line1="40 W 30th St")
+    second = scheduling.create_booking(
+        scheduling.CreateBooking(
+            company_id=world.company.id,
+            service_id="svc_standard_clean",
+            frequency_slug="one_time",
+            start=tuesday_at(14),
+            customer=scheduling.CustomerDetails(name="Ada", email="ADA@example.com"),
+            address=elsewhere,
+        ),
+        uow=world.uow(),
+        clock=world.clock,
+        drive=DRIVE,
+        phones=PHONES,
+    )
+    events = world.recorded()
+    assert types(events) == {EventType.CUSTOMER_UPDATED: 1, EventType.BOOKING_CREATED: 1}
+    assert subjects(events, EventType.BOOKING_CREATED) == second
+    (customer,) = subjects(events, EventType.CUSTOMER_UPDATED)
+    with world.uow() as unit:
+        assert customer == unit.customers.get(world.company.id, first.customer_id)
+    assert [a.address for a in customer.addresses] == [HOME, elsewhere]
+
+
 def test_a_plan_records_one_booking_created_per_visit(world: World):
     visits = world.book(tuesday_at(9), frequency="weekly", email="plan@example.com")
     events = world.recorded()
