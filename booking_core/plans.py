@@ -280,6 +280,14 @@ def extend_plan(
     return distinct_codes(added, rng=rng)
 
 
+def days_past_interval(days: int, interval_days: int | None) -> str | None:
+    """Why a job of ``days`` days cannot be a plan repeating every ``interval_days`` days
+    (its visits would overlap), or None when it can (or the job does not repeat)."""
+    if interval_days is not None and days > interval_days:
+        return f"A job of {days} days cannot repeat every {interval_days} days."
+    return None
+
+
 def request_errors(
     start: datetime,
     *,
@@ -303,8 +311,8 @@ def request_errors(
         return errors
     problem = start_problem(start, zone, at)
     errors = {"start_iso": problem} if problem else {}
-    if interval_days is not None and interval_days < days <= MAX_DAYS:
-        errors["days"] = f"A job of {days} days cannot repeat every {interval_days} days."
+    if (too_long := days_past_interval(days, interval_days)) and days <= MAX_DAYS:
+        errors["days"] = too_long
     elif (
         1 < days <= MAX_DAYS
         and problem is None

@@ -262,6 +262,11 @@ def _availability_reads(
         duration = request.duration_minutes or _duration(catalog, selection, at)
         crew = active_crew(uow, request.company_id)
         frequency = catalog.frequencies_by_slug.get(request.frequency_slug)
+        if frequency is not None and (
+            too_long := plans.days_past_interval(request.days, frequency.interval_days)
+        ):
+            # Booking refuses such a plan whatever the calendar holds: list no start for it.
+            raise ValidationFailed({"days": too_long})
         interval = frequency.interval_days if frequency and request.every_visit else None
         # A plan's later visits fall up to the horizon after the last date asked about.
         span = count + request.days - 1 + (plans.PLAN_HORIZON_DAYS if interval else 0)

@@ -234,6 +234,16 @@ def test_an_unknown_zip_is_invalid_on_zip(client: httpx.Client):
         ({"serviceId": STANDARD, "date": "tomorrow", "zip": LOOP}, {"date"}),
         ({"serviceId": STANDARD, "date": "2030-01-08", "zip": LOOP, "days": "0"}, {"days"}),
         ({"serviceId": STANDARD, "date": "2030-01-08", "zip": LOOP, "days": "x"}, {"days"}),
+        (  # a plan whose visits would overlap: booking refuses it whatever the calendar
+            {
+                "serviceId": STANDARD,
+                "date": "2030-01-08",
+                "zip": LOOP,
+                "days": "8",
+                "frequencySlug": "weekly",
+            },
+            {"days"},
+        ),  # fmt: skip
         ({"serviceId": "svc_nope", "date": "2030-01-08", "zip": LOOP}, {"serviceId"}),
         ({"serviceId": STANDARD, "date": "2030-01-08", "zip": LOOP, "crewIds": ","}, {"crewIds"}),
         (

@@ -484,3 +484,19 @@ def test_two_racing_public_bookings_of_one_slot_make_one_booking(
     assert "taken" in refusal(loser, 409)
     assert [b["id"] for b in listed(stack, shop)] == [created(winner)["id"]]
     assert overlapping_assignments(stack, shop.company.id) == 0
+
+
+def test_slots_and_days_refuse_a_plan_whose_visits_would_overlap(shop: Shop, public: httpx.Client):
+    """An 8-day job repeating weekly cannot be booked whatever the calendar holds: the
+    public slots and days refuse it on ``days`` as booking does, offering no start."""
+    base = f"{PUBLIC}/{shop.company.slug}"
+    params = {"serviceId": "svc_standard_clean", "zip": LOOP, "frequencySlug": "weekly",
+              "days": 8}  # fmt: skip
+    day = weekday_ahead(shop.zone, 7, weekday=1).isoformat()
+    for answer in (
+        public.get(f"{base}/slots", params={**params, "date": day}),
+        public.get(f"{base}/days", params={**params, "from": day, "count": 3}),
+    ):
+        assert "cannot repeat every 7 days" in refusal(answer, 400)
+    seven = ok(public.get(f"{base}/days", params={**params, "days": 7, "from": day, "count": 3}))
+    assert len(seven) == 3
