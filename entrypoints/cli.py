@@ -1170,7 +1170,10 @@ def _announce_when_listening(host: str, port: int, address: str, err: TextIO) ->
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``booking`` console script. A reader that stops reading early
     (``booking key list | head``) ends the command quietly, as other commands do, instead
-    of a ``BrokenPipeError`` traceback."""
+    of a ``BrokenPipeError`` traceback. Ctrl-C at a prompt or while a document is read
+    from stdin ends the command with one line, ``booking: cancelled``, and status 130
+    (a process ended by SIGINT, as shells report it); a unit of work it interrupted
+    rolls back, so nothing is half written."""
     try:
         status = Cli().run(sys.argv[1:] if argv is None else argv)
         sys.stdout.flush()
@@ -1179,6 +1182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # raise again, and end as a process killed by SIGPIPE would (128 + 13).
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except KeyboardInterrupt:
+        print("\nbooking: cancelled", file=sys.stderr, flush=True)
+        return 130
     return status
 
 

@@ -31,6 +31,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
 
 from adapters.sql.changes import ANY, ChangeFeed, Kind, feed_for
 from adapters.sql.liveness import check_on_checkout
@@ -73,6 +74,14 @@ class Database:
         if schema is not None and not SCHEMA_PATTERN.match(schema):
             raise ValueError("a schema name is lowercase letters, digits and underscores")
         scheme = url.split(":", 1)[0].lower()
+        if scheme in _SCHEMES:
+            try:
+                make_url(url)
+            except (ArgumentError, ValueError):  # "sqlite:", a port that is no number
+                raise ValueError(  # not echoed: it may hold a password
+                    "not a database URL: write sqlite:///path/to/file.sqlite3 or"
+                    " postgresql://user@host:5432/db"
+                ) from None
         if scheme in ("sqlite", "sqlite+pysqlite"):
             if schema is not None:
                 raise ValueError("SQLite has no schemas; leave schema unset")
@@ -110,6 +119,8 @@ class Database:
 
     def migrate(self) -> None:
         """Apply every Alembic revision not yet applied (``alembic upgrade head``)."""
+        if self.dialect == "sqlite":  # its folder is made here, not when merely opened
+            Path(self.engine.url.database or "").parent.mkdir(parents=True, exist_ok=True)
         config = Config()
         config.set_main_option("script_location", str(MIGRATIONS))
         with self.engine.begin() as connection:
@@ -177,11 +188,13 @@ class Database:
         self.engine.dispose()
 
 
+_SCHEMES = ("sqlite", "sqlite+pysqlite", "postgresql", "postgres", "postgresql+psycopg")
+
+
 def _sqlite_engine(url: str) -> Engine:
     parsed = make_url(url).set(drivername="sqlite+pysqlite")
     if parsed.database in (None, "", ":memory:"):
         raise ValueError("give SQLite a file (sqlite:///path/to/file.sqlite3), not :memory:")
-    Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(
         parsed,
         connect_args={"timeout": BUSY_TIMEOUT_SECONDS, "check_same_thread": False},

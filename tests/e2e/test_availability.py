@@ -223,6 +223,9 @@ def test_an_unknown_zip_is_invalid_on_zip(client: httpx.Client):
         assert set(error_of(response, 400, "invalid_request")["fieldErrors"]) == {"zip"}, bad
 
 
+EIGHT_DAYS_WEEKLY = {"days": "8", "frequencySlug": "weekly"}
+
+
 @pytest.mark.parametrize(
     ("params", "named"),
     [
@@ -235,15 +238,9 @@ def test_an_unknown_zip_is_invalid_on_zip(client: httpx.Client):
         ({"serviceId": STANDARD, "date": "2030-01-08", "zip": LOOP, "days": "0"}, {"days"}),
         ({"serviceId": STANDARD, "date": "2030-01-08", "zip": LOOP, "days": "x"}, {"days"}),
         (  # a plan whose visits would overlap: booking refuses it whatever the calendar
-            {
-                "serviceId": STANDARD,
-                "date": "2030-01-08",
-                "zip": LOOP,
-                "days": "8",
-                "frequencySlug": "weekly",
-            },
+            {"serviceId": STANDARD, "date": "2030-01-08", "zip": LOOP, **EIGHT_DAYS_WEEKLY},
             {"days"},
-        ),  # fmt: skip
+        ),
         ({"serviceId": "svc_nope", "date": "2030-01-08", "zip": LOOP}, {"serviceId"}),
         ({"serviceId": STANDARD, "date": "2030-01-08", "zip": LOOP, "crewIds": ","}, {"crewIds"}),
         (

@@ -326,6 +326,30 @@ def test_command_run_elsewhere_names_the_database_and_how_to_migrate_it(tmp_path
     assert not (tmp_path / "booking.sqlite3").exists()
 
 
+def test_a_database_in_a_folder_not_yet_made_makes_no_folder_until_migrated(tmp_path):
+    path = tmp_path / "new" / "sub" / "booking.sqlite3"
+    done = booking(
+        clean_env(BOOKING_DATABASE_URL=f"sqlite:///{path}"), "key", "list", "--company", "x",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert f"database {path} is not migrated" in one_line(done.stderr)
+    assert not (tmp_path / "new").exists()
+    migrated = booking(clean_env(BOOKING_DATABASE_URL=f"sqlite:///{path}"), "migrate", cwd=tmp_path)
+    assert migrated.returncode == 0, migrated.stderr
+    assert path.is_file()
+
+
+@pytest.mark.parametrize("url", ["sqlite:", "sqlite:/x", "postgresql://u:secret@h:abc/db"])
+def test_a_database_url_that_does_not_parse_is_named_with_status_2(tmp_path, url):
+    done = booking(clean_env(BOOKING_DATABASE_URL=url), "key", "list", "--company", "x",
+                   cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 2
+    line = one_line(done.stderr)
+    assert line.startswith("booking: BOOKING_DATABASE_URL: not a database URL")
+    assert "secret" not in line
+
+
 def test_serve_without_a_migrated_database_refuses_to_start(tmp_path):
     done = booking(clean_env(), "serve", "--port", str(free_port()), cwd=tmp_path)
     assert done.returncode == 2
@@ -400,3 +424,46 @@ def test_a_database_setting_the_service_cannot_use_is_one_line_and_exit_status_2
     line = one_line(done.stderr)
     assert line.startswith(f"booking: {setting}: ")
     assert "Error" not in line  # no Python exception class
+
+
+def test_ctrl_c_while_a_document_is_read_ends_with_one_line_and_writes_nothing(tmp_path):
+    """Ctrl-C (SIGINT) while ``catalog import -`` waits for its document on stdin: one
+    line, ``booking: cancelled``, status 130, no traceback, and the catalog as it was."""
+    import signal
+    import time
+
+    env = {"BOOKING_DATABASE_URL": f"sqlite:///{tmp_path / 'int.sqlite3'}", "PATH": ""}
+    booking = Path(sys.executable).with_name("booking")
+    demo = subprocess.run(
+        [str(booking), "demo", "--json"], capture_output=True, env=env, timeout=120, check=False
+    )
+    assert demo.returncode == 0, demo.stderr
+    before = subprocess.run(
+        [str(booking), "catalog", "export", "--company", "sparkle-cleaning"],
+        capture_output=True, env=env, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    importing = subprocess.Popen(
+        [str(booking), "catalog", "import", "--company", "sparkle-cleaning", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert importing.stdin is not None
+    importing.stdin.write(b"services:\n")  # half a document; the rest never comes
+    importing.stdin.flush()
+    waiting = Path(f"/proc/{importing.pid}/wchan")
+    deadline = time.monotonic() + 60
+    while "pipe_read" not in waiting.read_text() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "pipe_read" in waiting.read_text(), "never waited for stdin"
+    importing.send_signal(signal.SIGINT)
+    out, err = importing.communicate(timeout=60)
+    assert importing.returncode == 130, err
+    assert err.decode().strip() == "booking: cancelled"
+    assert out == b""
+    after = subprocess.run(
+        [str(booking), "catalog", "export", "--company", "sparkle-cleaning"],
+        capture_output=True, env=env, timeout=60, check=True,
+    ).stdout  # fmt: skip
+    assert after == before
