@@ -280,7 +280,12 @@ def read_choice(
     while the company's programme is on (``referrals``), else left out."""
     services = _services(catalog)
     if not services:
-        raise PageError(404, "Not open for booking", "This company takes no bookings online yet.")
+        raise PageError(
+            404,
+            "Not open for booking",
+            "This company takes no bookings online yet.",
+            book_button=False,  # this is the booking page: its button would lead back here
+        )
     service = next((s for s in services if s["id"] == values.get("service")), services[0])
     slugs = [f["slug"] for f in catalog["frequencies"]]
     frequency = values.get("frequency", "")

@@ -107,13 +107,21 @@ class PageError(Exception):
     """A refusal shown as a page: status, a short title and a sentence saying what to do."""
 
     def __init__(
-        self, status: int, title: str, message: str, headers: Mapping[str, str] | None = None
+        self,
+        status: int,
+        title: str,
+        message: str,
+        headers: Mapping[str, str] | None = None,
+        *,
+        book_button: bool = True,
     ) -> None:
         super().__init__(title)
         self.status = status
         self.title = title
         self.message = message
         self.headers = dict(headers or {})
+        self.book_button = book_button
+        """False when the refusal is the booking page's own (a button to it would loop)."""
 
 
 def forbidden_form() -> PageError:
@@ -209,6 +217,7 @@ class Visit:
             title=error.title,
             message=error.message,
             customer_page=customer,
+            book_button=error.book_button,
         )
         response.headers.update(error.headers)
         return response

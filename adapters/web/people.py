@@ -64,6 +64,10 @@ def _link_page(visit: Visit, user: User, issued: IssuedLink, *, added: bool) -> 
             " they can then set a password on their account page. It is shown this once."
         ),
         label="Sign-in link",
+        warning=(
+            f"Send it to {who} alone, by a message only they read: whoever opens it first is"
+            " signed in as them. Once you leave this page the service cannot show it again."
+        ),
         secret=f"{visit.deps.base_url.rstrip('/')}/sign-in/link/{issued.token}",
         facts=[("Email", user.email), ("Role", user.role.value)],
         usage=None,

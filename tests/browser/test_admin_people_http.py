@@ -71,6 +71,9 @@ def test_an_owner_adds_a_dispatcher_whose_link_signs_them_in_once(
     assert answer.status_code == 200, answer.text
     assert answer.headers["cache-control"] == "no-store"  # the link is shown this once
     assert "Dana Dispatch added" in answer.text
+    # The page says to send the link to them, not to keep it where no one sees it.
+    assert "Send it to Dana Dispatch alone" in answer.text
+    assert "where the tool keeps its secrets" not in answer.text
     with follow_link(site, answer) as dana:
         home = dana.get("/admin")
         assert home.status_code == 200

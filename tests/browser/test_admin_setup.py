@@ -512,3 +512,24 @@ def test_the_catalog_and_crew_pages_fit_a_phone(site: Site, page: Any, screensho
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 390, f"{path} is {width} px wide on a 390 px phone"
     page.screenshot(path=str(screenshots / "admin-crew-phone.png"), full_page=True)
+
+
+def test_every_action_of_the_catalog_stays_inside_its_card_on_a_desktop(
+    site: Site, page: Any
+) -> None:
+    """At 1280 px the frequencies, coupons and fees cards sit side by side: each row's
+    Edit and Remove stay inside their card (Remove used to run under the next card)."""
+    company, _ = site.new_company()
+    sign_in(page, site.user(company, Role.OWNER).email)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto("/admin/catalog")
+    outside = page.evaluate(
+        """() => [...document.querySelectorAll('.card')].flatMap(card => {
+            const box = card.getBoundingClientRect();
+            return [...card.querySelectorAll('a, button')]
+              .filter(el => el.getBoundingClientRect().right > box.right + 0.5)
+              .map(el => el.textContent.trim());
+        })"""
+    )
+    assert page.locator("#frequencies tbody tr").count() >= 2
+    assert outside == []

@@ -61,3 +61,16 @@ def test_a_staff_page_s_refusal_still_offers_sign_in(site: Site):
     )
     assert refused.status_code == 413
     assert 'href="/sign-in"' in refused.text
+
+
+def test_the_booking_page_of_a_company_with_nothing_to_book_sends_nowhere(site: Site):
+    """A new company's booking page is "Not open for booking": no button leading back to
+    the same page, and none to sign-in."""
+    from booking_core.catalog import Catalog
+
+    company, _ = site.new_company(Catalog(company_id="unused"))
+    (refused,) = fetch(site, site.container.clock.now(), ("GET", f"/{company.slug}/book", {}))
+    assert refused.status_code == 404
+    assert "Not open for booking" in refused.text
+    assert f'href="/{company.slug}/book"' not in refused.text
+    assert "/sign-in" not in refused.text

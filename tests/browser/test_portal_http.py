@@ -337,3 +337,31 @@ def test_details_are_saved_and_errors_shown_beside_their_fields(site: Site):
     assert customer.name == "Grace B. Hopper"
     assert customer.phone is None
     assert all(a.address.line1 != "1 Navy Way" for a in customer.addresses)
+
+
+def test_inside_the_cutoff_a_visit_says_whom_to_email_as_its_tracking_page_does(site: Site):
+    """The buttons give way to the tracking page's sentence, with the company's email
+    address when it has one."""
+    job = site.crew_job()
+    with site.container.uow() as uow:
+        company = uow.companies.get_for_update(job.company.id)
+        uow.companies.save(attrs.evolve(company, notify_email="hello@brightside.example"))
+        uow.commit()
+    slug = job.company.slug
+    app = portal_app(site, at=job.booking.start - timedelta(hours=2))
+
+    async def scenario() -> None:
+        async with client(app) as browser:
+            await ask_for_link(browser, slug, job.customer_email)
+            await browser.get(f"/{slug}/portal/link/{latest_token(site, job)}")
+            home = await browser.get(f"/{slug}/portal")
+            track = await browser.get(f"/{slug}/track/{job.booking.tracking_token}")
+        sentence = (
+            "Call or email Brightside Cleaning to change it. Their email address is "
+            '<a href="mailto:hello@brightside.example">hello@brightside.example</a>.'
+        )
+        assert sentence in track.text
+        assert sentence in home.text
+        assert f"/{slug}/track/{job.booking.tracking_token}/reschedule" not in home.text
+
+    run_async(scenario)
