@@ -434,7 +434,8 @@ def cancel_visits(
         zone = target.zone
         doomed = [v for v in mates if _not_begun(v, at) and v.start.astimezone(zone).date() > after]
         ends = after
-    ends = min(ends, plan_ends_on(mates) or ends)
+    ended = plan_ends_on(mates)
+    ends = min(ends, ended or ends)
     by_target: dict[str, DetailValue] = {"targetId": target.id}
     changed = {
         v.id: attrs.evolve(
@@ -450,7 +451,10 @@ def cancel_visits(
         key=lambda v: v.visit_index,
         default=None,
     )
-    if last is not None and last.id not in changed and last.plan_ends_on != ends:
+    # Noted only when the end moves (earlier, or for the first time): ending a plan again
+    # on a later date changes nothing.
+    moved = ended is None or ends < ended
+    if last is not None and last.id not in changed and last.plan_ends_on != ends and moved:
         changed[last.id] = record(
             last,
             at,

@@ -302,6 +302,23 @@ def test_plan_after_reports_the_reason_and_the_missing_date_together():
     assert set(caught.value.field_errors) == {"reason", "after"}
 
 
+def test_ending_a_plan_again_on_a_later_date_changes_nothing():
+    """A plan ended after its third visit (the rest cancelled) ends no later when asked
+    again with a later date: no visit is changed, so none is noted or listed."""
+    visits = weekly()
+    changed = {v.id: v for v in cancel_visits(visits, visits[0].id, AFTER, at=AT,
+                                              after=date(2026, 3, 17))}  # fmt: skip
+    assert [v.visit_index for v in changed.values()] == [3, 4, 5, 6, 7]
+    now = [changed.get(v.id, v) for v in visits]
+    for later in (date(2026, 3, 17), date(2026, 6, 1)):
+        assert cancel_visits(now, now[0].id, AFTER, at=AT, after=later) == []
+    # An earlier end still moves it: the visit after the new end is cancelled with it.
+    earlier = cancel_visits(now, now[0].id, AFTER, at=AT, after=date(2026, 3, 10))
+    assert [(v.visit_index, v.status.value, v.plan_ends_on) for v in earlier] == [
+        (2, "cancelled", date(2026, 3, 10))
+    ]
+
+
 def test_cancel_this_and_future_writes_the_reason_on_every_cancelled_visit():
     visits = weekly()
     changed = cancel_visits(visits, visits[5].id, FUTURE, at=AT, reason="Moving away")
