@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute
 
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
-from adapters.web.pages import Visit, page
+from adapters.web.pages import Visit, crew_named, page
 from adapters.web.setup_forms import (
     STALE,
     FieldErrors,
@@ -210,8 +210,14 @@ def team_form(visit: Visit) -> Response:
         try:
             saved = None if errors else save_team(cmd, uow=visit.deps.uow(), clock=visit.deps.clock)
         except ValidationFailed as refused:
-            for path, text in refused.field_errors.items():
-                errors.add("members" if path == "member_ids" else path, text)
+            # Members named as the form names them (the core's text names their ids).
+            plain = {m: n.removesuffix(" (inactive)") for m, n in choices}
+            for path, said in refused.field_errors.items():
+                inactive = path == "member_ids" and said.startswith("Not an active crew member")
+                shown = (
+                    f"{crew_named(said, plain)} Untick them to save the team." if inactive else said
+                )
+                errors.add("members" if path == "member_ids" else path, shown)
         except ChangedMeanwhile:  # saved by someone else between this read and the write
             with visit.deps.uow() as uow:
                 current = uow.teams.get(company.id, cmd.team_id or "")

@@ -533,3 +533,44 @@ def test_every_action_of_the_catalog_stays_inside_its_card_on_a_desktop(
     )
     assert page.locator("#frequencies tbody tr").count() >= 2
     assert outside == []
+
+
+def test_the_top_bar_keeps_its_links_on_one_line_whatever_the_names(
+    site: Site, page: Any, screenshots: Any
+) -> None:
+    """An owner with a long name: on a desktop the bar is one row (the names are cut
+    short, the links never wrap); from 70rem down the links take a row of their own.
+    Either way no link lies over another or off the screen."""
+    company, _ = site.new_company()
+    owner = site.user(company, Role.OWNER, name="Maximiliana Featherstonehaugh-Smith")
+    sign_in(page, owner.email)
+    rows = """() => {
+      const links = [...document.querySelectorAll('.topbar a, .topbar button')]
+        .filter(e => e.getClientRects().length);
+      const middle = e => { const r = e.getBoundingClientRect(); return (r.top + r.bottom) / 2; };
+      const tops = new Set(links.map(e => Math.round(middle(e) / 24)));
+      const overlaps = links.some((a, i) => links.slice(i + 1).some(b => {
+        const p = a.getBoundingClientRect(), q = b.getBoundingClientRect();
+        return p.left < q.right && q.left < p.right && p.top < q.bottom && q.top < p.bottom;
+      }));
+      const nav = [...document.querySelectorAll('.nav a')].filter(e => e.getClientRects().length);
+      return {
+        navRows: new Set(nav.map(e => Math.round(middle(e) / 24))).size,
+        rows: tops.size, overlaps,
+        wide: document.documentElement.scrollWidth,
+        tall: links.some(e => e.getBoundingClientRect().height > 48),
+      };
+    }"""
+    for width, navs_row in ((1440, 1), (1280, 1), (1130, 1), (1024, 1), (800, 1)):
+        page.set_viewport_size({"width": width, "height": 800})
+        page.goto("/admin/keys")
+        found = page.evaluate(rows)
+        assert found["navRows"] == navs_row, (width, found)
+        assert not found["overlaps"], (width, found)
+        assert not found["tall"], (width, found)  # no button's words wrapped
+        assert found["wide"] <= width, (width, found)
+        if width > 1120:
+            assert found["rows"] == 1, (width, found)
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.goto("/admin/keys")
+    page.screenshot(path=str(screenshots / "admin-top-bar-long-name.png"))

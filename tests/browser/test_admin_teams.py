@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 from playwright.sync_api import expect
 
 from booking_core.crew_drafts import CrewDraft, CrewMemberDraft
@@ -87,3 +88,27 @@ def test_another_companys_team_is_the_404_page(site: Site, page: Any) -> None:
     answer = page.goto(f"/admin/crew/teams/{their_team.id}")
     assert answer.status == 404
     expect(page.get_by_role("heading", name="Not found")).to_be_visible()
+
+
+def test_a_member_made_inactive_is_named_in_the_team_form_s_refusal(site: Site, page: Any) -> None:
+    """A team whose member was made inactive since: saving it is refused beside the
+    members, naming her as the form does (never by id), with what to do."""
+    company, ids = crewed_company(site, "Rosa Diaz", "Sam Lee", "Ana Kim")
+    team = save_team(
+        SaveTeam(company_id=company.id, name="Blue", member_ids=(ids["Rosa Diaz"], ids["Ana Kim"])),
+        uow=site.container.uow(),
+        clock=site.container.clock,
+    )
+    with site.container.uow() as uow:
+        ana = uow.crew.get_for_update(company.id, ids["Ana Kim"])
+        uow.crew.save(attrs.evolve(ana, active=False))
+        uow.commit()
+    sign_in(page, site.user(company, Role.OWNER).email)
+    page.goto(f"/admin/crew/teams/{team.id}")
+    page.get_by_label("Team name").fill("Blue crew")
+    page.get_by_role("button", name="Save team").click()
+    expect(page.locator("#members-error")).to_have_text(
+        "Not an active crew member: Ana Kim. Untick them to save the team.",
+        use_inner_text=True,
+    )
+    assert list_teams(company.id, uow=site.container.reader()) == [team]
