@@ -138,18 +138,22 @@ def dispute_won(
     at: datetime,
 ) -> PaymentEntry:
     """A dispute closed in the company's favour puts the money back: a ``REVERSAL`` for job
-    money, a ``TIP`` for a tip. ``reverses`` names the dispute entry when the whole disputed
-    amount came back, and is ``None`` on a partial return."""
+    money, a ``TIP`` for a tip. ``reverses`` names the dispute entry once the whole
+    disputed amount has come back (in this return, or with the partial returns before
+    it), and is ``None`` on a partial return. Returns on one dispute never add up to more
+    than was disputed."""
     if dispute.id not in ledger or not is_dispute(dispute):
         raise LedgerRuleViolation(f"Entry {dispute.id} is not a dispute on this booking.")
     if dispute.id in ledger.reversed_ids:
         raise LedgerRuleViolation(f"Dispute {dispute.id} was already put back in full.")
     _processor_amount(returned_cents, "returned_cents")
     disputed_cents = -dispute.amount_cents
-    if returned_cents > disputed_cents:
+    left = disputed_cents - ledger.returned_on(dispute)
+    if returned_cents > left:
+        already = f" ({disputed_cents - left} came back before)" if left < disputed_cents else ""
         raise LedgerRuleViolation(
             f"{returned_cents} cents cannot come back on dispute {dispute.id} of "
-            f"{disputed_cents} cents."
+            f"{disputed_cents} cents{already}."
         )
     return PaymentEntry(
         id=entry_id,
@@ -161,7 +165,7 @@ def dispute_won(
         amount_cents=returned_cents,
         offline=False,
         note=DISPUTE_WON_NOTE,
-        reverses=dispute.id if returned_cents == disputed_cents else None,
+        reverses=dispute.id if returned_cents == left else None,
         external_ref=dispute.external_ref,
         origin=Origin.PROCESSOR,
         created_at=at,

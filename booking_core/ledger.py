@@ -320,6 +320,23 @@ class BookingLedger:
                 return e
         return None
 
+    def returned_on(self, dispute: PaymentEntry) -> int:
+        """The cents the bank has given back so far on ``dispute`` (an entry of this
+        ledger): its partial returns, the ``DISPUTE_WON_NOTE`` entries of its kind on its
+        payment intent recorded after it, up to the next dispute on that intent."""
+        kind = Kind.TIP if dispute.kind is Kind.TIP_REFUND else Kind.REVERSAL
+        returned, after = 0, False
+        for e in self.entries:
+            if e.id == dispute.id:
+                after = True
+            elif not after or e.external_ref != dispute.external_ref:
+                continue
+            elif is_dispute(e) and e.kind is dispute.kind:
+                break  # a later dispute on the same money: what follows is its own
+            elif e.kind is kind and e.note == DISPUTE_WON_NOTE and e.reverses is None:
+                returned += e.amount_cents
+        return returned
+
     def find_open_dispute(self, payment_ref: str, *, tip: bool) -> PaymentEntry | None:
         """The latest dispute on that payment intent not yet put back in full."""
         wanted = Kind.TIP_REFUND if tip else Kind.DISPUTE

@@ -190,3 +190,39 @@ def test_a_won_dispute_returns_a_positive_amount_no_more_than_was_disputed() -> 
         dispute_won(ledger, dispute, entry_id=_id(), returned_cents=5_001, at=AT)
     back = dispute_won(ledger, dispute, entry_id=_id(), returned_cents=4_999, at=AT)
     assert (back.amount_cents, back.reverses) == (4_999, None)
+
+
+@pytest.mark.parametrize("tip", [False, True])
+def test_returns_on_one_dispute_never_add_up_to_more_than_was_disputed(tip: bool) -> None:
+    """A dispute closed in parts: each part names no entry until the last, which brings
+    back what was still out and names the dispute; a part past what is left is refused,
+    so the booking's totals never gain more than the bank took."""
+    ledger, charge = by_card(empty(), 6_000)
+    if tip:
+        ledger, charge = by_card(ledger, 6_000, tip=True)
+    dispute = dispute_opened(charge, entry_id=_id(), amount_cents=3_000, at=AT)
+    ledger = ledger.with_entry(dispute)
+    first = dispute_won(ledger, dispute, entry_id=_id(), returned_cents=2_000, at=AT)
+    assert first.reverses is None
+    ledger = ledger.with_entry(first)
+    assert ledger.returned_on(dispute) == 2_000
+    with pytest.raises(
+        LedgerRuleViolation,
+        match=exactly(
+            f"2000 cents cannot come back on dispute {dispute.id} of 3000 cents "
+            "(2000 came back before)."
+        ),
+    ):
+        dispute_won(ledger, dispute, entry_id=_id(), returned_cents=2_000, at=AT)
+    last = dispute_won(ledger, dispute, entry_id=_id(), returned_cents=1_000, at=AT)
+    assert last.reverses == dispute.id
+    ledger = ledger.with_entry(last)
+    assert (ledger.paid_cents, ledger.tips_cents) == ((6_000, 6_000) if tip else (6_000, 0))
+    assert ledger.find_open_dispute(charge.external_ref or "", tip=tip) is None
+    # A later dispute on the same money counts its own returns from nothing.
+    again = dispute_opened(charge, entry_id=_id(), amount_cents=500, at=AT)
+    ledger = ledger.with_entry(again)
+    assert ledger.returned_on(again) == 0
+    assert dispute_won(ledger, again, entry_id=_id(), returned_cents=500, at=AT).reverses == (
+        again.id
+    )
