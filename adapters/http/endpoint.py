@@ -31,7 +31,7 @@ from adapters.http.errors import ApiError, from_domain, internal_error
 from adapters.http.fieldpaths import merged
 from adapters.http.queries import PageQuery
 from adapters.http.ratelimit import Verdict
-from adapters.http.reading import json_body, parse_json, read_query
+from adapters.http.reading import MAX_BODY_BYTES, json_body, parse_json, read_limited, read_query
 from adapters.http.redaction import error_fields
 from adapters.http.structuring import RequestInvalid, structure, structure_query
 from adapters.http.views import PageView, RenderContext, to_json
@@ -343,6 +343,12 @@ class _Outcome:
     key: ApiKey | None
 
 
+def _has_body(request: Request) -> bool:
+    """Whether the request says it carries a body (a length above 0, or chunks)."""
+    headers = request.headers
+    return headers.get("content-length", "0") != "0" or "transfer-encoding" in headers
+
+
 def process_request(endpoint: Endpoint, deps: HttpDeps, incoming: Incoming) -> _Outcome:
     """Every step of a request after its bytes are read, in one worker thread."""
     request_id = incoming.request_id
@@ -487,6 +493,12 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
                 return Response(_encode(unauthorized().body(request_id)), 401, media_type=JSON)
         early: ApiError | None = None
         raw_body = b""
+        if endpoint.body is None and _has_body(request):
+            # A body on a read is not used, but counted like any other (413 past the limit).
+            try:
+                await read_limited(request, MAX_BODY_BYTES)
+            except ApiError as refusal:
+                early = refusal
         if admitted is not None:
             key, verdict = admitted
             request.state.key = key

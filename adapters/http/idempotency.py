@@ -70,7 +70,7 @@ def key_from(headers: Mapping[str, str]) -> str:
             "This request changes money or the calendar: send an Idempotency-Key header.",
             field_errors={"Idempotency-Key": "Required: a unique string per intended write."},
         )
-    if len(key) > KEY_MAX:
+    if _characters(key) > KEY_MAX:
         raise ApiError(
             400,
             "invalid_request",
@@ -78,6 +78,16 @@ def key_from(headers: Mapping[str, str]) -> str:
             field_errors={"Idempotency-Key": f"At most {KEY_MAX} characters."},
         )
     return key
+
+
+def _characters(key: str) -> int:
+    """The key's length in characters. HTTP headers arrive as bytes, which the ASGI server
+    hands on read as Latin-1, one character per byte; a key written in UTF-8 ("é" is two
+    bytes) is counted by its characters, as the documented limit says."""
+    try:
+        return len(key.encode("latin-1").decode("utf-8"))
+    except UnicodeError:  # not UTF-8: one character per byte, as it came
+        return len(key)
 
 
 @frozen

@@ -97,14 +97,19 @@ def title_of(cls: type) -> str:
 
 
 def nullable(schema: Schema) -> Schema:
-    """``schema`` or null: a type list for a plain type, ``anyOf`` for an object."""
+    """``schema`` or null: a type list for a plain type (null among an enum's values too,
+    or the enum would refuse it), ``anyOf`` for an object."""
     if (
         "title" in schema
         or schema.get("type") == "object"
         or not isinstance(schema.get("type"), str)
     ):
         return {"anyOf": [schema, {"type": "null"}]}
-    return {**schema, "type": [schema["type"], "null"]}
+    widened = {**schema, "type": [schema["type"], "null"]}
+    values = schema.get("enum")
+    if isinstance(values, list):
+        widened["enum"] = [*values, None]
+    return widened
 
 
 def _properties(cls: type, *, answer: bool) -> tuple[dict[str, object], list[str]]:

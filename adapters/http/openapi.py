@@ -69,9 +69,9 @@ ERRORS = {
 
 TOO_LARGE = (
     f"payload_too_large: the body is over {MAX_BODY_BYTES:,} bytes, counted while it "
-    "streams (chunked or not)"
+    "streams (chunked or not); a body sent with a read, which is not used, is counted too"
 )
-"""The refusal of every operation that reads a body."""
+"""The refusal of every operation: a body over the limit, read or not."""
 
 WRONG_METHOD = "the path does not take the method used; the allow header lists those it does"
 """What a 405 means. OpenAPI describes operations, and a 405 answers a method no
@@ -281,9 +281,7 @@ def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]
         }
         for status, text in {endpoint.success_status: "Success", **endpoint.also}.items()
     }
-    refusals = {**ERRORS, "405": f"method_not_allowed: {WRONG_METHOD}"}
-    if endpoint.body is not None:
-        refusals["413"] = TOO_LARGE
+    refusals = {**ERRORS, "405": f"method_not_allowed: {WRONG_METHOD}", "413": TOO_LARGE}
     for status, text in sorted(refusals.items()):
         responses[status] = {
             "description": text,

@@ -194,6 +194,27 @@ def test_an_idempotency_key_over_255_characters_is_refused(fresh: httpx.Client, 
     assert write.effects() == 0
 
 
+def test_a_utf_8_key_counts_characters_not_bytes(fresh: httpx.Client, write: Write):
+    """255 "é" (510 bytes of UTF-8) are 255 characters: taken, and replayed as one key;
+    a 256th is refused."""
+
+    def sent(key: str) -> httpx.Response:
+        return fresh.request(
+            write.method,
+            API + write.path,
+            content=json.dumps(write.body),
+            headers={"content-type": "application/json", "Idempotency-Key": key.encode()},
+        )
+
+    first = sent("é" * 255)
+    assert first.status_code in (200, 201), first.text
+    again = sent("é" * 255)
+    assert again.headers["idempotent-replayed"] == "true"
+    assert write.effects() == 1
+    error = error_of(sent("é" * 256), 400, "invalid_request")
+    assert error["fieldErrors"] == {"Idempotency-Key": "At most 255 characters."}
+
+
 def test_the_same_key_and_body_replays_the_first_answer(fresh: httpx.Client, write: Write):
     key = f"replay-{secrets.token_hex(6)}"
     first = send(fresh, write, key)

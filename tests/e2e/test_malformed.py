@@ -420,6 +420,22 @@ def test_a_body_over_the_limit_is_413_while_it_streams(api: httpx.Client, chunke
     error_of(response, 413, "payload_too_large")
 
 
+@pytest.mark.parametrize("chunked", [False, True], ids=["declared", "chunked"])
+def test_a_body_over_the_limit_on_a_read_is_413_too(api: httpx.Client, chunked: bool):
+    """A read uses no body, but one over 1 MB is refused as on any endpoint; a small one
+    is ignored."""
+    big = b"x" * 1_100_000
+
+    def stream():
+        for start in range(0, len(big), 65_536):
+            yield big[start : start + 65_536]
+
+    response = api.request("GET", f"{API}/services", content=stream() if chunked else big)
+    error_of(response, 413, "payload_too_large")
+    small = api.request("GET", f"{API}/services", content=b"ignored")
+    assert small.status_code == 200, small.text
+
+
 def _answer_without_sending_the_body(stack: Stack, headers: dict[str, str]) -> bytes:
     """Send only the head of a POST announcing a large body, and read what comes back: a
     server that waited for the body would time out here."""
