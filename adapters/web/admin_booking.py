@@ -33,6 +33,7 @@ from booking_core.bookings import (
     ActivityKind,
     Booking,
     BookingStatus,
+    local_wall,
     wall_clock_instant,
 )
 from booking_core.catalog import FeeKind
@@ -237,8 +238,11 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         "after": "",
         "reason": "",
         "confirm": "",
+        "fold": "",
         **forms.values,
     }
+    # A time the clocks show twice that night: the form asks which (kept once chosen).
+    folds = _start_of(values, booking, {})[1] if "date" in forms.values else []
     return visit.render(
         "admin_booking.html",
         status=status,
@@ -267,6 +271,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         cancelled_at=moment(booking.cancelled_at, zone) if booking.cancelled_at else "",
         completed_at=moment(booking.completed_at, zone) if booking.completed_at else "",
         values=values,
+        folds=folds,
         errors=forms.errors,
         alert=forms.alert,
         cancel_alert=forms.cancel_alert,
@@ -405,8 +410,14 @@ def _cancel_to_confirm(
     return f"This cancels {count}: {listed}. Press Cancel booking again to cancel them."
 
 
-def _start_of(values: dict[str, str], zone: ZoneInfo, errors: dict[str, str]) -> datetime | None:
-    """The instant the date and time fields name in the company's timezone."""
+def _start_of(
+    values: dict[str, str], booking: Booking, errors: dict[str, str]
+) -> tuple[datetime | None, list[tuple[str, str]]]:
+    """The instant the date and time fields name in the company's timezone; and, for a
+    time the clocks show twice that night (they go back), the two to choose from, as
+    ``(fold, label)``, until the form says which (``values["fold"]``). The booking's own
+    date and time, left as the form showed them, are its own instant."""
+    zone = booking.zone
     day = read_date(values["date"])
     if day is None:
         errors["date"] = "Enter a date, e.g. 2026-03-14."
@@ -415,8 +426,20 @@ def _start_of(values: dict[str, str], zone: ZoneInfo, errors: dict[str, str]) ->
     except ValueError:
         errors["time"] = "Enter a time, e.g. 09:30."
     if errors or day is None:
-        return None
-    return wall_clock_instant(day, wall, zone)
+        return None, []
+    first, second = (wall_clock_instant(day, wall, zone, fold=f) for f in (0, 1))
+    if local_wall(booking.start, zone) == local_wall(first, zone):
+        return booking.start, []  # the time the form showed, left as it was
+    if first == second:
+        return first, []
+    choices = [
+        (str(fold), f"{clock_time(instant.astimezone(zone))}, {when} the clocks go back")
+        for fold, instant, when in ((0, first, "before"), (1, second, "after"))
+    ]
+    if values["fold"] not in ("0", "1"):
+        errors["fold"] = f"{values['time']} comes twice that night: choose which."
+        return None, choices
+    return (second if values["fold"] == "1" else first), choices
 
 
 def _price_to_confirm(
@@ -457,6 +480,7 @@ def reschedule(visit: Visit) -> Response:
         "scope": visit.field("scope") or "this",
         "crew": visit.field("crew").strip(),
         "price": visit.field("price").strip(),
+        "fold": visit.field("fold").strip(),
     }
     errors: dict[str, str] = {}
     try:
@@ -464,14 +488,7 @@ def reschedule(visit: Visit) -> Response:
     except ValueError:
         errors["scope"] = "Choose which visits to move."
         scope = plans.RescheduleScope.THIS
-    new_start = _start_of(values, booking.zone, errors)
-    local = booking.start.astimezone(booking.zone)
-    if new_start is not None and new_start.astimezone(booking.zone).replace(
-        tzinfo=None, fold=0
-    ) == local.replace(tzinfo=None, fold=0):
-        # The wall time the form showed, left as it was: the job's own instant, also in the
-        # hour a clock change repeats (the form's "01:30" alone reads as the first 1:30).
-        new_start = booking.start
+    new_start, _ = _start_of(values, booking, errors)  # its choices: render_booking
     crew_ids = None
     if values["crew"]:
         with deps.reader() as uow:

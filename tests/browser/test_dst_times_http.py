@@ -6,7 +6,7 @@ week) and the booking's page, so that a person can tell the two 1:30s apart."""
 from __future__ import annotations
 
 import secrets
-from datetime import datetime, time, timedelta
+from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from booking_core.bookings import Booking
@@ -117,3 +117,35 @@ def test_a_reschedule_that_leaves_the_second_1_30_as_it_is_keeps_the_job_where_i
         kept = uow.bookings.get(company.id, booking.id)
     assert kept.start == booking.start
     assert kept.start.astimezone(NEW_YORK).tzname() == "EST"
+
+
+def test_a_move_to_a_time_the_clocks_show_twice_asks_which_and_takes_the_one_chosen(
+    site: Site,
+):
+    """From 10:00 PM the evening before to 1:15 AM on the fall-back night: the form asks
+    which 1:15 (before or after the clocks go back) and moves nothing until told; the
+    second is then reachable, as availability offers it."""
+    company, member_id, booking = _night_job(site, FALL_BACK - timedelta(hours=3, minutes=30))
+    owner = site.user(company, Role.OWNER)
+    move = {"date": "2027-11-07", "time": "01:15", "scope": "this", "crew": member_id}
+    path = f"/admin/bookings/{booking.id}/reschedule"
+    answers = fetch(
+        site,
+        booking.start - timedelta(days=3),
+        ("GET", "/sign-in", {}),
+        ("POST", "/sign-in", {"email": owner.email, "password": PASSWORD}),
+        ("GET", f"/admin/bookings/{booking.id}", {}),
+        ("POST", path, move),
+        ("GET", f"/admin/bookings/{booking.id}", {}),
+        ("POST", path, {**move, "fold": "1"}),
+    )
+    asked = answers[3]
+    assert asked.status_code == 422, asked.text
+    assert "01:15 comes twice that night: choose which." in asked.text
+    assert "1:15 AM EDT, before the clocks go back" in asked.text
+    assert "1:15 AM EST, after the clocks go back" in asked.text
+    assert answers[-1].status_code == 303, answers[-1].text
+    with site.container.reader() as uow:
+        moved = uow.bookings.get(company.id, booking.id)
+    assert moved.start == datetime(2027, 11, 7, 6, 15, tzinfo=UTC)  # 1:15 AM EST
+    assert moved.start.astimezone(NEW_YORK).tzname() == "EST"
