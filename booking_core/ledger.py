@@ -313,10 +313,24 @@ class BookingLedger:
         return payment.amount_cents + sum(r.amount_cents for r in self.open_refunds_of(payment_id))
 
     def find_card_entry(self, payment_ref: str, *, tip: bool) -> PaymentEntry | None:
-        """The latest card charge (or card tip) with that payment intent reference."""
+        """The latest card charge (or card tip) with that payment intent reference (a
+        disputed tip the bank gave back, also a ``TIP``, is not a charge)."""
         wanted = Kind.TIP if tip else Kind.PAYMENT
         for e in reversed(self.entries):
-            if e.origin is Origin.PROCESSOR and e.kind is wanted and e.external_ref == payment_ref:
+            if (
+                e.origin is Origin.PROCESSOR
+                and e.kind is wanted
+                and e.external_ref == payment_ref
+                and e.note != DISPUTE_WON_NOTE
+            ):
+                return e
+        return None
+
+    def find_dispute(self, payment_ref: str, *, tip: bool) -> PaymentEntry | None:
+        """The latest dispute on that payment intent, open or closed."""
+        wanted = Kind.TIP_REFUND if tip else Kind.DISPUTE
+        for e in reversed(self.entries):
+            if is_dispute(e) and e.kind is wanted and e.external_ref == payment_ref:
                 return e
         return None
 

@@ -22,7 +22,7 @@ from booking_core.card_money import (
     dispute_won,
 )
 from booking_core.customers import Customer, same_customer
-from booking_core.errors import NotFoundError
+from booking_core.errors import LedgerRuleViolation, NotFoundError
 from booking_core.events import payment_event
 from booking_core.ids import new_id
 from booking_core.ledger import (
@@ -233,6 +233,13 @@ def land_processor_event(event: ProcessorEvent, *, uow: UnitOfWork, clock: Clock
     at = clock.now()
     match event:
         case CardMoneyReceived():
+            if ledger.find_card_entry(event.payment_ref, tip=event.tip) is not None:
+                # One payment intent is taken once: the same charge under another event
+                # (charge.succeeded, then charge.captured) lands once.
+                what = "tip" if event.tip else "payment"
+                raise LedgerRuleViolation(
+                    f"Card {what} {event.payment_ref} has landed on this booking already."
+                )
             entry = card_payment(
                 entry_id=entry_id,
                 company_id=event.company_id,
@@ -252,6 +259,11 @@ def land_processor_event(event: ProcessorEvent, *, uow: UnitOfWork, clock: Clock
                 at=at,
             )
         case CardDisputeOpened():
+            if ledger.find_dispute(event.payment_ref, tip=event.tip) is not None:
+                # A charge is disputed once: the same dispute under another event lands once.
+                raise LedgerRuleViolation(
+                    f"Card money {event.payment_ref} was disputed already on this booking."
+                )
             entry = dispute_opened(
                 _card_entry(ledger, event.payment_ref, tip=event.tip),
                 entry_id=entry_id,

@@ -177,6 +177,29 @@ def test_disputes_open_and_are_won_back(uow, clock):
     assert ledger(uow, company_id, job.id).paid_cents == 10_000
 
 
+def test_the_same_charge_or_dispute_under_another_event_lands_once(uow, clock):
+    """charge.succeeded then charge.captured for one payment intent, or one dispute sent
+    in two events: the second is ignored, naming why, and the totals stay true."""
+    company_id = connected(uow, clock)
+    job = booking(uow, company_id)
+    charge = ChargeNotice(booking_id=job.id, payment_ref="pi_1", amount_cents=2_000)
+    landed(deliver(uow, clock, charge, event_id="evt_succeeded"))
+    again = deliver(uow, clock, charge, event_id="evt_captured")
+    assert (again.outcome, again.reason) == (
+        Outcome.IGNORED,
+        "Card payment pi_1 has landed on this booking already.",
+    )
+    dispute = DisputeNotice(card_refs=("pi_1",), amount_cents=2_000)
+    landed(deliver(uow, clock, dispute, event_id="evt_dispute"))
+    twice = deliver(uow, clock, dispute, event_id="evt_dispute_again")
+    assert (twice.outcome, twice.reason) == (
+        Outcome.IGNORED,
+        "Card money pi_1 was disputed already on this booking.",
+    )
+    assert ledger(uow, company_id, job.id).paid_cents == 0
+    assert len(ledger(uow, company_id, job.id).entries) == 2
+
+
 def test_a_duplicate_delivery_writes_nothing(uow, clock):
     company_id = connected(uow, clock)
     job = booking(uow, company_id)
