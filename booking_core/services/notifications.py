@@ -234,7 +234,10 @@ def _to_customer(
 
 def booking_created(notices: Notices, event: Event) -> Message | None:
     """The confirmation: one per booking, or one per plan or multi-date request (the
-    first visit named, the rest listed in the message)."""
+    first visit named, the rest listed in the message). Written from the visits as they
+    are when it is written: none once every one of them was cancelled (or has begun) in
+    the meantime, so a visit cancelled before its confirmation went out is not
+    confirmed after its cancellation notice."""
     booking = event.subject
     if not isinstance(booking, Booking) or booking.status is not BookingStatus.SCHEDULED:
         return None
@@ -242,15 +245,18 @@ def booking_created(notices: Notices, event: Event) -> Message | None:
         return None
     company = notices.uow.companies.get(event.company_id)
     together = booking.plan_id or booking.group_id
-    visits: list[Booking] = [booking]
     if booking.plan_id is not None:
         visits = notices.uow.bookings.of_plan(company.id, booking.plan_id)
     elif booking.group_id is not None:
         visits = notices.uow.bookings.of_group(company.id, booking.group_id)
+    else:
+        visits = [notices.uow.bookings.get(company.id, booking.id)]
     upcoming = sorted(
         (v for v in visits if v.status is BookingStatus.SCHEDULED and v.start > notices.at),
         key=lambda v: (v.start, v.id),
-    ) or [booking]
+    )
+    if not upcoming:
+        return None
     return _to_customer(
         notices,
         company,

@@ -148,6 +148,28 @@ def test_a_booking_mails_one_confirmation_from_the_company_with_its_reply_to(wor
     assert [m.status for m in world.stored()] == [MessageStatus.SENT]
 
 
+@pytest.mark.parametrize("frequency", ["one_time", "weekly"])
+def test_a_visit_cancelled_before_its_confirmation_went_out_is_not_confirmed(
+    world: World, frequency: str
+):
+    """Booked and cancelled (for a plan: every visit) before the worker mailed: the
+    customer gets the cancellation alone, never a "Booked" email offering to
+    reschedule a cancelled visit."""
+    made = world.book(tuesday_at(9, weeks=1), frequency)
+    scheduling.cancel_booking(
+        world.company.id,
+        made[0].id,
+        CancelScope.THIS_AND_FUTURE,
+        uow=world.uow(),
+        clock=world.clock,
+    )
+    world.worker.run_once()
+    world.worker.run_once()
+    assert world.sent(MessageKind.BOOKING_CONFIRMED) == []
+    (cancelled,) = world.sent(MessageKind.BOOKING_CANCELLED)
+    assert cancelled.subject_id == made[0].id
+
+
 def test_a_customer_merged_twice_is_written_to_at_the_last_survivor(world: World):
     (made,) = world.book(tuesday_at(9))
     middle = factories.customer(world.company.id, "middle@example.com")
