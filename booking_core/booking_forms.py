@@ -151,8 +151,8 @@ def question_errors(index: int, question: Question) -> dict[str, str]:
 
 def form_errors(form: BookingForm, catalog: Catalog) -> dict[str, str]:
     """Every field error of ``form`` against the company's catalog: the name, services
-    (at least one, each the catalog's), frequencies and extras (each the catalog's; an
-    extra one of the form's services'), and the questions."""
+    (at least one, each the catalog's, not all of them retired), frequencies and extras
+    (each the catalog's; an extra one of the form's services'), and the questions."""
     errors: dict[str, str] = {}
     if not form.name.strip():
         errors["name"] = "Required: may not be empty."
@@ -161,6 +161,10 @@ def form_errors(form: BookingForm, catalog: Catalog) -> dict[str, str]:
     if not form.service_ids:
         errors["service_ids"] = "List at least one service the form books."
     errors.update(_list_errors("service_ids", form.service_ids, catalog.services_by_id, "service"))
+    known = [catalog.services_by_id[s] for s in form.service_ids if s in catalog.services_by_id]
+    if known and len(known) == len(form.service_ids) and not any(s.active for s in known):
+        # A form of retired services only would book nothing (its page would offer none).
+        errors["service_ids"] = "None of these services is offered now: list an active one."
     errors.update(
         _list_errors(
             "frequency_slugs", form.frequency_slugs, catalog.frequencies_by_slug, "frequency"

@@ -283,8 +283,11 @@ def read_choice(
         raise PageError(
             404,
             "Not open for booking",
-            "This company takes no bookings online yet.",
-            book_button=False,  # this is the booking page: its button would lead back here
+            "This form books no service offered now."
+            if form
+            else "This company takes no bookings online yet.",
+            # The company's booking page: not from itself (a loop), but from a form's.
+            book_button=bool(form),
         )
     service = next((s for s in services if s["id"] == values.get("service")), services[0])
     slugs = [f["slug"] for f in catalog["frequencies"]]

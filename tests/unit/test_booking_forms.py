@@ -109,6 +109,31 @@ def test_a_form_books_at_least_one_service_and_asks_at_most_100_questions():
     }
 
 
+def test_a_form_of_retired_services_only_is_refused_one_with_an_active_one_is_not():
+    """A form whose every service is retired would book nothing: refused on its
+    services. One retired service beside an active one is kept (it may come back)."""
+    retired = attrs.evolve(
+        CATALOG,
+        industries=tuple(
+            attrs.evolve(
+                industry,
+                services=tuple(
+                    attrs.evolve(s, active=False) if s.id == "svc_deep_clean" else s
+                    for s in industry.services
+                ),
+            )
+            for industry in CATALOG.industries
+        ),
+    )
+    deep_only = attrs.evolve(FORM, service_ids=("svc_deep_clean",), extra_ids=())
+    assert form_errors(deep_only, retired) == {
+        "service_ids": "None of these services is offered now: list an active one."
+    }
+    both = attrs.evolve(deep_only, service_ids=("svc_deep_clean", "svc_standard_clean"))
+    assert form_errors(both, retired) == {}
+    assert form_errors(deep_only, CATALOG) == {}
+
+
 def test_build_form_gives_ids_and_keeps_them_on_a_change():
     draft = FormDraft(
         name="Spring clean",
