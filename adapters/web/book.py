@@ -246,9 +246,10 @@ def link_notice(
     catalog: Mapping[str, Any], values: Mapping[str, str], referrals: bool = False
 ) -> str:
     """What a link asked for that is not offered (an unknown or retired service or
-    frequency in its query; a referral code while the programme is off), said above the
-    choices it falls back to; else ``""``."""
-    services = {s["id"] for s in _services(catalog)}
+    frequency in its query, an extra the service it opens on has not; a referral code
+    while the programme is off), said above the choices it falls back to; else ``""``."""
+    offered = _services(catalog)
+    services = {s["id"] for s in offered}
     slugs = {f["slug"] for f in catalog["frequencies"]}
     missing = [
         name
@@ -258,6 +259,15 @@ def link_notice(
         )
         if asked and asked not in known
     ]
+    service = next((s for s in offered if s["id"] == values.get("service")), None)
+    if service is None and offered:
+        service = offered[0]
+    extras = {e["id"] for e in service["extras"]} if service else set()
+    if any(
+        name.startswith("extra.") and name[6:] not in extras and value.strip() not in ("", "0")
+        for name, value in values.items()
+    ):
+        missing.append("extra")
     if not missing:
         return "" if referrals or not values.get("referral", "").strip() else REFERRALS_OFF
     verb = "is" if len(missing) == 1 else "are"

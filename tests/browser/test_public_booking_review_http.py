@@ -147,3 +147,26 @@ def test_a_link_naming_a_service_or_frequency_not_offered_says_so(site: Site):
     assert "Choose a date and time" in both.text  # step 1's button: the choice shown first
     assert "The service this link asks for is not offered here." in text_of(service.text)
     assert "not offered here" not in fine.text
+
+
+def test_a_link_naming_an_extra_its_service_has_not_says_so_and_never_drops_it_unsaid(
+    site: Site,
+):
+    """A Deep clean extra on a Standard clean link, even straight to the details step:
+    step 1 with a sentence, as for a service or frequency not offered."""
+    company, _ = site.new_company()
+    site.add_member(company)
+    book = f"/{company.slug}/book"
+    asked = {"service": "svc_standard_clean", "frequency": "one_time", "zip": "10001"}
+    with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
+        foreign = client.get(book, params={**asked, "extra.ext_baseboards": "1",
+                                           "step": "details"})  # fmt: skip
+        own = client.get(book, params={**asked, "extra.ext_oven": "1"})
+        zero = client.get(book, params={**asked, "extra.ext_baseboards": "0"})
+    assert foreign.status_code == 200
+    assert "The extra this link asks for is not offered here. Choose from those below." in text_of(
+        foreign.text
+    )
+    assert "Choose a date and time" in foreign.text  # step 1
+    assert "not offered here" not in own.text
+    assert "not offered here" not in zero.text
