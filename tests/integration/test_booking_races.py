@@ -22,6 +22,7 @@ from adapters.phone import PhonenumbersNormalizer
 from adapters.sql import Database
 from booking_core.bookings import ActivityKind, Booking, record
 from booking_core.clock import FixedClock
+from booking_core.companies import Company
 from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.customers import Address
 from booking_core.demo import demo_catalog
@@ -213,15 +214,13 @@ FIRST_BOOKERS = 8
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)  # a Monday; New York is UTC-5
 
 
-def test_first_bookings_racing_with_one_new_email_share_one_customer(database):
-    """Eight first bookings of one email, each at a free slot of its own (10:00 on eight
-    different days), released together: every one is booked, for one customer, who keeps
-    both addresses the bookings gave."""
-    clock = FixedClock(NOW)
+def solo_company(database: Database, slug: str, name: str) -> Company:
+    """A company of the demo catalog whose one crew member, ``crew_solo``, lives in and
+    serves 10001 from 8:00 to 18:00 every day."""
     company = companies.create_company(
-        companies.CreateCompany(slug="race", name="Race Maids", catalog=demo_catalog()),
+        companies.CreateCompany(slug=slug, name=name, catalog=demo_catalog()),
         uow=database.uow(),
-        clock=clock,
+        clock=FixedClock(NOW),
     )
     with database.uow() as uow:
         uow.crew.add(
@@ -238,6 +237,15 @@ def test_first_bookings_racing_with_one_new_email_share_one_customer(database):
             )
         )
         uow.commit()
+    return company
+
+
+def test_first_bookings_racing_with_one_new_email_share_one_customer(database):
+    """Eight first bookings of one email, each at a free slot of its own (10:00 on eight
+    different days), released together: every one is booked, for one customer, who keeps
+    both addresses the bookings gave."""
+    clock = FixedClock(NOW)
+    company = solo_company(database, "race", "Race Maids")
     homes = (
         Address("1 Main St", "New York", "NY", "10001"),
         Address("9 Side St", "New York", "NY", "10001"),

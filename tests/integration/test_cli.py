@@ -191,15 +191,22 @@ def test_console_script_reports_bad_input_without_a_traceback(tmp_path):
     assert done.stdout == ""
 
 
-def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path):
-    """``booking key list | head``: the pipe closed before the command writes is the end
-    of the command (status 141, as SIGPIPE gives), never a failure line or a traceback."""
-    env = {"BOOKING_DATABASE_URL": f"sqlite:///{tmp_path / 'pipe.sqlite3'}", "PATH": ""}
+def demo_database(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    """An SQLite file with the demo companies in it: the environment naming it (and no
+    PATH), and the ``booking`` command to run against it."""
+    env = {"BOOKING_DATABASE_URL": f"sqlite:///{tmp_path / 'demo.sqlite3'}", "PATH": ""}
     booking = Path(sys.executable).with_name("booking")
     demo = subprocess.run(
         [str(booking), "demo", "--json"], capture_output=True, env=env, timeout=120, check=False
     )
     assert demo.returncode == 0, demo.stderr
+    return env, booking
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(tmp_path):
+    """``booking key list | head``: the pipe closed before the command writes is the end
+    of the command (status 141, as SIGPIPE gives), never a failure line or a traceback."""
+    env, booking = demo_database(tmp_path)
     listing = subprocess.Popen(
         [str(booking), "key", "list", "--company", "sparkle-cleaning"],
         stdout=subprocess.PIPE,
@@ -432,12 +439,7 @@ def test_ctrl_c_while_a_document_is_read_ends_with_one_line_and_writes_nothing(t
     import signal
     import time
 
-    env = {"BOOKING_DATABASE_URL": f"sqlite:///{tmp_path / 'int.sqlite3'}", "PATH": ""}
-    booking = Path(sys.executable).with_name("booking")
-    demo = subprocess.run(
-        [str(booking), "demo", "--json"], capture_output=True, env=env, timeout=120, check=False
-    )
-    assert demo.returncode == 0, demo.stderr
+    env, booking = demo_database(tmp_path)
     before = subprocess.run(
         [str(booking), "catalog", "export", "--company", "sparkle-cleaning"],
         capture_output=True, env=env, timeout=60, check=True,

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
-from datetime import time as wall_time
+from datetime import timedelta
 
 import pytest
 
@@ -20,14 +19,12 @@ from adapters.sql import Database
 from adapters.sql.uow import SqlUnitOfWork
 from booking_core.bookings import Booking
 from booking_core.clock import FixedClock
-from booking_core.crew import WorkingHours, new_crew_member
 from booking_core.customers import Address
-from booking_core.demo import demo_catalog
 from booking_core.drive import TableDriveTime
 from booking_core.ledger import Kind, Method
-from booking_core.services import companies, customers, payments, scheduling
+from booking_core.services import customers, payments, scheduling
+from tests.integration.test_booking_races import NOW, solo_company
 
-NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)  # a Monday; New York is UTC-5
 OTHER_SIDE_GRACE = 2.0
 """Seconds the other side gets to finish while one is held at its commit (it finishes
 only if it does not wait for the held one)."""
@@ -54,26 +51,7 @@ def _book(db: Database, company_id: str, email: str, day: int) -> Booking:
 def twins(database: Database) -> tuple[str, str, Booking]:
     """A company, a survivor's booking and the booking of its twin record (to be merged):
     (company id, survivor id, the twin's booking)."""
-    company = companies.create_company(
-        companies.CreateCompany(slug="twins", name="Twin Maids", catalog=demo_catalog()),
-        uow=database.uow(),
-        clock=FixedClock(NOW),
-    )
-    with database.uow() as uow:
-        uow.crew.add(
-            new_crew_member(
-                member_id="crew_solo",
-                company_id=company.id,
-                name="Solo",
-                home_zip="10001",
-                at=NOW,
-                service_areas=("10001",),
-                working_hours=tuple(
-                    WorkingHours(day, wall_time(8), wall_time(18)) for day in range(1, 8)
-                ),
-            )
-        )
-        uow.commit()
+    company = solo_company(database, "twins", "Twin Maids")
     survivor = _book(database, company.id, "ada@example.com", 1)
     twin = _book(database, company.id, "ada.twin@example.com", 2)
     return company.id, survivor.customer_id, twin

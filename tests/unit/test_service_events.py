@@ -115,7 +115,11 @@ class World:
         return events
 
     def book(
-        self, start: datetime, frequency: str = "one_time", email: str = "ada@example.com"
+        self,
+        start: datetime,
+        frequency: str = "one_time",
+        email: str = "ada@example.com",
+        address: Address = HOME,
     ) -> list[Booking]:
         return scheduling.create_booking(
             scheduling.CreateBooking(
@@ -124,7 +128,7 @@ class World:
                 frequency_slug=frequency,
                 start=start,
                 customer=scheduling.CustomerDetails(name="Ada", email=email),
-                address=HOME,
+                address=address,
             ),
             uow=self.uow(),
             clock=self.clock,
@@ -206,20 +210,7 @@ def test_a_returning_customer_s_booking_at_a_new_address_records_customer_update
     (first,) = world.book(tuesday_at(9))
     world.recorded()
     elsewhere = attrs.evolve(HOME, line1="40 W 30th St")
-    second = scheduling.create_booking(
-        scheduling.CreateBooking(
-            company_id=world.company.id,
-            service_id="svc_standard_clean",
-            frequency_slug="one_time",
-            start=tuesday_at(14),
-            customer=scheduling.CustomerDetails(name="Ada", email="ADA@example.com"),
-            address=elsewhere,
-        ),
-        uow=world.uow(),
-        clock=world.clock,
-        drive=DRIVE,
-        phones=PHONES,
-    )
+    second = world.book(tuesday_at(14), email="ADA@example.com", address=elsewhere)
     events = world.recorded()
     assert types(events) == {EventType.CUSTOMER_UPDATED: 1, EventType.BOOKING_CREATED: 1}
     assert subjects(events, EventType.BOOKING_CREATED) == second
