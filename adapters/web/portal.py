@@ -163,8 +163,11 @@ def request_link(visit: Visit) -> Response:
     company = _company(visit)
     deps = visit.deps
     email = visit.field("email").strip()[:254]
-    throttle, address = deps.portal_throttle, _client_address(visit)
-    wait = throttle.wait_seconds(email, address)
+    throttle = deps.portal_throttle
+    # Counted per company: one company's portal traffic never shuts another's.
+    counted_email = f"{company.id}:{email}"
+    address = f"{company.id}:{_client_address(visit)}"
+    wait = throttle.wait_seconds(counted_email, address)
     if wait:
         minutes = math.ceil(wait / 60)
         return _throttled(
@@ -178,7 +181,7 @@ def request_link(visit: Visit) -> Response:
     if deps.composer is None:
         raise PageError(503, "Sign-in is unavailable", "Email is not set up. Please call us.")
     try:
-        throttle.hit(email, address)
+        throttle.hit(counted_email, address)
         cases.request_portal_link(
             company.id,
             email,

@@ -278,6 +278,25 @@ def test_link_requests_are_throttled_per_client_address(site: Site):
     assert len(sign_in_messages(site, job.company.id, job.booking.customer_id)) == 1
 
 
+def test_one_company_s_link_requests_never_throttle_another_s_portal(site: Site):
+    """The same email and the same network at their limit on one company's portal: the
+    next company's portal still answers (each company counts its own)."""
+    job = site.crew_job()
+    other, _ = site.new_company()
+    app = portal_app(site, portal_throttle=SignInThrottle(per_email=2, per_address=3))
+
+    async def scenario() -> list[int]:
+        async with client(app, address="192.0.2.70") as browser:
+            here = [
+                (await ask_for_link(browser, job.company.slug, email)).status_code
+                for email in (job.customer_email, job.customer_email, job.customer_email)
+            ]
+            there = await ask_for_link(browser, other.slug, job.customer_email)
+        return [*here, there.status_code]
+
+    assert run_async(scenario) == [200, 200, 429, 200]
+
+
 def test_the_default_portal_throttle_counts_five_requests_per_email():
     throttle = new_portal_throttle()
     for _ in range(5):

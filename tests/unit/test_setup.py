@@ -704,6 +704,37 @@ def test_an_empty_custom_domain_disconnects_it(stocked):
     assert cleared.custom_domain is None
 
 
+def test_a_domain_another_company_connected_is_refused(stocked):
+    """A domain serves one company's quote pages: a second company may not connect it
+    (any spelling of it), and keeps its own; the first may save its settings again."""
+    other = companies.create_company(
+        companies.CreateCompany(slug="handy", name="Handy Helpers"),
+        uow=stocked.uow(),
+        clock=stocked.clock,
+    )
+    setup.update_company_settings(
+        setup.UpdateCompanySettings(company_id=stocked.company.id, custom_domain="book.b.example"),
+        uow=stocked.uow(),
+    )
+    with pytest.raises(ValidationFailed) as refused:
+        setup.update_company_settings(
+            setup.UpdateCompanySettings(company_id=other.id, custom_domain=" Book.B.example "),
+            uow=stocked.uow(),
+        )
+    assert refused.value.field_errors == {
+        "custom_domain": "Another company has connected this domain."
+    }
+    with stocked.uow() as uow:
+        assert uow.companies.get(other.id).custom_domain is None
+    again = setup.update_company_settings(
+        setup.UpdateCompanySettings(
+            company_id=stocked.company.id, custom_domain="book.b.example", name="Brightside"
+        ),
+        uow=stocked.uow(),
+    )
+    assert (again.custom_domain, again.name) == ("book.b.example", "Brightside")
+
+
 # --- Documents ------------------------------------------------------------------------------
 
 
