@@ -361,16 +361,17 @@ def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> C
         if cmd.expected is not None and company != cmd.expected:
             raise ChangedMeanwhile("company's settings")
         changed = validate_company(attrs.evolve(company, **changes))
+        # A domain serves one company's pages: another's quote links may not go out under
+        # it (as a slug, it is taken by the first to connect it).
         domain = changed.custom_domain
-        if domain is not None and domain != company.custom_domain:
-            # A domain serves one company's pages: another's quote links may not go out
-            # under it (as a slug, it is taken by the first to connect it).
-            if any(
+        if (
+            domain is not None
+            and domain != company.custom_domain
+            and any(
                 c.custom_domain == domain for c in uow.companies.list_all() if c.id != company.id
-            ):
-                raise ValidationFailed(
-                    {"custom_domain": "Another company has connected this domain."}
-                )
+            )
+        ):
+            raise ValidationFailed({"custom_domain": "Another company has connected this domain."})
         if changed == company or cmd.dry_run:
             return changed
         uow.companies.save(changed)

@@ -263,8 +263,12 @@ class LedgerMachine(RuleBasedStateMachine):
             amount_cents=data.draw(st.integers(1, disputed.amount_cents)),
             tip=tip,
         )
-        entry = self._attempt("dispute opened", self._apply(report))
-        assert entry is not None
+        # A charge is disputed once: a second dispute of it is refused, writing nothing.
+        again = self._ledger().find_dispute(str(disputed.external_ref), tip=tip) is not None
+        entry = self._attempt("dispute opened", self._apply(report), LedgerRuleViolation)
+        assert (entry is None) == again
+        if entry is None:
+            return
         assert entry.kind is (Kind.TIP_REFUND if tip else Kind.DISPUTE)
         if tip:
             self.tip_ids.add(entry.id)
@@ -303,6 +307,14 @@ class LedgerMachine(RuleBasedStateMachine):
         assert ledger.tips_cents == tips
         assert ledger.hand_paid_cents == self._model_hand()
         assert ledger.refundable_cents == max(min(self._model_paid(), self._model_hand()), 0)
+
+    @invariant()
+    def no_dispute_gives_back_more_than_was_disputed(self) -> None:
+        ledger = self._ledger()
+        for dispute in (e for e in self._entries() if is_dispute(e)):
+            in_full = ledger.reversal_of(dispute.id)
+            back = ledger.returned_on(dispute) + (in_full.amount_cents if in_full else 0)
+            assert back <= -dispute.amount_cents
 
     @invariant()
     def money_recorded_by_hand_never_goes_below_zero(self) -> None:
