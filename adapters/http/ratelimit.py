@@ -25,11 +25,12 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from typing import Any
 
 import structlog
 from attrs import frozen
 from limits.errors import StorageError
-from limits.storage import Storage, storage_from_string
+from limits.storage import RedisStorage, Storage, storage_from_string
 
 MEMORY = "memory://"
 REDIS_TIMEOUT_SECONDS = 0.5
@@ -110,13 +111,28 @@ class RateLimiter:
             try:
                 count = self._storage.incr(key, WINDOW_SECONDS)  # expiry set by the first
                 # The request that opened the window knows its end; others ask the store.
-                ends = now + WINDOW_SECONDS if count == 1 else self._storage.get_expiry(key)
+                ends = now + WINDOW_SECONDS if count == 1 else self._ends(key, now)
             except StorageError as error:
                 self._shared_failed(error)
             else:
                 self._shared_answered()
                 return verdict(count, per_minute, ends, now)
         return self._memory.hit(key_id, per_minute)
+
+    def _ends(self, key: str, now: float) -> float:
+        """When the window of ``key`` ends. On Redis from its expiry in milliseconds
+        (``PTTL``): the library's ``get_expiry`` reads ``TTL``, whole seconds rounded to the
+        nearest, which rounded up again said one second too many."""
+        storage = self._storage
+        assert storage is not None
+        if isinstance(storage, RedisStorage):
+            client: Any = storage.get_connection(True)
+            try:
+                left_ms = client.pttl(storage.prefixed_key(key))
+            except storage.base_exceptions as error:  # as the library wraps its own calls
+                raise StorageError(error) from error
+            return now + max(int(left_ms), 0) / 1000
+        return storage.get_expiry(key)
 
     def ping(self) -> bool:
         """True when the store answers (always, in memory): for the readiness probe."""

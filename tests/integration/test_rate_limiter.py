@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import secrets
 import threading
+from typing import Any
 
 import pytest
 
-from adapters.http.ratelimit import MEMORY, RateLimiter
+from adapters.http.ratelimit import KEY_PREFIX, MEMORY, RateLimiter
 from tests.services import required_service
 
 
@@ -63,3 +64,16 @@ def test_concurrent_requests_each_get_their_own_remaining(limiter: RateLimiter):
     allowed = [v.remaining for v in verdicts if v.allowed]
     assert sorted(allowed) == list(range(10))  # each of 9..0 once, none twice
     assert sum(not v.allowed for v in verdicts) == 10
+
+
+def test_reset_is_the_time_left_rounded_up_not_a_second_more_on_redis():
+    """Redis's TTL is whole seconds rounded to the nearest: 1.9 s left read as 2, then
+    rounded up again to 3. The time left, read in milliseconds, is said as 2."""
+    limiter = RateLimiter(required_service("BOOKING_TEST_REDIS_URL", "Redis"))
+    key = fresh_key()
+    assert limiter.hit(key, 10).allowed
+    storage: Any = limiter._storage
+    storage.get_connection().pexpire(storage.prefixed_key(f"{KEY_PREFIX}/{key}"), 1_900)
+    later = limiter.hit(key, 10)
+    assert 1 <= later.reset_seconds <= 2
+    assert later.remaining == 8
