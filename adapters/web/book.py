@@ -178,6 +178,9 @@ class Choice:
     """The booking form's id (``bf_...``) the page is for; empty: the whole catalog."""
     referral: str = ""
     """Another customer's referral code; always empty while the programme is off."""
+    typed: Mapping[str, str] = attrs.field(factory=dict)
+    """What was typed in a quantity field the page refused (by field name), shown back in
+    the field beside its error: the choice itself goes on with the field's default."""
 
     def codes(self) -> dict[str, str]:
         """The coupon and referral codes to send, by the API's names: those typed and not
@@ -305,12 +308,14 @@ def read_choice(
     if frequency not in slugs:
         frequency = "one_time" if "one_time" in slugs else slugs[0]
     errors: dict[str, str] = {}
+    typed: dict[str, str] = {}
     parameters = []
     for p in service["parameters"]:
         low, high = p["minQuantity"], p["maxQuantity"]
         quantity, problem = _quantity(values.get(f"param.{p['id']}", ""), low, high, low)
         if problem:
             errors[f"param.{p['id']}"] = problem
+            typed[f"param.{p['id']}"] = values.get(f"param.{p['id']}", "")[:20]
         parameters.append((p, quantity))
     extras = []
     for e in service["extras"]:
@@ -324,6 +329,7 @@ def read_choice(
             continue
         if problem:
             errors[f"extra.{e['id']}"] = problem
+            typed[f"extra.{e['id']}"] = values.get(f"extra.{e['id']}", "")[:20]
         extras.append((e, quantity))
     zip_code = values.get("zip", "").strip()
     coupon = values.get("coupon", "").strip()
@@ -341,6 +347,7 @@ def read_choice(
         coupon,
         form,
         referral=referral,
+        typed=typed,
     )
 
 
@@ -507,8 +514,13 @@ def _duration(minutes: int) -> str:
 
 
 OptionSet = tuple[
-    dict[str, Any], bool, list[tuple[dict[str, Any], int]], list[tuple[dict[str, Any], int, bool]]
+    dict[str, Any],
+    bool,
+    list[tuple[dict[str, Any], int | str]],
+    list[tuple[dict[str, Any], int | str, bool]],
 ]
+"""A service, whether it is the one chosen, its parameters and extras with the quantity
+each field shows (what was typed, for a field the page refused)."""
 
 
 def option_sets(services: list[dict[str, Any]], choice: Choice) -> list[OptionSet]:
@@ -521,13 +533,21 @@ def option_sets(services: list[dict[str, Any]], choice: Choice) -> list[OptionSe
         chosen = service["id"] == choice.service["id"]
         counts = {p["id"]: q for p, q in choice.parameters} if chosen else {}
         extras = {e["id"]: q for e, q in choice.extras} if chosen else {}
+        typed = choice.typed if chosen else {}
         sets.append(
             (
                 service,
                 chosen,
-                [(p, counts.get(p["id"], p["minQuantity"])) for p in service["parameters"]],
                 [
-                    (e, extras.get(e["id"], 0), _goes_with(e, choice.frequency))
+                    (p, typed.get(f"param.{p['id']}", counts.get(p["id"], p["minQuantity"])))
+                    for p in service["parameters"]
+                ],
+                [
+                    (
+                        e,
+                        typed.get(f"extra.{e['id']}", extras.get(e["id"], 0)),
+                        _goes_with(e, choice.frequency),
+                    )
                     for e in service["extras"]
                 ],
             )

@@ -150,3 +150,25 @@ def test_the_date_step_s_weekday_headings_stay_on_one_line_on_a_phone(site: Site
         )
         assert lines == 1, heading.inner_text()
     assert_no_sideways_scroll(page, PHONE["width"])
+
+
+def test_a_refusal_page_s_button_wraps_a_long_word_of_the_company_s_name(site: Site, page: Any):
+    """The 404 page's one button, "Book a visit with {company}", wraps inside its card on
+    a phone however long a word of the company's name."""
+    company, _ = site.new_company()
+    update_company_settings(
+        UpdateCompanySettings(
+            company_id=company.id,
+            name="Handy Supercalifragilisticexpialidociousanticonstitutionalservices",
+        ),
+        uow=site.container.uow(),
+    )
+    page.set_viewport_size(PHONE)
+    page.goto(f"/{company.slug}/nothing-here")
+    button = page.get_by_role("link", name="Book a visit with Handy")
+    card = page.locator(".error-card").bounding_box()
+    box = button.bounding_box()
+    assert card is not None
+    assert box is not None
+    assert box["x"] + box["width"] <= card["x"] + card["width"] + 0.5
+    assert_no_sideways_scroll(page, PHONE["width"])

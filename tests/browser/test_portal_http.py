@@ -331,7 +331,7 @@ def test_details_are_saved_and_errors_shown_beside_their_fields(site: Site):
                     "csrf_token": csrf.group(1),
                     "line1": "1 Navy Way",
                     "city": "Arlington",
-                    "state": "va",
+                    "state": "New York",
                     "zip": "2220",
                 },
             )
@@ -351,6 +351,12 @@ def test_details_are_saved_and_errors_shown_beside_their_fields(site: Site):
     assert good.status_code == 303
     assert address.status_code == 422
     assert re.search(r'id="zip-error">A 5-digit US zip code', address.text)
+    # A state typed out (or filled in by the browser) comes back whole, refused beside
+    # its field: the field does not cut it to two letters, so "New York" is never saved
+    # as "NE".
+    assert re.search(r'id="state-error">A two-letter state code', address.text)
+    assert re.search(r'<input[^>]*name="state"[^>]*value="New York"', address.text)
+    assert not re.search(r'<input[^>]*name="state"[^>]*maxlength="2"', address.text)
     with site.container.uow() as uow:
         customer = uow.customers.get(job.company.id, job.booking.customer_id)
     assert customer.name == "Grace B. Hopper"

@@ -585,3 +585,44 @@ def test_a_services_hint_is_its_base_price_named_as_such(site: Site):
     assert page.status_code == 200
     assert "$90.00 base price, before options and tax" in page.text
     assert "From $" not in page.text
+
+
+def test_a_quantity_out_of_range_is_said_beside_its_field_with_or_without_the_script(
+    site: Site, browser: Any
+):
+    """With the script, 99 bedrooms is "Choose 1 to 8." beside the field and nothing is
+    priced (the API's sentence names ids no customer sees); without it, the same
+    sentence comes back with the 99 still in the field."""
+    company, _ = open_company(site)
+    context = browser.new_context(base_url=site.base_url, viewport=DESKTOP)
+    context.set_default_timeout(10_000)
+    try:
+        page = context.new_page()
+        page.goto(f"/{company.slug}/book")
+        price = page.locator("[data-price-total]").inner_text()
+        bedrooms = shown(page, "Bedrooms")
+        bedrooms.fill("99")
+        bedrooms.blur()
+        error = page.locator("[id='svc_standard_clean.param.par_bedrooms-error']")
+        expect(error).to_have_text("Choose 1 to 8.")
+        expect(bedrooms).to_have_attribute("aria-invalid", "true")
+        problem = page.locator("[data-price-problem]")
+        expect(problem).to_have_text("Some quantities are out of range: see the fields marked.")
+        assert "par_" not in page.locator("main").inner_text()
+        assert page.locator("[data-price-total]").inner_text() == price
+        bedrooms.fill("3")
+        bedrooms.blur()
+        expect(error).to_have_count(0)
+        expect(problem).to_be_hidden()
+        expect(bedrooms).not_to_have_attribute("aria-invalid", "true")
+    finally:
+        context.close()
+    with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
+        plain = client.get(
+            f"/{company.slug}/book",
+            params={"service": "svc_standard_clean", "param.par_bedrooms": "99"},
+        )
+    assert plain.status_code == 422
+    assert 'id="svc_standard_clean.param.par_bedrooms-error">Choose 1 to 8.' in plain.text
+    assert 'name="param.par_bedrooms" type="number"' in plain.text
+    assert re.search(r'name="param\.par_bedrooms"[^>]* value="99"', plain.text)

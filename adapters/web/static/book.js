@@ -209,9 +209,64 @@
       });
     }
 
+    /* A quantity outside its field's range is said beside the field in the words the
+       page gives without the script ("Choose 1 to 8."), and nothing is priced until it
+       is mended: the API's own sentence names ids a customer never sees. */
+    function outOfRange() {
+      var wrong = 0;
+      form.querySelectorAll("fieldset[data-service]:not([disabled]) input[type=number]").forEach(
+        function (input) {
+          var low = Number(input.min);
+          var high = Number(input.max);
+          var text = input.value.trim();
+          var bad =
+            !input.disabled &&
+            text !== "" &&
+            (!/^[0-9]{1,9}$/.test(text) || Number(text) < low || Number(text) > high);
+          rangeProblem(input, bad ? "Choose " + low + " to " + high + "." : "");
+          wrong += bad ? 1 : 0;
+        }
+      );
+      return wrong;
+    }
+
+    function rangeProblem(input, text) {
+      var field = input.closest(".field");
+      var id = input.id + "-error";
+      var note = document.getElementById(id);
+      var described = (input.getAttribute("aria-describedby") || "").split(" ").filter(function (one) {
+        return one && one !== id;
+      });
+      if (!text) {
+        if (note && note.hasAttribute("data-range")) {
+          note.remove();
+          field.classList.remove("has-error");
+          input.removeAttribute("aria-invalid");
+          input.setAttribute("aria-describedby", described.join(" "));
+        }
+        return;
+      }
+      if (!note) {
+        note = document.createElement("p");
+        note.className = "field-error";
+        note.id = id;
+        note.setAttribute("data-range", "");
+        field.appendChild(note);
+      }
+      note.textContent = text;
+      field.classList.add("has-error");
+      input.setAttribute("aria-invalid", "true");
+      input.setAttribute("aria-describedby", described.concat([id]).join(" "));
+    }
+
     function ask() {
       asked += 1;
       var mine = asked;
+      if (outOfRange()) {
+        problem.textContent = "Some quantities are out of range: see the fields marked.";
+        problem.hidden = false;
+        return;
+      }
       checked(selection())
         .then(function (outcome) {
           if (mine !== asked) {
