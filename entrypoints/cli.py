@@ -520,7 +520,7 @@ class Cli:
         added = 0
         for company_id in company_ids:
             for result in extend_plans(
-                company_id, uow_factory=container.uow, clock=container.clock
+                company_id, uow_factory=container.uow, clock=container.clock, drive=container.drive
             ):
                 report.append(
                     {

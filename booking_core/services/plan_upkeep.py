@@ -24,8 +24,8 @@ from booking_core.bookings import BookingStatus
 from booking_core.errors import DomainError, RuleViolation, ValidationFailed
 from booking_core.events import EventType, events_for
 from booking_core.paging import MAX_LIMIT, PageRequest
-from booking_core.ports import Clock, UnitOfWork
-from booking_core.services.scheduling import store_new
+from booking_core.ports import Clock, DriveTime, UnitOfWork
+from booking_core.services.scheduling import active_crew, check_visit, store_new
 
 
 @frozen
@@ -56,20 +56,30 @@ def _open_plan_ids(uow: UnitOfWork, company_id: str) -> list[str]:
 
 
 def extend_plans(
-    company_id: str, *, uow_factory: Callable[[], UnitOfWork], clock: Clock
+    company_id: str,
+    *,
+    uow_factory: Callable[[], UnitOfWork],
+    clock: Clock,
+    drive: DriveTime,
 ) -> list[PlanExtension]:
     """Add every plan's visits up to the horizon from now; idempotent.
 
     Every open plan gets one ``PlanExtension``, in the order the plans were found; a plan
     that fails is rolled back alone and reported with its ``problem``, and the others are
-    still extended.
+    still extended. Each new visit is checked as availability decides for its crew (on
+    the roster, working then, not off, free with the drive from the job before):
+    ``drive`` gives the drive times. A visit whose start has already passed when the plan
+    is extended (runs were missed, or the plan was held up) is not made: it never took
+    place.
     """
     with uow_factory() as uow:
         plan_ids = _open_plan_ids(uow, company_id)
     results = []
     for plan_id in plan_ids:
         try:
-            added = _extend_one(company_id, plan_id, uow_factory=uow_factory, clock=clock)
+            added = _extend_one(
+                company_id, plan_id, uow_factory=uow_factory, clock=clock, drive=drive
+            )
         except Exception as error:
             # A batch: one plan's refusal or fault is reported beside the others' results
             # rather than ending the run.
@@ -80,7 +90,12 @@ def extend_plans(
 
 
 def _extend_one(
-    company_id: str, plan_id: str, *, uow_factory: Callable[[], UnitOfWork], clock: Clock
+    company_id: str,
+    plan_id: str,
+    *,
+    uow_factory: Callable[[], UnitOfWork],
+    clock: Clock,
+    drive: DriveTime,
 ) -> int:
     """Extend one plan in its own unit of work; the number of visits added, each recorded
     as ``booking.created`` (a new visit is a new booking to a company's systems)."""
@@ -98,14 +113,22 @@ def _extend_one(
         if frequency.interval_days is None:
             raise RuleViolation(f"Frequency {frequency.slug!r} no longer repeats.")
         terms = plans.kept_plan_terms(catalog, last.selection)
-        added = plans.extend_plan(
-            visits,
-            plans.plan_horizon_end(visits[0].start, at, last.zone),
-            interval_days=frequency.interval_days,
-            price_visit=catalog_pricer(terms, order_of(last), at=at),
-            at=at,
-        )
+        added = [
+            visit
+            for visit in plans.extend_plan(
+                visits,
+                plans.plan_horizon_end(visits[0].start, at, last.zone),
+                interval_days=frequency.interval_days,
+                price_visit=catalog_pricer(terms, order_of(last), at=at),
+                at=at,
+            )
+            if visit.start > at  # a start already passed never took place: not made
+        ]
         if added:
+            company = uow.companies.get(company_id)
+            crew = active_crew(uow, company_id)
+            for visit in added:  # open for its crew, as availability decides
+                check_visit(uow, company, catalog, visit, drive=drive, at=at, crew=crew)
             stored = store_new(uow, added)
             uow.outbox.add_all(events_for(EventType.BOOKING_CREATED, stored, at=at))
             uow.commit()

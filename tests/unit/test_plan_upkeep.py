@@ -18,7 +18,7 @@ from booking_core.catalog import Catalog
 from booking_core.clock import FixedClock
 from booking_core.companies import Company
 from booking_core.coupons import Coupon
-from booking_core.crew import WorkingHours, new_crew_member
+from booking_core.crew import TimeOff, WorkingHours, new_crew_member
 from booking_core.customers import Address
 from booking_core.demo import demo_catalog
 from booking_core.drive import TableDriveTime
@@ -80,7 +80,7 @@ class World:
             return unit.bookings.of_plan(self.company.id, plan_id)
 
     def extend(self) -> list[tuple[str, int, str | None]]:
-        results = extend_plans(self.company.id, uow_factory=self.uow, clock=self.clock)
+        results = extend_plans(self.company.id, uow_factory=self.uow, clock=self.clock, drive=DRIVE)
         return [(r.plan_id, r.added, r.problem) for r in results]
 
 
@@ -294,3 +294,55 @@ def test_extension_keeps_eight_weeks_of_visits_ahead_across_a_dst_change(today, 
     assert len(ahead) == 8, label
     assert {v.local_start.time() for v in ahead} == {time(9)}
     assert ahead[-1].local_start.date() == (today + timedelta(days=49)).date()
+
+
+# --- New visits are open for their crew --------------------------------------------------
+
+
+def _change_member(world: World, member_id: str, **changes: object) -> None:
+    with world.uow() as unit:
+        member = unit.crew.get(world.company.id, member_id)
+        unit.crew.save(attrs.evolve(member, **changes))
+        unit.commit()
+
+
+def test_a_plan_whose_crew_member_left_the_roster_is_skipped_naming_why(world):
+    made = world.book(at_local(NOW + timedelta(days=1), 9))
+    (member_id,) = made[0].crew_ids
+    _change_member(world, member_id, active=False)
+    world.clock.advance(timedelta(days=7))
+
+    ((plan_id, added, problem),) = world.extend()
+
+    assert (plan_id, added) == (made[0].plan_id, 0)
+    assert problem is not None
+    assert "not on the active roster" in problem
+    assert len(world.plan(plan_id)) == len(made)
+
+
+def test_a_visit_on_the_crew_member_s_time_off_is_not_made(world):
+    made = world.book(at_local(NOW + timedelta(days=1), 9))
+    (member_id,) = made[0].crew_ids
+    following = made[-1].start + timedelta(days=7)
+    away = TimeOff(following - timedelta(hours=2), following + timedelta(hours=6))
+    _change_member(world, member_id, time_off=(away,))
+    world.clock.advance(timedelta(days=7))
+
+    ((_, added, problem),) = world.extend()
+
+    assert added == 0
+    assert problem is not None
+    assert len(world.plan(made[0].plan_id)) == len(made)
+
+
+def test_visits_whose_start_passed_while_runs_were_missed_are_not_made(world):
+    made = world.book(at_local(NOW + timedelta(days=1), 9))
+    world.clock.advance(timedelta(days=80))  # past every visit booked, and weeks beyond
+
+    ((_, added, problem),) = world.extend()
+
+    assert problem is None
+    new = world.plan(made[0].plan_id)[len(made) :]
+    assert len(new) == added > 0
+    assert all(visit.start > world.clock.now() for visit in new)
+    assert new[0].start - world.clock.now() <= timedelta(days=7)  # the next one is made

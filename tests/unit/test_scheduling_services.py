@@ -93,16 +93,16 @@ def test_extending_plans_adds_the_visits_that_came_within_the_horizon(world):
     _, clock, uow, company = world
     made = book(world, tuesday_at(9), frequency="weekly")
     assert all(v.start < NOW + timedelta(days=PLAN_HORIZON_DAYS + 1) for v in made)
-    assert extend_plans(company.id, uow_factory=uow, clock=clock)[0].added == 0
+    assert extend_plans(company.id, uow_factory=uow, clock=clock, drive=DRIVE)[0].added == 0
     clock.advance(timedelta(days=14))
-    results = extend_plans(company.id, uow_factory=uow, clock=clock)
+    results = extend_plans(company.id, uow_factory=uow, clock=clock, drive=DRIVE)
     assert [(r.added, r.problem) for r in results] == [(2, None)]
     with uow() as unit:
         visits = unit.bookings.of_plan(company.id, made[0].plan_id)
     assert len(visits) == len(made) + 2
     assert [v.visit_index for v in visits] == list(range(len(visits)))
     # Running it again adds nothing.
-    assert extend_plans(company.id, uow_factory=uow, clock=clock)[0].added == 0
+    assert extend_plans(company.id, uow_factory=uow, clock=clock, drive=DRIVE)[0].added == 0
 
 
 def test_cancel_this_and_future_leaves_earlier_visits_scheduled(world):

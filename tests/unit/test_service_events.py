@@ -384,10 +384,17 @@ def test_a_refused_reschedule_records_nothing(world: World):
 def test_extending_a_plan_records_booking_created_for_each_new_visit(world: World):
     visits = world.book(tuesday_at(9), frequency="weekly")
     world.recorded()
-    assert extend_plans(world.company.id, uow_factory=world.uow, clock=world.clock)[0].added == 0
+    assert (
+        extend_plans(world.company.id, uow_factory=world.uow, clock=world.clock, drive=DRIVE)[
+            0
+        ].added
+        == 0
+    )
     assert world.recorded() == []
     world.clock.advance(timedelta(days=14))
-    (result,) = extend_plans(world.company.id, uow_factory=world.uow, clock=world.clock)
+    (result,) = extend_plans(
+        world.company.id, uow_factory=world.uow, clock=world.clock, drive=DRIVE
+    )
     events = world.recorded()
     assert result.added == 2
     assert types(events) == {EventType.BOOKING_CREATED: 2}
