@@ -339,12 +339,17 @@ def build_catalog(draft: CatalogDraft, *, company_id: str, timezone: str) -> Cat
 def removal_problems(new: Catalog, open_bookings: Iterable[Booking]) -> dict[str, str]:
     """What ``new`` may not leave out while open bookings use it: the service of every open
     booking (a service may be made inactive instead), and everything a plan's later visits
-    are priced from when the plan is extended: its frequency, parameters, extras, manual
+    are priced from when the plan is extended: its frequency, parameters and extras (each
+    still taking the plan's quantity, an extra still offered with its frequency), manual
     fees and coupon (a coupon may be made inactive instead)."""
     missing: dict[str, Counter[str]] = {}
+    narrowed: dict[str, Counter[str]] = {}
 
     def lacks(where: str, what: str) -> None:
         missing.setdefault(where, Counter())[what] += 1
+
+    def narrows(where: str, what: str) -> None:
+        narrowed.setdefault(where, Counter())[what] += 1
 
     for booking in open_bookings:
         selection = booking.selection
@@ -357,24 +362,48 @@ def removal_problems(new: Catalog, open_bookings: Iterable[Booking]) -> dict[str
             lacks("frequencies", f"frequency {selection.frequency_slug!r}")
         if service is not None:
             for item in selection.parameters:
-                if item.id not in service.parameters_by_id:
+                parameter = service.parameters_by_id.get(item.id)
+                if parameter is None:
                     lacks("industries", f"parameter {item.id!r} of {service.id!r}")
+                elif not parameter.min_quantity <= item.quantity <= parameter.max_quantity:
+                    narrows(
+                        "industries",
+                        f"parameter {item.id!r} of {service.id!r} at {item.quantity}",
+                    )
             for item in selection.extras:
-                if item.id not in service.extras_by_id:
+                extra = service.extras_by_id.get(item.id)
+                if extra is None:
                     lacks("industries", f"extra {item.id!r} of {service.id!r}")
+                elif item.quantity > extra.max_quantity or (
+                    extra.frequency_slugs and selection.frequency_slug not in extra.frequency_slugs
+                ):
+                    narrows(
+                        "industries",
+                        f"extra {item.id!r} of {service.id!r} at {item.quantity}"
+                        f" on {selection.frequency_slug!r}",
+                    )
         for fee_id in selection.manual_fee_ids:
             if fee_id not in new.fees_by_id:
                 lacks("fees", f"fee {fee_id!r}")
         code = selection.coupon_code
         if code is not None and normalize_code(code) not in new.coupons_by_code:
             lacks("coupons", f"coupon {code!r}")
-    return {
+    problems = {
         where: "Still used by open bookings, so it cannot be removed: "
         + ", ".join(f"{what} ({count} booked)" for what, count in sorted(counts.items()))
         + "."
         + _KEEP_INSTEAD.get(where, "")
         for where, counts in missing.items()
     }
+    for where, counts in narrowed.items():
+        said = (
+            "Open plans are priced from these as they were booked, so their range may not"
+            " leave them out (their next visits could not be made): "
+            + ", ".join(f"{what} ({count} booked)" for what, count in sorted(counts.items()))
+            + "."
+        )
+        problems[where] = f"{problems[where]} {said}" if where in problems else said
+    return problems
 
 
 def reference_problems(

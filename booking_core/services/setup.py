@@ -103,7 +103,35 @@ def _drops_anything(old: Catalog, new: Catalog) -> bool:
             found |= {("extra", s.id, e.id) for e in s.extras}
         return found
 
-    return not items(old) <= items(new)
+    return not items(old) <= items(new) or _narrows_anything(old, new)
+
+
+def _narrows_anything(old: Catalog, new: Catalog) -> bool:
+    """True when ``new`` takes a parameter's or extra's quantity, or an extra's
+    frequency, that ``old`` took (an open plan's later visits may have been booked so)."""
+    for service in old.services():
+        kept = new.services_by_id.get(service.id)
+        if kept is None:
+            continue
+        for parameter in service.parameters:
+            now = kept.parameters_by_id.get(parameter.id)
+            if now is not None and (
+                now.min_quantity > parameter.min_quantity
+                or now.max_quantity < parameter.max_quantity
+            ):
+                return True
+        for extra in service.extras:
+            after = kept.extras_by_id.get(extra.id)
+            if after is None:
+                continue
+            # An empty list offers the extra with every frequency.
+            fewer = bool(after.frequency_slugs) and (
+                not extra.frequency_slugs
+                or not set(after.frequency_slugs) >= set(extra.frequency_slugs)
+            )
+            if after.max_quantity < extra.max_quantity or fewer:
+                return True
+    return False
 
 
 def _restamp_crew(

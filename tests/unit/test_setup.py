@@ -515,6 +515,35 @@ def test_what_a_plan_is_extended_from_cannot_be_removed_while_it_runs(stocked):
     assert "made inactive" in found["coupons"]
 
 
+def test_what_a_plan_is_extended_from_cannot_be_narrowed_past_it_while_it_runs(stocked):
+    """A weekly plan of 4 bedrooms with the oven: the bedrooms may not stop at 3, nor the
+    oven be offered for one-time jobs only (its next visits could not be priced); a
+    range that still takes them may change."""
+    stocked.book("weekly", parameters=(SelectedItem("par_bedrooms", 4),))
+    draft = example_catalog()
+    industry = draft.industries[0]
+    service = industry.services[0]
+
+    def with_service(**changes: object) -> CatalogDraft:
+        changed = attrs.evolve(service, **changes)
+        return attrs.evolve(draft, industries=(attrs.evolve(industry, services=(changed,)),))
+
+    fewer_rooms = (attrs.evolve(service.parameters[0], max_quantity=3),)
+    oven_once = (
+        attrs.evolve(service.extras[0], frequency_slugs=("one_time",)),
+        *service.extras[1:],
+    )
+    found = problems(stocked.replace, with_service(parameters=fewer_rooms, extras=oven_once))
+
+    assert list(found) == ["industries"]
+    assert "parameter 'par_bedrooms' of 'svc_standard' at 4 (8 booked)" in found["industries"]
+    assert "extra 'ext_oven' of 'svc_standard' at 1 on 'weekly' (8 booked)" in found["industries"]
+    assert stocked.catalog().services_by_id["svc_standard"].parameters[0].max_quantity == 6
+    wider = (attrs.evolve(service.parameters[0], max_quantity=4),)
+    stocked.replace(with_service(parameters=wider))
+    assert stocked.catalog().services_by_id["svc_standard"].parameters[0].max_quantity == 4
+
+
 def test_a_one_time_job_keeps_its_price_when_its_extras_go(stocked):
     stocked.book()
     draft = example_catalog()
