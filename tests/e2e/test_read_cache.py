@@ -291,3 +291,31 @@ def test_cached_reads_cost_no_round_trip_while_nothing_changes(stack: Stack):
                 assert client.get("/api/v1/services").status_code == 200
                 assert client.post("/api/v1/quote", json=QUOTE_BODY).status_code == 200
     assert trips == Trips(), trips
+
+
+def test_an_unchanged_quote_is_answered_as_kept_without_pricing_it_again(
+    stack: Stack, monkeypatch: pytest.MonkeyPatch
+):
+    """The same body while nothing it is made of changed (the catalog, the instant's
+    place against coupon windows, the company's referral discount): the kept answer,
+    priced once. A company never read into memory made every quote priced anew."""
+    from booking_core.services import pricing
+
+    _, key = stack.new_company()
+    # As in a server started afresh: nothing read into memory yet (making the company
+    # here read it in).
+    stack.container.database.cache.clear()
+    priced: list[object] = []
+    real = pricing.price_plan
+
+    def counting(*args: object, **kwargs: object) -> object:
+        priced.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    with stack.client(key) as client:
+        _warm(stack, client)
+        monkeypatch.setattr(pricing, "price_plan", counting)
+        answers = [client.post("/api/v1/quote", json=QUOTE_BODY) for _ in range(5)]
+    assert {a.status_code for a in answers} == {200}
+    assert len({a.content for a in answers}) == 1
+    assert priced == []

@@ -97,6 +97,12 @@ def quote_made_of(ctx: Context) -> object:
 def post_quote(ctx: Context) -> Reply:
     """Price a selection now, first visit and (for a plan) later visits."""
     body: PriceRequest = ctx.body
+    # The company is read whether or not the body names a referral code: the answer is
+    # made of its referral discount (``quote_made_of``), and an answer is kept for the
+    # next same body only while all it is made of is in memory. Read here, a company
+    # not yet in memory is read once from storage and kept.
+    with ctx.deps.read() as uow:
+        uow.companies.get(ctx.company_id)
     plan = price_selection(
         ctx.company_id,
         body.selection(),
