@@ -35,7 +35,7 @@ from booking_core.customers import Address, VisitStatus
 from booking_core.customers import Visit as CustomerVisit
 from booking_core.errors import InvalidTransition, ValidationFailed
 from booking_core.ids import CROCKFORD, crockford_code  # noqa: F401 (the codes' alphabet)
-from booking_core.pricing import PriceBreakdown, Selection
+from booking_core.pricing import LineKind, PriceBreakdown, Selection
 
 CODE_LENGTH = 5
 CODE_PATTERN = re.compile(r"^[A-Z]{2}-[0-9A-HJKMNP-TV-Z]{5}\Z")
@@ -210,6 +210,15 @@ class Booking:
     def is_open(self) -> bool:
         """True while the job is still to be done (scheduled or in progress)."""
         return self.status in OPEN_STATUSES
+
+    @property
+    def service_label(self) -> str:
+        """What the job is called on pages and in emails: its service's name (the base
+        line priced for ``service_id``); for a job priced by hand on a quote, whose base
+        lines are the quote's own, those lines' descriptions, one after another."""
+        base = [line for line in self.price.lines if line.kind is LineKind.BASE]
+        named = next((line.name for line in base if line.id == self.service_id), None)
+        return named if named is not None else ", ".join(line.name for line in base)
 
     def day_blocks(self) -> tuple[tuple[datetime, datetime], ...]:
         """Each day's (start, end), half-open, in UTC: the start's wall-clock time on

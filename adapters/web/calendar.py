@@ -28,7 +28,6 @@ from adapters.web.time_text import DASH, clock_range, short_range
 from booking_core.bookings import Booking, BookingStatus
 from booking_core.crew import CrewMember
 from booking_core.errors import NotFoundError
-from booking_core.pricing import LineKind
 from booking_core.services.scheduling import active_crew, crew_jobs
 from booking_core.users import first_name
 
@@ -110,8 +109,8 @@ def read_instant(text: str) -> datetime | None:
 
 
 def service_name(booking: Booking) -> str:
-    """The name of the booking's service (its base line)."""
-    return next((line.name for line in booking.price.lines if line.kind is LineKind.BASE), "")
+    """What the booking is called (``Booking.service_label``)."""
+    return booking.service_label
 
 
 def block(booking: Booking, customer_name: str, index: int) -> Block:

@@ -95,7 +95,7 @@ def job_card(booking: Booking, customer_name: str) -> JobCard:
     local = booking.local_start
     address = booking.address
     lines = booking.price.lines
-    service = next((line.name for line in lines if line.kind is LineKind.BASE), "")
+    service = booking.service_label
     extras = tuple(
         line.name if line.quantity == 1 else f"{line.name} \u00d7 {line.quantity}"
         for line in lines

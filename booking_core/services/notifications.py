@@ -45,7 +45,6 @@ from booking_core.notifications import (
 from booking_core.paging import Page, PageRequest
 from booking_core.plans import CancelScope, RescheduleScope
 from booking_core.ports import Clock, Composer, Mailer, UnitOfWork
-from booking_core.pricing import LineKind
 from booking_core.quotes import Quote, QuoteStatus, effective_status
 from booking_core.services.follow_ups import quote_sent_message
 from booking_core.services.self_service import can_change, changes_close_at
@@ -123,8 +122,8 @@ def queue_message(
 
 
 def service_name(booking: Booking) -> str:
-    """The name of the booking's service (its base price line)."""
-    return next((line.name for line in booking.price.lines if line.kind is LineKind.BASE), "")
+    """What the booking is called (``Booking.service_label``)."""
+    return booking.service_label
 
 
 def when(instant: datetime, zone_of: Booking) -> str:

@@ -735,3 +735,28 @@ def test_the_openapi_description_of_convert_says_the_quoted_price_is_honoured(
     assert (
         "cancelled" in body["application/json"]["schema"]["properties"]["bookingId"]["description"]
     )
+
+
+def test_a_job_booked_from_a_hand_priced_quote_is_called_by_its_quoted_lines(
+    stack: Stack, api: httpx.Client, customer_id: str
+):
+    """Its price lines are the quote's own, not the service's: the tracking page calls
+    the job by them all ("Windows 14 panes, Gutter"), not by the first alone."""
+    quote = create(
+        api,
+        customerId=customer_id,
+        send=True,
+        manualLines=[
+            {"description": "Windows 14 panes", "amountCents": 10_001},
+            {"description": "Gutter", "amountCents": 3_333},
+        ],
+    )
+    converted = act(
+        api, quote["id"], "convert", startIso=open_start(api), serviceId="svc_standard_clean"
+    )
+    booking = booking_of_convert(api, converted)
+    path = "/" + booking["trackingUrl"].split("/", 3)[3]
+    with stack.client() as browser:
+        page = browser.get(path)
+    assert page.status_code == 200
+    assert "Windows 14 panes, Gutter" in page.text
