@@ -211,13 +211,17 @@ def _check(
     draft: CatalogDraft,
     places: dict[str, dict[str, str]],
     errors: FieldErrors,
-) -> Refusal | None:
+    *,
+    then: tuple[str, str],
+) -> Response | Refusal:
     """Save ``draft`` when the form had no problems of its own (``errors``), else only check
     it (what could not be read stands in as a placeholder whose problems fall on fields
-    already marked); None when saved, else every problem: the form's and the catalog's."""
+    already marked). Saved: the redirect to ``then`` (the address, and the flash said
+    there); else every problem, the form's and the catalog's."""
     refused = _save(visit, base, draft, places, dry_run=bool(errors))
     if refused is None and not errors:
-        return None
+        go_to, flash = then
+        return visit.redirect(go_to, flash=flash)
     found = FieldErrors(errors)
     for name, text in (refused.errors if refused else {}).items():
         found.add(name, text)
@@ -447,6 +451,7 @@ def service_form(visit: Visit) -> Response:
         if not new_draft.frequencies:
             new_draft = attrs.evolve(new_draft, frequencies=(ONE_TIME_DRAFT,))
             added_one_time = True
+        note = " A one-time frequency was added to book it with." if added_one_time else ""
         refused = _check(
             visit,
             draft,
@@ -456,12 +461,10 @@ def service_form(visit: Visit) -> Response:
                 f"industries.{i}": {"name": "industry", "id": "industry"},
             },
             errors,
+            then=(f"{CATALOG}#service-{changed.id}", f"Saved {changed.name}.{note}"),
         )
-        if refused is None:
-            note = " A one-time frequency was added to book it with." if added_one_time else ""
-            return visit.redirect(
-                f"{CATALOG}#service-{changed.id}", flash=f"Saved {changed.name}.{note}"
-            )
+        if isinstance(refused, Response):
+            return refused
         errors, others = refused.errors, refused.others
     return _form_page(
         visit,
@@ -599,12 +602,10 @@ def extra_form(visit: Visit) -> Response:
             new_draft,
             {f"industries.{i}.services.{s}.extras.{index}": EXTRA_FIELDS},
             errors,
+            then=(f"{CATALOG}#service-{service.id}", f"Saved {changed.name} of {service.name}."),
         )
-        if refused is None:
-            return visit.redirect(
-                f"{CATALOG}#service-{service.id}",
-                flash=f"Saved {changed.name} of {service.name}.",
-            )
+        if isinstance(refused, Response):
+            return refused
         errors, others = refused.errors, refused.others
     return _form_page(
         visit,
@@ -678,12 +679,10 @@ def parameter_form(visit: Visit) -> Response:
                 service_path: {"base_duration_minutes": "duration"},
             },
             errors,
+            then=(f"{CATALOG}#service-{service.id}", f"Saved {changed.name} of {service.name}."),
         )
-        if refused is None:
-            return visit.redirect(
-                f"{CATALOG}#service-{service.id}",
-                flash=f"Saved {changed.name} of {service.name}.",
-            )
+        if isinstance(refused, Response):
+            return refused
         errors, others = refused.errors, refused.others
     return _form_page(
         visit, "setup_parameter.html", values=values, errors=errors, others=others,
@@ -754,9 +753,10 @@ def frequency_form(visit: Visit) -> Response:
             attrs.evolve(draft, frequencies=tuple(frequencies)),
             {f"frequencies.{index}": FREQUENCY_FIELDS},
             errors,
+            then=(f"{CATALOG}#frequencies", f"Saved {changed.name}."),
         )
-        if refused is None:
-            return visit.redirect(f"{CATALOG}#frequencies", flash=f"Saved {changed.name}.")
+        if isinstance(refused, Response):
+            return refused
         errors, others = refused.errors, refused.others
     return _form_page(
         visit, "setup_frequency.html", values=values, errors=errors, others=others,
@@ -868,9 +868,10 @@ def coupon_form(visit: Visit) -> Response:
             attrs.evolve(draft, coupons=tuple(coupons)),
             {f"coupons.{index}": COUPON_FIELDS},
             errors,
+            then=(f"{CATALOG}#coupons", f"Saved coupon {changed.code}."),
         )
-        if refused is None:
-            return visit.redirect(f"{CATALOG}#coupons", flash=f"Saved coupon {changed.code}.")
+        if isinstance(refused, Response):
+            return refused
         errors, others = refused.errors, refused.others
     return _form_page(
         visit, "setup_coupon.html", values=values, errors=errors, others=others,
@@ -987,9 +988,10 @@ def fee_form(visit: Visit) -> Response:
             attrs.evolve(draft, fees=tuple(fees)),
             {f"fees.{index}": FEE_FIELDS},
             errors,
+            then=(f"{CATALOG}#fees", f"Saved fee {changed.name}."),
         )
-        if refused is None:
-            return visit.redirect(f"{CATALOG}#fees", flash=f"Saved fee {changed.name}.")
+        if isinstance(refused, Response):
+            return refused
         errors, others = refused.errors, refused.others
     return _form_page(
         visit, "setup_fee.html", values=values, errors=errors, others=others,
