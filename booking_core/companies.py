@@ -40,6 +40,7 @@ BRAND_COLOR_PATTERN = re.compile(r"^#[0-9a-f]{6}\Z")
 MIN_CONTRAST = 4.5
 """WCAG 2 AA for normal text: the least contrast white text on the brand colour needs."""
 TOO_LIGHT = "Too light for white text; pick a darker colour."
+DOMAIN_TAKEN = "Another company has connected this domain."
 MAX_REFERRAL_DISCOUNT_CENTS = 100_000_000
 """One million dollars: the ceiling of the referral discount, as of every catalog amount
 (``catalog_rules.MAX_CENTS``)."""

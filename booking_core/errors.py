@@ -166,6 +166,14 @@ class ConflictError(DomainError):
     """A concurrent write won; retrying with fresh data may succeed."""
 
 
+class DomainTaken(ConflictError):
+    """Another company has connected the custom domain (stored: one company per domain)."""
+
+    def __init__(self, domain: str) -> None:
+        self.domain = domain
+        super().__init__(f"the domain {domain!r} is connected to another company")
+
+
 class UnknownZip(ValidationFailed):
     """A zip code the drive-time source does not know; ``field`` is where it was given."""
 

@@ -104,11 +104,14 @@ class CompanyRepository(Protocol):
         ...
 
     def add(self, company: Company) -> None:
-        """Store a new company; ``ConflictError`` if its id or slug is taken."""
+        """Store a new company; ``DomainTaken`` if another company has its custom
+        domain, ``ConflictError`` if its id or slug is taken."""
         ...
 
     def save(self, company: Company) -> None:
-        """Replace a stored company."""
+        """Replace a stored company; ``DomainTaken`` if another company has its custom
+        domain (held by storage, so two companies connecting one domain at once cannot
+        both win)."""
         ...
 
     def list_all(self) -> Sequence[Company]:

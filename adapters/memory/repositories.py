@@ -19,7 +19,7 @@ from booking_core.companies import Company
 from booking_core.coupons import CouponUsage
 from booking_core.crew import CrewMember
 from booking_core.customers import Customer, normalize_email
-from booking_core.errors import ConflictError, NotFoundError
+from booking_core.errors import ConflictError, DomainTaken, NotFoundError
 from booking_core.idempotency import IdempotencyRecord, RecordState
 from booking_core.leads import Lead, LeadStage
 from booking_core.ledger import Kind, PaymentEntry
@@ -126,11 +126,20 @@ class MemoryCompanyRepository:
     def add(self, company: Company) -> None:
         if self.by_slug(company.slug) is not None:
             raise ConflictError(f"slug {company.slug!r} is taken")
+        self._check_domain(company)
         self._t.insert(company.id, company.id, company, company.created_at)
 
     def save(self, company: Company) -> None:
         self.get(company.id)
+        self._check_domain(company)
         self._t.replace(company.id, company.id, company)
+
+    def _check_domain(self, company: Company) -> None:
+        domain = company.custom_domain
+        if domain is not None and any(
+            c.custom_domain == domain and c.id != company.id for c in self._t.values()
+        ):
+            raise DomainTaken(domain)
 
     def list_all(self) -> Sequence[Company]:
         return sorted(self._t.values(), key=lambda c: (c.created_at, c.id))

@@ -95,6 +95,8 @@ companies = Table(
     Column("referral_discount_cents", money_type(), nullable=False, server_default="0"),
     PrimaryKeyConstraint("id"),
     UniqueConstraint("slug"),
+    # (0017) one company per connected domain; NULLs (no domain) do not collide
+    Index("uq_companies_custom_domain", "custom_domain", unique=True),
 )
 
 api_keys = Table(

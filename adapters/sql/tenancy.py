@@ -20,7 +20,7 @@ from adapters.sql.readcache import announce, through
 from adapters.sql.tables import api_keys, companies
 from booking_core.auth import ApiKey, KeyStatus
 from booking_core.companies import Company
-from booking_core.errors import NotFoundError
+from booking_core.errors import ConflictError, DomainTaken, NotFoundError
 
 SLUG_TAKEN = "That slug is taken by another company."
 PREFIX_TAKEN = "That key's lookup prefix is taken; issue the key again."
@@ -92,7 +92,11 @@ class SqlCompanyRepository:
         return None if row is None else _company(row)
 
     def add(self, company: Company) -> None:
-        self._cx.insert_new(companies, _company_values(company), SLUG_TAKEN)
+        try:
+            self._cx.insert_new(companies, _company_values(company), SLUG_TAKEN)
+        except ConflictError:
+            self._raise_if_domain_taken(company)
+            raise
 
     def save(self, company: Company) -> None:
         statement = (
@@ -100,9 +104,26 @@ class SqlCompanyRepository:
             .where(companies.c.id == company.id)
             .values(**without_keys(_company_values(company), "id"))
         )
-        if self._cx.execute_guarded(statement, SLUG_TAKEN).rowcount == 0:
+        try:
+            result = self._cx.execute_guarded(statement, SLUG_TAKEN)
+        except ConflictError:
+            self._raise_if_domain_taken(company)
+            raise
+        if result.rowcount == 0:
             raise NotFoundError("company", company.id)
         announce(self._cx, Kind.COMPANY, company.id)
+
+    def _raise_if_domain_taken(self, company: Company) -> None:
+        """After a unique key refused ``company``: ``DomainTaken`` when it was the custom
+        domain's (``uq_companies_custom_domain``, revision 0017)."""
+        domain = company.custom_domain
+        if domain is None:
+            return
+        statement = select(companies.c.id).where(
+            companies.c.custom_domain == domain, companies.c.id != company.id
+        )
+        if self._cx.execute(statement).first() is not None:
+            raise DomainTaken(domain)
 
     def list_all(self) -> Sequence[Company]:
         statement = select(companies).order_by(companies.c.created_at, companies.c.id)

@@ -10,8 +10,8 @@ from attrs import frozen
 from booking_core import auth
 from booking_core.auth import ApiKey, IssuedKey
 from booking_core.catalog import Catalog
-from booking_core.companies import Company, default_code_prefix, validate_company
-from booking_core.errors import ConflictError, NotFoundError, ValidationFailed
+from booking_core.companies import DOMAIN_TAKEN, Company, default_code_prefix, validate_company
+from booking_core.errors import ConflictError, DomainTaken, NotFoundError, ValidationFailed
 from booking_core.ids import new_id
 from booking_core.ports import Clock, UnitOfWork
 from booking_core.services.setup import ChangedMeanwhile
@@ -47,7 +47,10 @@ def create_company(cmd: CreateCompany, *, uow: UnitOfWork, clock: Clock) -> Comp
     with uow:
         if uow.companies.by_slug(company.slug) is not None:
             raise ValidationFailed({"slug": f"The slug {company.slug!r} is taken."})
-        uow.companies.add(company)
+        try:
+            uow.companies.add(company)
+        except DomainTaken:
+            raise ValidationFailed({"custom_domain": DOMAIN_TAKEN}) from None
         base = cmd.catalog or Catalog(company_id=company.id)
         uow.catalogs.save(
             Catalog(

@@ -19,10 +19,21 @@ from booking_core.bookings import OPEN_STATUSES, Booking
 from booking_core.catalog import Catalog
 from booking_core.catalog_drafts import CatalogDraft, draft_of
 from booking_core.catalog_rules import build_catalog, reference_problems, removal_problems
-from booking_core.companies import Company, normalize_brand_color, validate_company
+from booking_core.companies import (
+    DOMAIN_TAKEN,
+    Company,
+    normalize_brand_color,
+    validate_company,
+)
 from booking_core.crew import CrewMember, Team, deprecated_service_ids
 from booking_core.crew_drafts import CrewChanges, CrewDraft, crew_draft, merge_crew, name_key
-from booking_core.errors import ConflictError, NotFoundError, UnknownZip, ValidationFailed
+from booking_core.errors import (
+    ConflictError,
+    DomainTaken,
+    NotFoundError,
+    UnknownZip,
+    ValidationFailed,
+)
 from booking_core.ids import new_id
 from booking_core.paging import MAX_LIMIT, PageRequest
 from booking_core.ports import Clock, DriveTime, UnitOfWork
@@ -399,10 +410,13 @@ def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> C
                 c.custom_domain == domain for c in uow.companies.list_all() if c.id != company.id
             )
         ):
-            raise ValidationFailed({"custom_domain": "Another company has connected this domain."})
+            raise ValidationFailed({"custom_domain": DOMAIN_TAKEN})
         if changed == company or cmd.dry_run:
             return changed
-        uow.companies.save(changed)
+        try:
+            uow.companies.save(changed)
+        except DomainTaken:  # connected by another company since the check above
+            raise ValidationFailed({"custom_domain": DOMAIN_TAKEN}) from None
         catalog = _stored_catalog(uow, company, for_update=True)
         synced = attrs.evolve(catalog, timezone=changed.timezone, tax_rate_bps=changed.tax_rate_bps)
         if synced != catalog:

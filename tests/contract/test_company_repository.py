@@ -3,7 +3,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from booking_core.errors import ConflictError, NotFoundError
+from booking_core.errors import ConflictError, DomainTaken, NotFoundError
 from tests import factories as f
 
 
@@ -48,3 +48,24 @@ def test_saved_company_changes_are_kept_and_listed_oldest_first(uow_factory):
     with uow_factory() as uow:
         assert uow.companies.get(first.id) == renamed
         assert [c.id for c in uow.companies.list_all()] == [first.id, second.id]
+
+
+def test_a_custom_domain_is_one_companys(uow_factory):
+    first = f.company(slug="sparkle", custom_domain="book.example.com")
+    second = f.company(slug="handy")
+    with uow_factory() as uow:
+        uow.companies.add(first)
+        uow.companies.add(second)
+        uow.commit()
+    with uow_factory() as uow, pytest.raises(DomainTaken):
+        uow.companies.save(attrs.evolve(second, custom_domain="book.example.com"))
+    with uow_factory() as uow, pytest.raises(DomainTaken):
+        uow.companies.add(f.company(slug="third", custom_domain="book.example.com"))
+    with uow_factory() as uow:
+        # the company holding it saves it again; several companies have none
+        uow.companies.save(attrs.evolve(first, name="Sparkle Two"))
+        uow.companies.add(f.company(slug="fourth"))
+        uow.commit()
+    with uow_factory() as uow:
+        assert uow.companies.get(second.id).custom_domain is None
+        assert [c.custom_domain for c in uow.companies.list_all()].count(None) == 2
