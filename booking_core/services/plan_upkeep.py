@@ -127,6 +127,9 @@ def _extend_one(
         if added:
             company = uow.companies.get(company_id)
             crew = active_crew(uow, company_id)
+            # Held before their jobs are read, as a booking holds them: a job booked
+            # meanwhile beside a new visit waits for this unit and is checked against it.
+            uow.bookings.hold_crew(company_id, {c for visit in added for c in visit.crew_ids})
             for visit in added:  # open for its crew, as availability decides
                 check_visit(uow, company, catalog, visit, drive=drive, at=at, crew=crew)
             stored = store_new(uow, added)
