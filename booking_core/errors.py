@@ -8,7 +8,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from booking_core.bookings import Booking
 
 
 class DomainError(Exception):
@@ -164,6 +168,17 @@ class LedgerRuleViolation(RuleViolation):
 
 class ConflictError(DomainError):
     """A concurrent write won; retrying with fresh data may succeed."""
+
+
+class PriceNotConfirmed(ConflictError):
+    """A move would change these visits' prices (``moves``: before, after; the moved
+    visit first) and the caller had not confirmed the new totals: nothing was moved.
+    Checked in the move's own unit of work, so a price that changed after a page showed
+    the move is never taken unseen."""
+
+    def __init__(self, moves: Sequence[tuple[Booking, Booking]]) -> None:
+        self.moves = list(moves)
+        super().__init__("The move changes the price; confirm the new total first.")
 
 
 class DomainTaken(ConflictError):

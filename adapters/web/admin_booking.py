@@ -13,7 +13,8 @@ the 404 page, as an id that never existed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
 
@@ -41,6 +42,7 @@ from booking_core.crew import CrewMember
 from booking_core.errors import (
     ConflictError,
     InvalidTransition,
+    PriceNotConfirmed,
     RuleViolation,
     SlotTaken,
     SlotUnavailable,
@@ -54,7 +56,6 @@ from booking_core.services.scheduling import (
     cancelled_by,
     complete_booking,
     find_booking,
-    priced_moves,
     reschedule_booking,
     start_booking,
     undo_start_booking,
@@ -442,24 +443,23 @@ def _start_of(
     return (second if values["fold"] == "1" else first), choices
 
 
+def _confirmed_totals(text: str) -> dict[str, int]:
+    """The totals a confirm step showed (``values["price"]``: ``id:cents,...``); what is
+    not in that form confirms nothing."""
+    pairs = (part.partition(":") for part in text.split(",")) if text else ()
+    return {
+        booking_id: int(cents)
+        for booking_id, _, cents in pairs
+        if booking_id and re.fullmatch(r"[0-9]{1,18}", cents)
+    }
+
+
 def _price_to_confirm(
-    visit: Visit,
-    booking: Booking,
-    new_start: datetime,
-    scope: plans.RescheduleScope,
-    values: dict[str, str],
-) -> str | None:
-    """The price change the admin must see before the move (then ``values["price"]``
-    holds the new totals to send back), or None when no price changes or the form sent
-    back the very totals the move gives now."""
-    deps = visit.deps
-    moves = priced_moves(
-        booking.company_id, booking.id, new_start, scope, uow=deps.reader(), clock=deps.clock
-    )
-    totals = ",".join(f"{after.id}:{after.price.total_cents}" for _, after in moves)
-    if not moves or values["price"] == totals:
-        return None
-    values["price"] = totals
+    booking: Booking, moves: Sequence[tuple[Booking, Booking]], values: dict[str, str]
+) -> str:
+    """The price change the admin must see before the move (``PriceNotConfirmed``'s
+    ``moves``); ``values["price"]`` then holds the new totals to send back."""
+    values["price"] = ",".join(f"{after.id}:{after.price.total_cents}" for _, after in moves)
     before, after = moves[0]
     note = price_change(before.price, after.price)
     if before.id != booking.id:
@@ -497,8 +497,6 @@ def reschedule(visit: Visit) -> Response:
         crew_ids = (values["crew"],)
     if errors or new_start is None:
         return render_booking(visit, booking, Forms(values, errors), status=422)
-    if note := _price_to_confirm(visit, booking, new_start, scope, values):
-        return render_booking(visit, booking, Forms(values, {}, reschedule_price=note))
     try:
         changed = reschedule_booking(
             booking.company_id,
@@ -506,10 +504,14 @@ def reschedule(visit: Visit) -> Response:
             new_start,
             scope,
             crew_ids=crew_ids,
+            confirmed_totals=_confirmed_totals(values["price"]),
             uow=deps.uow(),
             clock=deps.clock,
             drive=deps.drive,
         )
+    except PriceNotConfirmed as unconfirmed:
+        note = _price_to_confirm(booking, unconfirmed.moves, values)
+        return render_booking(visit, booking, Forms(values, {}, reschedule_price=note))
     except SlotTaken:
         errors["when"] = "That time is taken: the crew already has a job then. Pick another time."
     except SlotUnavailable as refused:

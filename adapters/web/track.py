@@ -16,7 +16,8 @@ confirmation page, then POST). Past the cutoff the buttons give way to the sente
 
 from __future__ import annotations
 
-from datetime import date, datetime, timedelta
+import re
+from datetime import date, timedelta
 from typing import Any
 
 from attrs import frozen
@@ -37,6 +38,7 @@ from booking_core.companies import Company
 from booking_core.errors import (
     ConflictError,
     InvalidTransition,
+    PriceNotConfirmed,
     SelfServiceClosed,
     SlotTaken,
     SlotUnavailable,
@@ -280,23 +282,6 @@ def reschedule_page(visit: Visit) -> Response:
     return _reschedule_page(visit, booking, chosen, errors=errors, status=422 if errors else 200)
 
 
-def _price_not_seen(visit: Visit, new_start: datetime) -> Response | None:
-    """The reschedule page again when the move would change the price and the form did not
-    show that price (``price``, the total it showed), so the customer sees it first."""
-    booking = _changeable(visit)
-    if isinstance(booking, Response):
-        return None  # the move itself says why it cannot be made
-    deps = visit.deps
-    moves = self_service.priced_moves(
-        booking.company_id, booking.id, new_start, uow=deps.reader(), clock=deps.clock
-    )
-    if not moves or visit.field("price").strip() == str(moves[0][1].price.total_cents):
-        return None
-    day = new_start.astimezone(booking.zone).date()
-    message = "The price for this date is shown below. Choose a time again to move your visit."
-    return _reschedule_page(visit, booking, day, errors={"start": message}, status=409)
-
-
 def reschedule(visit: Visit) -> Response:
     """``POST /{slug}/track/{token}/reschedule``: ``start`` (one of the listed starts)."""
     company = _company(visit)
@@ -311,17 +296,26 @@ def reschedule(visit: Visit) -> Response:
             return booking
         errors = {"start": "Choose one of the times listed."}
         return _reschedule_page(visit, booking, chosen, errors=errors, status=422)
-    if (unseen := _price_not_seen(visit, new_start)) is not None:
-        return unseen
+    shown = visit.field("price").strip()  # the total the form showed for the new time
     try:
         changed = self_service.customer_reschedule(
-            company.id, token, new_start, uow=deps.uow(), clock=deps.clock, drive=deps.drive
+            company.id,
+            token,
+            new_start,
+            shown_total_cents=int(shown) if re.fullmatch(r"[0-9]{1,18}", shown) else None,
+            uow=deps.uow(),
+            clock=deps.clock,
+            drive=deps.drive,
         )
-    except (SlotTaken, SlotUnavailable, ValidationFailed) as refused:
+    except (PriceNotConfirmed, SlotTaken, SlotUnavailable, ValidationFailed) as refused:
         booking = _changeable(visit)
         if isinstance(booking, Response):
             return booking
-        if isinstance(refused, SlotTaken):
+        if isinstance(refused, PriceNotConfirmed):  # the page again, showing it
+            message = (
+                "The price for this date is shown below. Choose a time again to move your visit."
+            )
+        elif isinstance(refused, SlotTaken):
             message = "That time was just taken. Choose another."
         elif isinstance(refused, SlotUnavailable):
             reason = crew_named(refused.reason, _crew_first_names(visit, booking))

@@ -59,6 +59,7 @@ from booking_core.errors import (
     ConflictError,
     CouponRejected,
     NotFoundError,
+    PriceNotConfirmed,
     RuleViolation,
     SlotTaken,
     SlotUnavailable,
@@ -893,6 +894,7 @@ def reschedule_booking(
     scope: plans.RescheduleScope,
     *,
     crew_ids: tuple[str, ...] | None = None,
+    confirmed_totals: Mapping[str, int] | None = None,
     uow: UnitOfWork,
     clock: Clock,
     drive: DriveTime,
@@ -900,13 +902,22 @@ def reschedule_booking(
     """Move a visit (or it and the later ones of its plan), checked against real
     availability; the booking's own slot does not block it. Never refused for the
     self-service cutoff; a move inside it is noted in the activity log. One
-    ``booking.rescheduled`` per booking moved (or given another crew)."""
+    ``booking.rescheduled`` per booking moved (or given another crew).
+    ``confirmed_totals``: see ``reschedule_in_unit``."""
     at = clock.now()
     with uow:
         company = uow.companies.get(company_id)
         target = find_booking(uow, company_id, id_or_code)
         changed = reschedule_in_unit(
-            uow, company, target, new_start, scope, crew_ids=crew_ids, at=at, drive=drive
+            uow,
+            company,
+            target,
+            new_start,
+            scope,
+            crew_ids=crew_ids,
+            confirmed_totals=confirmed_totals,
+            at=at,
+            drive=drive,
         )
         uow.commit()
     return changed
@@ -920,13 +931,17 @@ def reschedule_in_unit(
     scope: plans.RescheduleScope,
     *,
     crew_ids: tuple[str, ...] | None = None,
+    confirmed_totals: Mapping[str, int] | None = None,
     at: datetime,
     drive: DriveTime,
 ) -> list[Booking]:
     """``reschedule_booking``'s work inside the caller's open unit (which commits): check
     availability, move, save, and record one ``booking.rescheduled`` per booking moved.
     ``crew_ids`` (None: every moved visit keeps its own crew) is checked as
-    ``create_booking`` checks it, before the slot is looked up, which reads it as a set."""
+    ``create_booking`` checks it, before the slot is looked up, which reads it as a set.
+    ``confirmed_totals`` (booking id to the total a page showed for it after the move):
+    when given, a moved visit whose price changes to a total not confirmed there refuses
+    the whole move with ``PriceNotConfirmed``; None (the API) takes the new prices."""
     if crew_ids is not None and (errors := crew_errors(crew_ids)):
         raise ValidationFailed(errors)
     catalog = uow.catalogs.get(company.id)
@@ -968,6 +983,10 @@ def reschedule_in_unit(
     for visit in changed:  # the later visits moved along must be open too
         if visit.id != target.id:
             check_visit(uow, company, catalog, visit, drive=drive, at=at, ignore=moving, crew=crew)
+    if confirmed_totals is not None:
+        moves = _price_moves(visits, changed, target.id)
+        if any(confirmed_totals.get(after.id) != after.price.total_cents for _, after in moves):
+            raise PriceNotConfirmed(moves)
     uow.bookings.save_all(changed)
     uow.outbox.add_all(events_for(EventType.BOOKING_RESCHEDULED, changed, at=at))
     return changed
@@ -1001,11 +1020,19 @@ def priced_moves(
             )
         except (ValidationFailed, RuleViolation):
             return []
+    return _price_moves(visits, moved, target.id)
+
+
+def _price_moves(
+    visits: Sequence[Booking], moved: Sequence[Booking], target_id: str
+) -> list[tuple[Booking, Booking]]:
+    """(before, after) of each of ``moved`` whose total differs from its visit's before,
+    the target first."""
     before = {v.id: v for v in visits}
     changed = [
         (before[v.id], v) for v in moved if v.price.total_cents != before[v.id].price.total_cents
     ]
-    return sorted(changed, key=lambda pair: pair[0].id != target.id)
+    return sorted(changed, key=lambda pair: pair[0].id != target_id)
 
 
 def _crew_booking(

@@ -142,6 +142,7 @@ def customer_reschedule(
     token: str,
     new_start: datetime,
     *,
+    shown_total_cents: int | None,
     uow: UnitOfWork,
     clock: Clock,
     drive: DriveTime,
@@ -149,7 +150,10 @@ def customer_reschedule(
     """Move the tracked visit alone (scope ``this``, its own crew) to ``new_start``,
     checked against real availability as ``reschedule_booking`` does. Refused with
     ``SelfServiceClosed`` inside the cutoff, and with ``SlotUnavailable`` for a new
-    start inside it; records ``booking.rescheduled``."""
+    start inside it; records ``booking.rescheduled``. A move that changes the visit's
+    price to another total than ``shown_total_cents`` (the total the page showed for
+    it; None: none shown) is refused with ``PriceNotConfirmed``: the customer sees a
+    new price before agreeing to it."""
     at = clock.now()
     with uow:
         company = uow.companies.get(company_id)
@@ -161,8 +165,16 @@ def customer_reschedule(
                 new_start.isoformat(),
                 f"online, a visit can move to {hours} hours from now or later",
             )
+        shown = {} if shown_total_cents is None else {target.id: shown_total_cents}
         changed = reschedule_in_unit(
-            uow, company, target, new_start, plans.RescheduleScope.THIS, at=at, drive=drive
+            uow,
+            company,
+            target,
+            new_start,
+            plans.RescheduleScope.THIS,
+            confirmed_totals=shown,
+            at=at,
+            drive=drive,
         )
         uow.commit()
     return changed

@@ -6,19 +6,21 @@ records the usual event."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from booking_core.bookings import BookingStatus
+from booking_core.bookings import Booking, BookingStatus
 from booking_core.errors import (
     InvalidTransition,
     NotFoundError,
+    PriceNotConfirmed,
     SelfServiceClosed,
     SlotUnavailable,
 )
 from booking_core.events import EventType
-from booking_core.services import self_service
+from booking_core.plans import RescheduleScope
+from booking_core.services import scheduling, self_service
 from tests.unit.test_service_events import DRIVE, World, subjects, tuesday_at, types
 
 
@@ -66,6 +68,7 @@ def test_inside_the_cutoff_both_changes_are_refused_with_the_sentence_and_nothin
             world.company.id,
             booking.tracking_token,
             booking.start + timedelta(days=2),
+            shown_total_cents=booking.price.total_cents,
             uow=world.uow(),
             clock=world.clock,
             drive=DRIVE,
@@ -132,6 +135,7 @@ def test_a_customer_moves_the_visit_to_a_listed_time_and_it_records_booking_resc
         world.company.id,
         booking.tracking_token,
         new_start,
+        shown_total_cents=booking.price.total_cents,
         uow=world.uow(),
         clock=world.clock,
         drive=DRIVE,
@@ -150,9 +154,70 @@ def test_a_new_time_inside_the_cutoff_is_refused_and_nothing_changes(world: Worl
             world.company.id,
             booking.tracking_token,
             too_soon,
+            shown_total_cents=booking.price.total_cents,
             uow=world.uow(),
             clock=world.clock,
             drive=DRIVE,
         )
     assert world.stored_booking(booking.id) == booking
     assert world.recorded() == []
+
+
+NEW_YEARS_EVE = datetime(2026, 12, 31, 15, tzinfo=UTC)  # 10:00 in New York: demo holiday
+
+
+def test_a_move_to_a_price_the_customer_was_not_shown_is_refused_in_the_same_unit(world: World):
+    (booking,) = world.book(tuesday_at(10))
+    world.recorded()
+    token = booking.tracking_token
+
+    def move(shown: int | None) -> list[Booking]:
+        return self_service.customer_reschedule(
+            world.company.id,
+            token,
+            NEW_YEARS_EVE,
+            shown_total_cents=shown,
+            uow=world.uow(),
+            clock=world.clock,
+            drive=DRIVE,
+        )
+
+    # The page showed the visit's price before the move (no holiday fee), or none at all.
+    for shown in (booking.price.total_cents, None):
+        with pytest.raises(PriceNotConfirmed) as refused:
+            move(shown)
+        ((before, after),) = refused.value.moves
+        assert before == booking
+        assert after.price.total_cents > booking.price.total_cents
+        assert world.stored_booking(booking.id) == booking
+        assert world.recorded() == []
+
+    (moved,) = move(after.price.total_cents)  # the total the page showed for the holiday
+    assert moved.start == NEW_YEARS_EVE
+    assert moved.price == after.price
+    assert "Holiday surcharge" in [fee.name for fee in moved.price.fees]
+
+
+def test_an_admin_move_checks_the_totals_it_confirmed_and_the_api_takes_the_new_price(
+    world: World,
+):
+    (booking,) = world.book(tuesday_at(10))
+
+    def move(confirmed: dict[str, int] | None) -> list[Booking]:
+        return scheduling.reschedule_booking(
+            world.company.id,
+            booking.id,
+            NEW_YEARS_EVE,
+            RescheduleScope.THIS,
+            confirmed_totals=confirmed,
+            uow=world.uow(),
+            clock=world.clock,
+            drive=DRIVE,
+        )
+
+    with pytest.raises(PriceNotConfirmed) as refused:
+        move({booking.id: booking.price.total_cents})
+    assert world.stored_booking(booking.id) == booking
+    ((_, after),) = refused.value.moves
+    (moved,) = move(None)  # the API: admin-grade, the new price taken as it is
+    assert moved.price == after.price
