@@ -306,6 +306,9 @@ class Incoming:
     """A refusal found while reading the body (413, a content type other than JSON)."""
     query_problems: Mapping[str, str] = attrs.field(factory=dict)
     """Query parameters that are not UTF-8 once percent-decoded (``read_query``)."""
+    idempotency_space: str | None = None
+    """Whose ``Idempotency-Key`` names these are, when not the key's company's: the
+    public routes keep their callers' keys apart (``public.py``)."""
 
     @classmethod
     def of(
@@ -388,7 +391,7 @@ def process_request(endpoint: Endpoint, deps: HttpDeps, incoming: Incoming) -> _
         )
         if endpoint.idempotent:
             gate = idempotency.Gate.of(
-                key.company_id,
+                incoming.idempotency_space or key.company_id,
                 idempotency.key_from(incoming.headers),
                 incoming.method,
                 incoming.path,

@@ -211,7 +211,7 @@ def _replay_or_refuse(existing: IdempotencyRecord, gate: Gate) -> Answer | None:
         raise ApiError(
             409,
             "idempotency_key_reused",
-            "This Idempotency-Key was used with a different request body.",
+            "This Idempotency-Key was used with another request (a different body or endpoint).",
         )
     if existing.state is RecordState.COMPLETED and existing.response_status:
         return Answer(existing.response_status, existing.response_body or b"", REPLAYED)

@@ -404,7 +404,8 @@ PUBLIC_ERRORS = {
     "400": "fields missing or invalid (the message names each)",
     "404": "no company has this slug",
     "405": WRONG_METHOD,
-    "409": "the slot is taken by another job, or the Idempotency-Key is reused or busy",
+    "409": "the slot is taken by another job, the Idempotency-Key is reused or busy, or "
+    "another write held the same data too long (retry)",
     "413": "the body is over 64 KB (a body sent with a read is counted too)",
     "422": "a field over its ceiling (the message names the field and the limit), "
     "or understood but refused by a rule",
@@ -447,7 +448,7 @@ def _public_operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[st
         if status.startswith("2")
     }
     statuses = set(PUBLIC_ERRORS)  # 413 too: a body sent with a read is counted all the same
-    if not endpoint.idempotent:
+    if not endpoint.scope.endswith(":write"):  # only a write can meet another head-on
         statuses -= {"409"}
     for status in sorted(statuses):
         responses[status] = {

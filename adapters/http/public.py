@@ -311,6 +311,13 @@ def _public_key(company_id: str, scope: str) -> ApiKey:
     )
 
 
+def _idempotency_space(company_id: str) -> str:
+    """Where public callers' ``Idempotency-Key`` names live: anyone may send one, so they
+    are kept apart from the company's own ``/api/v1`` keys, which a caller without a key
+    can then neither claim nor probe."""
+    return f"public:{company_id}"
+
+
 def _company_id(deps: HttpDeps, slug: str) -> str | None:
     if not 1 <= len(slug) <= 63 or not SLUG_PATTERN.match(slug):
         return None
@@ -362,7 +369,10 @@ def _run(
     admitted = (_public_key(company_id, endpoint.scope), incoming.admitted[1])
     if endpoint.idempotent and idempotency.HEADER not in incoming.headers:
         endpoint = attrs.evolve(endpoint, idempotent=False)  # optional here: just book
-    outcome = process_request(endpoint, deps, attrs.evolve(incoming, admitted=admitted))
+    public = attrs.evolve(
+        incoming, admitted=admitted, idempotency_space=_idempotency_space(company_id)
+    )
+    outcome = process_request(endpoint, deps, public)
     if outcome.status < 400:
         return Response(
             outcome.body,
@@ -415,6 +425,7 @@ def call_public(
         query=tuple(query),
         raw_body=b"" if body is None else json.dumps(body).encode(),
         admitted=(_public_key(company_id, endpoint.scope), verdict),
+        idempotency_space=_idempotency_space(company_id),
     )
     outcome = process_request(endpoint, deps, incoming)
     return outcome.status, json.loads(outcome.body)

@@ -456,6 +456,27 @@ def test_the_idempotency_key_is_optional_and_replays_when_given(
     assert {b["id"] for b in listed(stack, shop)} == {first["id"], second["id"]}
 
 
+def test_a_public_callers_keys_are_apart_from_the_companys_own(
+    shop: Shop, stack: Stack, public: httpx.Client
+):
+    # Anyone may send a public key: one a public caller used never stands in the way of
+    # the company's own /api/v1 write with the same key, nor answers it.
+    url = f"{PUBLIC}/{shop.company.slug}/book"
+    key = idem()
+    body = booking_body(first_open_start(shop, public), LOOP)
+    unknown_extra = {**body, "extras": [{"id": "ext_nope", "quantity": 1}]}
+    refusal(public.post(url, json=unknown_extra, headers=key), 400)
+    kept = public.post(url, json=unknown_extra, headers=key)  # stored under the key
+    assert kept.headers["idempotent-replayed"] == "true"
+    with stack.client(shop.key) as api:
+        made = api.post(f"{API}/bookings", json=body, headers=key)
+    assert made.status_code == 201, made.text
+    # The company's answer is not the public caller's to read either.
+    probe = public.post(url, json=body, headers=key)
+    assert "idempotent-replayed" not in probe.headers
+    assert [b["id"] for b in listed(stack, shop)] == [made.json()["bookings"][0]["id"]]
+
+
 def test_two_racing_public_bookings_of_one_slot_make_one_booking(
     shop: Shop, stack: Stack, public: httpx.Client
 ):
