@@ -278,7 +278,8 @@ def remove_address(customer: Customer, address_id: str, *, at: datetime) -> Cust
 
 def merge(survivor: Customer, merged: Customer, *, at: datetime) -> tuple[Customer, Customer]:
     """Merge ``merged`` into ``survivor``: the survivor gains the other's addresses (its
-    default stays) and a phone it lacked; the merged record points at the survivor."""
+    default stays; an address it already has is not saved again) and a phone it lacked;
+    the merged record points at the survivor."""
     if survivor.id == merged.id:
         raise RuleViolation("A customer cannot be merged into itself.")
     if survivor.company_id != merged.company_id:
@@ -287,7 +288,10 @@ def merge(survivor: Customer, merged: Customer, *, at: datetime) -> tuple[Custom
         if record.merged_into is not None:
             raise RuleViolation(f"Customer {record.id} was already merged into another.")
     known = {saved.id for saved in survivor.addresses}
-    gained = tuple(saved for saved in merged.addresses if saved.id not in known)
+    places = {saved.address for saved in survivor.addresses}  # one it has is not saved twice
+    gained = tuple(
+        saved for saved in merged.addresses if saved.id not in known and saved.address not in places
+    )
     new_survivor = attrs.evolve(
         survivor,
         addresses=(*survivor.addresses, *gained),

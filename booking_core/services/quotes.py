@@ -14,6 +14,7 @@ from datetime import datetime
 from attrs import frozen
 
 from booking_core import quotes
+from booking_core.customers import merge_survivor
 from booking_core.errors import ConflictError
 from booking_core.events import EventType, event, events_for
 from booking_core.paging import MAX_LIMIT, PageRequest
@@ -79,8 +80,12 @@ def create_quote(cmd: CreateQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
     with uow:
         at = clock.now()
         # Referenced records must be the company's own: another company's id is not found.
-        if cmd.customer_id is not None:
-            uow.customers.get(cmd.company_id, cmd.customer_id)
+        # A merged customer's quote is its survivor's, as its bookings are.
+        customer_id = cmd.customer_id
+        if customer_id is not None:
+            found = uow.customers.get(cmd.company_id, customer_id)
+            survivor = merge_survivor(found, lambda other: uow.customers.get(cmd.company_id, other))
+            customer_id = survivor.id
         if cmd.lead_id is not None:
             uow.leads.get(cmd.company_id, cmd.lead_id)
         breakdown = None
@@ -89,12 +94,12 @@ def create_quote(cmd: CreateQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
             # The quote is judged by the coupon's limits as they stand today, and by its
             # rules on a plan's later visits too, as POST /quote and a booking judge them
             # (a minimum subtotal only the first visit reaches is refused).
-            usage = coupon_usage(uow, catalog, cmd.selection, cmd.customer_id)
+            usage = coupon_usage(uow, catalog, cmd.selection, customer_id)
             breakdown = price_plan(catalog, cmd.selection, at=at, coupon_usage=usage).first_visit
         quote = quotes.create_quote(
             company_id=cmd.company_id,
             at=at,
-            customer_id=cmd.customer_id,
+            customer_id=customer_id,
             lead_id=cmd.lead_id,
             selection=cmd.selection,
             breakdown=breakdown,

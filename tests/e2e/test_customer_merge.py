@@ -184,3 +184,42 @@ def test_a_merge_needs_customers_write(stack: Stack, shop: Shop, client: httpx.C
         refused = error_of(merge(c, survivor["id"], merged["id"]), 403, "insufficient_scope")
     assert refused["requiredScope"] == "customers:write"
     assert len(listed(client, merged["email"])) == 1
+
+
+def test_a_quote_for_a_merged_record_is_its_survivors_and_books_for_it(
+    client: httpx.Client, shop: Shop, day: date
+):
+    survivor, merged = customer(client, "Survivor"), customer(client, "Merged")
+    assert merge(client, survivor["id"], merged["id"]).status_code == 200
+    made = client.post(
+        f"{API}/quotes",
+        json={
+            "customerId": merged["id"],
+            "manualLines": [{"description": "Deep clean", "amountCents": 15_000}],
+            "send": True,
+        },
+        headers=idem(),
+    )
+    assert made.status_code == 201, made.text
+    quote = made.json()
+    assert quote["customerId"] == survivor["id"]
+    listed_quotes = client.get(f"{API}/quotes", params={"customerId": survivor["id"]}).json()
+    assert [q["id"] for q in listed_quotes["data"]] == [quote["id"]]
+    # The survivor has an address to be booked at once a booking has given it one.
+    body = booking_body(at_local(day, "10:00", shop.zone))
+    body["customer"] = {"name": "Survivor", "email": survivor["email"]}
+    assert client.post(f"{API}/bookings", json=body, headers=idem()).status_code == 201
+    converted = client.post(
+        f"{API}/quotes/{quote['id']}",
+        json={
+            "action": "convert",
+            "startIso": at_local(day, "14:00", shop.zone),
+            "serviceId": "svc_standard_clean",
+        },
+        headers=idem(),
+    )
+    assert converted.status_code == 200, converted.text
+    booking = client.get(f"{API}/bookings/{converted.json()['bookingId']}").json()
+    assert booking["customerId"] == survivor["id"]
+    answer = client.get(f"{API}/customers", params={"search": survivor["email"]}).json()
+    assert answer["data"][0]["lifetime"]["bookings"] == 2

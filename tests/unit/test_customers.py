@@ -364,6 +364,21 @@ def test_merge_does_not_duplicate_an_address_the_survivor_already_has() -> None:
     assert kept.addresses == (shared,)
 
 
+def test_merge_does_not_save_again_a_place_the_survivor_has_under_another_id() -> None:
+    # Each record saved the address of its own booking at the same place.
+    survivor = make(address=SavedAddress("adr_s", HOME))
+    elsewhere = attrs.evolve(HOME, line1="9 Elm St")
+    other = make(customer_id="cus_2", email="b@example.com", address=SavedAddress("adr_m", HOME))
+    other = add_address(other, SavedAddress("adr_e", elsewhere), at=at(5), default=False)
+
+    kept, _ = merge(survivor, other, at=at(10))
+
+    assert [(saved.id, saved.address) for saved in kept.addresses] == [
+        ("adr_s", HOME),
+        ("adr_e", elsewhere),
+    ]
+
+
 def test_customer_cannot_be_merged_into_itself() -> None:
     customer = make()
 
