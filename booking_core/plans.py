@@ -322,6 +322,19 @@ def request_errors(
     return errors
 
 
+def reschedule_errors(
+    new_start: datetime, crew_ids: Sequence[str] | None, *, zone: ZoneInfo, at: datetime
+) -> dict[str, str]:
+    """What ``reschedule`` refuses in a request whatever the calendar holds: a new start
+    ``start_problem`` refuses (no offset, off the quarter hour in ``zone``, in the past),
+    crew ids ``crew_errors`` refuses. Callers check it before they look for a slot, so
+    such a request is ``invalid_request`` on its field, as when booking."""
+    errors = crew_errors(crew_ids) if crew_ids is not None else {}
+    if problem := start_problem(new_start, zone, at):
+        errors["start_iso"] = problem
+    return errors
+
+
 def book(
     order: BookingOrder,
     *,
@@ -490,11 +503,7 @@ def reschedule(
     require_aware(at, "at")
     target, later = _target(visits, target_id)
     zone = target.zone
-    errors = crew_errors(crew_ids) if crew_ids is not None else {}
-    problem = start_problem(new_start, zone, at)
-    if problem:
-        errors["start_iso"] = problem
-    if errors:
+    if errors := reschedule_errors(new_start, crew_ids, zone=zone, at=at):
         raise ValidationFailed(errors)
     require_scheduled(target, "reschedule")
     shift = local_wall(new_start, zone) - local_wall(target.start, zone)

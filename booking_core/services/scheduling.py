@@ -937,12 +937,13 @@ def reschedule_in_unit(
 ) -> list[Booking]:
     """``reschedule_booking``'s work inside the caller's open unit (which commits): check
     availability, move, save, and record one ``booking.rescheduled`` per booking moved.
-    ``crew_ids`` (None: every moved visit keeps its own crew) is checked as
-    ``create_booking`` checks it, before the slot is looked up, which reads it as a set.
+    ``crew_ids`` (None: every moved visit keeps its own crew) and the new start are
+    checked as ``create_booking`` checks them (``plans.reschedule_errors``), before the
+    slot is looked up, which reads the crew as a set.
     ``confirmed_totals`` (booking id to the total a page showed for it after the move):
     when given, a moved visit whose price changes to a total not confirmed there refuses
     the whole move with ``PriceNotConfirmed``; None (the API) takes the new prices."""
-    if crew_ids is not None and (errors := crew_errors(crew_ids)):
+    if errors := plans.reschedule_errors(new_start, crew_ids, zone=target.zone, at=at):
         raise ValidationFailed(errors)
     catalog = uow.catalogs.get(company.id)
     visits = _visits(uow, target)
