@@ -329,8 +329,6 @@ class Cli:
         stops it after the requests in flight finish."""
         import uvicorn
 
-        from entrypoints.web import cursor_secret, session_secret
-
         if not 1 <= args.workers <= 64:
             raise UsageError("--workers takes 1 to 64")
         host = args.host or container.settings.host
@@ -338,8 +336,6 @@ class Cli:
         if not 1 <= port <= 65535:
             raise UsageError("--port takes 1 to 65535")
         _check_can_listen(host, port)
-        cursor_secret()  # one secret in the environment, inherited by every worker
-        session_secret(container.settings)  # likewise for the pages' session cookies
         # The app is imported by uvicorn (in each worker) and reads its settings from the
         # environment: hand it the address, so its links and OpenAPI `servers` entry name
         # this host and port (unless BOOKING_BASE_URL says otherwise).

@@ -71,8 +71,8 @@ class Settings:
     """Hosts exempt from the webhook URL policy (https, public addresses): development
     and tests only."""
     session_secret: str | None = field(default=None, repr=False)  # a secret: never shown
-    """Signs the pages' session cookies (``BOOKING_SESSION_SECRET``); None: the process
-    makes one (``entrypoints.web.session_secret``)."""
+    """Signs the pages' session cookies (``BOOKING_SESSION_SECRET``); None: the one kept
+    in the database (``entrypoints.web.session_secret``)."""
     smtp_url: str | None = field(default=None, repr=False)  # may hold a password
     """Where email goes (``BOOKING_SMTP_URL``, docs/notifications.md); None: the log."""
     mail_from: str = DEFAULT_MAIL_FROM

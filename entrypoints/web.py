@@ -5,7 +5,6 @@ the admin workspace, the crew portal) beside ``/api``."""
 from __future__ import annotations
 
 import os
-import secrets
 
 import attrs
 import structlog
@@ -21,6 +20,7 @@ from adapters.http.processor import processor_routes
 from adapters.http.ratelimit import RateLimiter
 from adapters.http.routes import all_endpoints
 from adapters.processor.stripe import StripeWebhook
+from adapters.sql import Database
 from adapters.web import SessionCodec, SignInThrottle, WebDeps, web_routes
 from adapters.web.deps import new_portal_throttle
 from booking_core.services.companies import authenticate
@@ -32,35 +32,19 @@ SECRET_ENV = "BOOKING_SECRET_KEY"
 SESSION_SECRET_ENV = "BOOKING_SESSION_SECRET"
 
 
-def cursor_secret() -> bytes:
-    """The secret signing pagination cursors, shared by every worker through the environment.
-
-    ``booking serve`` sets one for its workers when none is configured; a process started
-    another way without one gets a random secret of its own.
-    """
+def cursor_secret(database: Database) -> bytes:
+    """The secret signing pagination cursors: ``BOOKING_SECRET_KEY``, else the one kept in
+    the database (``Database.kept_secret``), so every worker and server of the database
+    signs alike and a poller's cursor outlives a restart."""
     configured = os.environ.get(SECRET_ENV)
-    if configured:
-        return configured.encode()
-    generated = secrets.token_hex(32)
-    os.environ[SECRET_ENV] = generated
-    return generated.encode()
+    return (configured or database.kept_secret("cursors")).encode()
 
 
-def session_secret(settings: Settings | None = None) -> bytes:
-    """The secret signing the pages' session cookies: ``BOOKING_SESSION_SECRET``, shared by
-    every worker through the environment like the cursor secret.
-
-    ``booking serve`` sets one for its workers when none is configured; a process started
-    another way without one gets a random secret of its own (its sessions end with it).
-    """
-    configured = (settings.session_secret if settings else None) or os.environ.get(
-        SESSION_SECRET_ENV
-    )
-    if configured:
-        return configured.encode()
-    generated = secrets.token_hex(32)
-    os.environ[SESSION_SECRET_ENV] = generated
-    return generated.encode()
+def session_secret(settings: Settings, database: Database) -> bytes:
+    """The secret signing the pages' session cookies: ``BOOKING_SESSION_SECRET``, else the
+    one kept in the database, like the cursor secret: a restart signs nobody out."""
+    configured = settings.session_secret or os.environ.get(SESSION_SECRET_ENV)
+    return (configured or database.kept_secret("sessions")).encode()
 
 
 def web_deps(container: Container, throttle: SignInThrottle | None = None) -> WebDeps:
@@ -72,7 +56,7 @@ def web_deps(container: Container, throttle: SignInThrottle | None = None) -> We
         reader=container.reader,
         clock=container.clock,
         hasher=container.hasher,
-        sessions=SessionCodec(session_secret(settings)),
+        sessions=SessionCodec(session_secret(settings, container.database)),
         throttle=throttle or SignInThrottle(settings.redis_url or "memory://"),
         base_url=settings.base_url,
         drive=container.drive,
@@ -96,7 +80,7 @@ def http_deps(container: Container, rate_limiter: RateLimiter | None = None) -> 
         clock=container.clock,
         phones=container.phones,
         rate_limiter=rate_limiter or RateLimiter(settings.redis_url or "memory://"),
-        cursors=CursorCodec(cursor_secret()),
+        cursors=CursorCodec(cursor_secret(database)),
         authenticate=keys,
         base_url=settings.base_url,
         reader=container.reader,

@@ -21,7 +21,9 @@ opens one, and ``key_stamp()`` lets a cache of API keys elsewhere know when to l
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Hashable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +31,16 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event, text
+from sqlalchemy import Engine, create_engine, event, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
 from adapters.sql.changes import ANY, ChangeFeed, Kind, feed_for
+from adapters.sql.context import insert_of
 from adapters.sql.liveness import check_on_checkout
 from adapters.sql.readcache import ReadCache, register
 from adapters.sql.reader import CachedReader
-from adapters.sql.tables import ALL_TABLES
+from adapters.sql.tables import ALL_TABLES, service_secrets
 from adapters.sql.uow import SqlUnitOfWork
 
 BUSY_TIMEOUT_SECONDS = 10
@@ -116,6 +119,19 @@ class Database:
         key changed anywhere; None while the feed cannot tell (nothing may be trusted).
         Costs no statement on PostgreSQL, one local read of the file on SQLite."""
         return self.changes.stamp(Kind.KEYS, ANY)
+
+    def kept_secret(self, name: str) -> str:
+        """The database's secret ``name`` (``service_secrets``): 32 random bytes in hex,
+        made by the first caller and the same for every caller after, whatever process or
+        server asks (two making it at once keep the first stored)."""
+        made = insert_of(self.dialect, service_secrets).values(
+            name=name, value=secrets.token_hex(32), created_at=datetime.now(UTC)
+        )
+        with self.engine.begin() as connection:
+            connection.execute(made.on_conflict_do_nothing())
+            kept = select(service_secrets.c.value).where(service_secrets.c.name == name)
+            value: str = connection.execute(kept).scalar_one()
+        return value
 
     def migrate(self) -> None:
         """Apply every Alembic revision not yet applied (``alembic upgrade head``)."""

@@ -627,6 +627,18 @@ portal_links = Table(
 """Customer portal sign-in links (``booking_core.portal``); claimed, inside their company
 only, by an ``UPDATE ... WHERE company_id = :c AND used_at IS NULL``."""
 
+service_secrets = Table(
+    "service_secrets",
+    metadata,
+    _text("name"),  # "cursors", "sessions"
+    _text("value"),  # 64 hex digits (32 random bytes)
+    Column("created_at", instant_type(), nullable=False),
+    PrimaryKeyConstraint("name"),
+)
+"""(0018) The secrets signing pagination cursors and session cookies when the
+environment sets none: made once, by the first process that needs one, and kept, so
+every worker and server of the database signs alike and a restart breaks nothing."""
+
 STAMPED = {t.name: t for t in (customers, leads, quotes, payments, crew_members, bookings)}
 """Tables listed by change: on SQLite their touched rows get ``changed_at`` at commit; on
 PostgreSQL a trigger sets ``changed_at`` and ``changed_xid`` on every write."""
