@@ -269,7 +269,10 @@ def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]
                 "hasMore": {"type": "boolean"},
                 "nextCursor": {
                     "type": ["string", "null"],
-                    "description": "Pass as cursor for the next page; null on the last.",
+                    "description": "Pass as cursor for the next page. Newest first: null "
+                    "on the last page. With updatedSince: set on the last page too (where "
+                    "the poll ended: keep it and pass it to the next poll), null only on "
+                    "an empty page.",
                 },
             },
             "additionalProperties": False,
