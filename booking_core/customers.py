@@ -102,11 +102,13 @@ def is_email_address(text: str) -> bool:
 
 
 def email_errors(email: str, field: str = "email") -> dict[str, str]:
-    """Field errors for an email address as typed (surrounding spaces are dropped);
-    empty when it is acceptable. The service's one email rule: ``email_problem``."""
+    """Field errors for an email address as typed (surrounding spaces are dropped, and
+    not counted); empty when it is acceptable. The service's one email rule:
+    ``email_problem``."""
+    email = email.strip()
     if len(email) > EMAIL_MAX:
         return {field: f"At most {EMAIL_MAX} characters."}
-    problem = email_problem(email.strip())
+    problem = email_problem(email)
     return {field: problem} if problem else {}
 
 

@@ -211,6 +211,10 @@ def test_every_address_hypothesis_makes_is_accepted(email: str) -> None:
 
 def test_surrounding_spaces_are_dropped_for_a_field_but_not_for_an_exact_address() -> None:
     assert email_errors(" ada@example.com\t") == {}
+    longest = "a" * 64 + "@" + ".".join(["b" * 61] * 3) + ".com"  # 254 characters
+    assert len(longest) == 254
+    assert email_errors(longest + " ") == {}  # the space is dropped, not counted
+    assert email_errors("a" + longest) == {"email": "At most 254 characters."}
     assert not is_email_address(" ada@example.com")
     assert is_email_address("ada@example.com")
 
