@@ -5,7 +5,7 @@ One loop step dispatches every undispatched event, then sends one claimed batch 
 deliveries; when a step finds nothing to do, the loop sleeps ``POLL_INTERVAL``. Every
 ``SWEEP_INTERVAL`` (and once in ``run_once``) it also stores the expiry of sent quotes
 whose time has come, which records their ``quote.expired`` events. A stop
-(SIGTERM, Ctrl-C) lets the attempt in flight finish and record, hands the rest of the
+(SIGTERM, Ctrl-C) lets the attempts in flight finish and record, hands the rest of the
 claimed batch back, and returns. Several workers may run at once, on one machine or
 many (``booking_core.services.webhook_delivery`` says how they share the work).
 
@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from random import Random
 from typing import Any
@@ -59,15 +60,20 @@ from booking_core.services.webhook_delivery import (
     LEASE,
     Delivered,
     Render,
+    Run,
     Send,
     Sent,
     deliver_due,
     dispatch_events,
+    in_turn,
 )
 from entrypoints.bootstrap import Container
 
 POLL_INTERVAL = 1.0
 """Seconds a worker with nothing to do waits before looking again."""
+SENDERS = 8
+"""Endpoints a worker sends to at once (each endpoint's deliveries still go one at a time,
+in order): a slow receiver holds back its own endpoint, not every company's."""
 SWEEP_INTERVAL = 60.0
 """Seconds between two sweeps for sent quotes whose expiry has come (``quote.expired``)."""
 
@@ -157,6 +163,18 @@ class Mail:
     base_url: str
 
 
+def at_once(threads: int) -> Run:
+    """``Run`` the jobs on up to ``threads`` threads at once (one job: on this thread)."""
+
+    def run(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
+        if len(jobs) < 2 or threads < 2:
+            return in_turn(jobs)
+        with ThreadPoolExecutor(min(threads, len(jobs)), thread_name_prefix="webhook") as pool:
+            return list(pool.map(lambda job: job(), jobs))
+
+    return run
+
+
 @define
 class Worker:
     """Dispatch and delivery over one database; see the module."""
@@ -170,6 +188,7 @@ class Worker:
     dispatch_batch: int = DISPATCH_BATCH
     delivery_batch: int = DELIVERY_BATCH
     lease: timedelta = LEASE
+    senders: int = SENDERS
     sweep_interval: float = SWEEP_INTERVAL
     mail: Mail | None = None
     """Email; None: the worker only delivers webhooks."""
@@ -206,6 +225,7 @@ class Worker:
             limit=self.delivery_batch,
             lease=self.lease,
             stop=stop,
+            run=at_once(self.senders),
         )
         self._log(done)
         return Totals(

@@ -201,6 +201,27 @@ def dispatch_events(
     return Dispatched(len(done), len(deliveries), tuple(unrenderable))
 
 
+Run = Callable[[Sequence[Callable[[], "_Sent"]]], Sequence["_Sent"]]
+"""Runs jobs and returns their results in the jobs' order; it may run them at once (the
+worker's threads). Each job is one endpoint's share of a claim."""
+
+
+def in_turn(jobs: Sequence[Callable[[], _Sent]]) -> list[_Sent]:
+    """``Run`` one job after another."""
+    return [job() for job in jobs]
+
+
+@attrs.define
+class _Sent:
+    """What one endpoint's share of a claim came to."""
+
+    attempts: list[Attempt] = attrs.field(factory=list)
+    disabled: list[Disabled] = attrs.field(factory=list)
+    unsent: list[Delivery] = attrs.field(factory=list)
+    dropped: int = 0
+    delivered: int = 0
+
+
 def deliver_due(
     *,
     uow_factory: Callable[[], UnitOfWork],
@@ -210,14 +231,21 @@ def deliver_due(
     limit: int = DELIVERY_BATCH,
     lease: timedelta = LEASE,
     stop: Callable[[], bool] = lambda: False,
+    run: Run = in_turn,
 ) -> Delivered:
-    """Claim up to ``limit`` due deliveries (leased for ``lease``) and attempt each once,
-    one after another in claim order.
+    """Claim up to ``limit`` due deliveries (leased for ``lease``) and attempt each once.
 
     The claim takes no delivery while an earlier delivery of its endpoint still waits for
     its first attempt (here, or with another worker): each endpoint gets its first
     attempts in the order of their events. A delivery that failed and waits for its retry
     holds nothing back, so a retry may arrive after later events.
+
+    The claim is shared out by endpoint: each endpoint's deliveries go one after another
+    in claim order, and ``run`` may run the endpoints' shares at once (the worker runs
+    them on its threads), so a slow receiver holds back only its own endpoint's. The
+    shares are handed to ``run`` taking the companies in turn (each company's first
+    endpoint, then each one's second, ...), so one company's many endpoints never queue
+    ahead of every other company's.
 
     For each: the endpoint is read afresh (deleted, or turned off: the delivery is given
     up unsent), the body is signed with its current secrets and sent with no transaction
@@ -235,18 +263,62 @@ def deliver_due(
     with uow_factory() as uow:
         claimed = list(uow.webhooks.claim_due(now, now + lease, limit))
         uow.commit()
-    attempts: list[Attempt] = []
-    disabled: list[Disabled] = []
-    dropped = delivered = 0
-    unsent: list[Delivery] = []
+
+    def share(deliveries: list[Delivery]) -> Callable[[], _Sent]:
+        return lambda: _send_in_turn(
+            deliveries, send=send, uow_factory=uow_factory, clock=clock, random=random, stop=stop
+        )
+
+    results = run([share(deliveries) for deliveries in _by_endpoint(claimed)])
+    unsent = [d for result in results for d in result.unsent]
+    released = _release(unsent, uow_factory, clock) if unsent else 0
+    return Delivered(
+        claimed=len(claimed),
+        attempts=tuple(a for result in results for a in result.attempts),
+        dropped=sum(result.dropped for result in results),
+        released=released,
+        delivered=sum(result.delivered for result in results),
+        disabled=tuple(d for result in results for d in result.disabled),
+    )
+
+
+def _by_endpoint(claimed: Sequence[Delivery]) -> list[list[Delivery]]:
+    """The claim's deliveries by endpoint, each in claim order; the endpoints taken from
+    the companies in turn (every company's first endpoint, then every second, ...)."""
+    endpoints: dict[tuple[str, str], list[Delivery]] = {}
     for delivery in claimed:
+        endpoints.setdefault((delivery.company_id, delivery.endpoint_id), []).append(delivery)
+    by_company: dict[str, list[list[Delivery]]] = {}
+    for (company_id, _), deliveries in endpoints.items():
+        by_company.setdefault(company_id, []).append(deliveries)
+    rounds = max((len(shares) for shares in by_company.values()), default=0)
+    return [
+        shares[turn]
+        for turn in range(rounds)
+        for shares in by_company.values()
+        if turn < len(shares)
+    ]
+
+
+def _send_in_turn(
+    deliveries: Sequence[Delivery],
+    *,
+    send: Send,
+    uow_factory: Callable[[], UnitOfWork],
+    clock: Clock,
+    random: Callable[[], float],
+    stop: Callable[[], bool],
+) -> _Sent:
+    """One endpoint's deliveries, one after another (see ``deliver_due``)."""
+    sent = _Sent()
+    for delivery in deliveries:
         if stop() or _lease_left(delivery, clock.now()) < SEND_BUDGET:
             # Not sent: its lease holds it until it ends (a stop hands it back sooner).
-            unsent.append(delivery)
+            sent.unsent.append(delivery)
             continue
         endpoint = _sendable_endpoint(delivery, uow_factory)
         if endpoint is None:
-            dropped += 1
+            sent.dropped += 1
             continue
         at = clock.now()
         signed = headers(
@@ -256,20 +328,12 @@ def deliver_due(
         recorded = _record(delivery, result, uow_factory=uow_factory, clock=clock, random=random)
         if recorded is None:
             continue  # the endpoint was deleted on the way: nothing to count it against
-        attempts.append(recorded[0])
+        sent.attempts.append(recorded[0])
         if result.outcome == SendOutcome.DELIVERED:
-            delivered += 1
+            sent.delivered += 1
         if recorded[1] is not None:
-            disabled.append(recorded[1])
-    released = _release(unsent, uow_factory, clock) if unsent else 0
-    return Delivered(
-        claimed=len(claimed),
-        attempts=tuple(attempts),
-        dropped=dropped,
-        released=released,
-        delivered=delivered,
-        disabled=tuple(disabled),
-    )
+            sent.disabled.append(recorded[1])
+    return sent
 
 
 def _epoch(at: datetime) -> int:

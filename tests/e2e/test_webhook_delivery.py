@@ -589,3 +589,38 @@ def test_the_running_worker_sends_a_booking_made_rescheduled_and_cancelled_in_th
         ], ref
     instants = [datetime.fromisoformat(one["createdAt"]) for one in arrived]
     assert instants == sorted(instants)
+
+
+def test_a_companys_slow_receivers_hold_back_no_other_companys_delivery(
+    shop, backend, receiver, sender, clock
+):
+    # Another company's six endpoints answer only once this company's delivery has
+    # arrived (at most the sender's 5 s read timeout): sent one after another, each of
+    # them would time out first; sent at once, all seven are delivered in one run.
+    slow = Shop(
+        backend,
+        company_cases.create_company(
+            company_cases.CreateCompany(slug=f"slow-{secrets.token_hex(3)}", name="Slow Co"),
+            uow=backend.db.uow(),
+            clock=clock,
+        ),
+        clock,
+    )
+    arrived = threading.Event()
+    receiver.scripts["/fast"] = Script(arrived=lambda seen: arrived.set())
+    for index in range(6):
+        receiver.scripts[f"/slow/{index}"] = Script(arrived=lambda seen: arrived.wait(20))
+        slow.endpoint(receiver.url(f"/slow/{index}"))
+    slow.payments(1)  # the older event: claimed first
+    clock.current = clock.now() + timedelta(seconds=1)
+    fast, _ = shop.endpoint(receiver.url("/fast"))
+    shop.payments(1)
+
+    done = shop.worker(sender).run_once()
+
+    assert (done.deliveries, done.delivered) == (7, 7)
+    assert shop.log(fast) == [(1, 204)]
+    assert sorted(seen.path for seen in receiver.seen) == [
+        "/fast",
+        *(f"/slow/{index}" for index in range(6)),
+    ]

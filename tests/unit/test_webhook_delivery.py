@@ -524,3 +524,42 @@ def test_a_change_made_by_the_owner_during_the_send_is_kept(world):
 
     world.deliver(Receiver(FAIL, during=move))
     assert world.get(endpoint) == attrs.evolve(moved, failing_since=world.clock.now())
+
+
+def test_a_claim_is_shared_out_by_endpoint_taking_the_companies_in_turn(world):
+    # A company with three endpoints whose event came first, then one with one endpoint:
+    # its endpoint is sent to second, not behind all three (with the worker's threads,
+    # at the same time as theirs).
+    many = "cmp_many"
+    with world.uow() as uow:
+        uow.companies.add(f.company(id=many, slug="many"))
+        for index in range(3):
+            uow.webhooks.add(
+                WebhookEndpoint(
+                    id=f"whk_many_{index}",
+                    company_id=many,
+                    url=f"https://many.example.com/{index}",
+                    events=("*",),
+                    secrets=(Secret(value=new_secret()),),
+                    created_at=world.clock.now(),
+                )
+            )
+        uow.outbox.add(event(EventType.PAYMENT_RECORDED, f.payment(many), company_id=many, at=f.T0))
+        uow.commit()
+    world.clock.current = f.T0 + timedelta(seconds=1)
+    one = world.endpoint()
+    world.record()
+    assert world.dispatch() == 4
+    shares: list[int] = []
+
+    def run(jobs):  # type: ignore[no-untyped-def]
+        shares.append(len(jobs))
+        return [job() for job in jobs]
+
+    send = Receiver()
+    done = world.deliver(send, run=run)
+    assert shares == [4]  # one share per endpoint
+    urls = [c.url for c in send.calls]
+    assert urls[1] == one.url  # its first share comes second: the companies take turns
+    assert sorted(urls[:1] + urls[2:]) == [f"https://many.example.com/{i}" for i in range(3)]
+    assert (done.claimed, done.delivered, len(done.attempts)) == (4, 4, 4)
