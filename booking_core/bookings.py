@@ -328,16 +328,31 @@ def undo_start(booking: Booking, at: datetime) -> Booking:
     return record(booking, at, ActivityKind.START_UNDONE, {}, status=BookingStatus.SCHEDULED)
 
 
+def completion_problem(booking: Booking, at: datetime) -> str | None:
+    """Why ``booking`` cannot be completed at ``at``, or None. A job in progress can be
+    completed from its own date on (company time; started early that day, it may end
+    before its start time), not on an earlier day: a job done on another day is moved
+    there first, so its record says when it took place. A scheduled job can be completed
+    once its start has come (the crew never pressed start)."""
+    if booking.status is BookingStatus.SCHEDULED:
+        return "the job has not started yet" if at < booking.start else None
+    if booking.status is not BookingStatus.IN_PROGRESS:
+        return _NOT_CANCELLABLE[booking.status]
+    day = booking.local_start.date()
+    if at.astimezone(booking.zone).date() < day:
+        return f"the job is not until {day.strftime('%A, %B')} {day.day}"
+    return None
+
+
 def complete_job(booking: Booking, at: datetime) -> Booking:
     """The crew finishes: ``in_progress`` -> ``completed``; also ``scheduled`` ->
-    ``completed`` once the start has come (``skippedStart`` in the activity)."""
+    ``completed`` once the start has come (``skippedStart`` in the activity); refused
+    as ``completion_problem`` says."""
+    if problem := completion_problem(booking, at):
+        raise refusal(booking, "complete", problem)
     details: dict[str, DetailValue] = {}
     if booking.status is BookingStatus.SCHEDULED:
-        if at < booking.start:
-            raise refusal(booking, "complete", "the job has not started yet")
         details["skippedStart"] = True
-    elif booking.status is not BookingStatus.IN_PROGRESS:
-        raise refusal(booking, "complete", _NOT_CANCELLABLE[booking.status])
     return record(
         booking,
         at,

@@ -34,6 +34,7 @@ from booking_core.bookings import (
     ActivityKind,
     Booking,
     BookingStatus,
+    completion_problem,
     local_wall,
     wall_clock_instant,
 )
@@ -260,8 +261,10 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         tips=money(totals.tips_cents),
         activity=[activity_line(entry, zone) for entry in reversed(booking.activity)],
         can_start=scheduled,
-        can_complete=booking.status is BookingStatus.IN_PROGRESS
-        or (scheduled and booking.start <= now),
+        can_complete=completion_problem(booking, now) is None,
+        complete_from=long_date(booking.local_start.date())
+        if booking.status is BookingStatus.IN_PROGRESS and completion_problem(booking, now)
+        else "",
         can_undo_start=booking.status is BookingStatus.IN_PROGRESS,
         can_change=scheduled,
         in_plan=booking.plan_id is not None,

@@ -26,7 +26,7 @@ from adapters.web.deps import WebDeps
 from adapters.web.nav import CREW
 from adapters.web.pages import PageError, Visit, page
 from adapters.web.time_text import clock_range, clock_time
-from booking_core.bookings import Booking, BookingStatus
+from booking_core.bookings import Booking, BookingStatus, completion_problem
 from booking_core.crew import CrewMember
 from booking_core.errors import ConflictError, InvalidTransition, NotFoundError, RuleViolation
 from booking_core.pricing import LineKind
@@ -70,6 +70,9 @@ class JobCard:
     details: tuple[str, ...]
     can_start: bool
     can_complete: bool
+    complete_from: str = ""
+    """For a job started before its date: when it can be completed ("Complete it on
+    Wednesday, November 25.")."""
 
 
 @frozen
@@ -90,8 +93,8 @@ def day_heading(day: date, today: date) -> str:
     return label
 
 
-def job_card(booking: Booking, customer_name: str) -> JobCard:
-    """The card of one job (times in the company's timezone)."""
+def job_card(booking: Booking, customer_name: str, at: datetime) -> JobCard:
+    """The card of one job (times in the company's timezone) as of ``at``."""
     local = booking.local_start
     address = booking.address
     lines = booking.price.lines
@@ -106,6 +109,8 @@ def job_card(booking: Booking, customer_name: str) -> JobCard:
     )
     street = ", ".join(part for part in (address.line1, address.line2) if part)
     starts, ends = clock_range(local, booking.end.astimezone(booking.zone))
+    in_progress = booking.status is BookingStatus.IN_PROGRESS
+    early = in_progress and completion_problem(booking, at) is not None
     return JobCard(
         id=booking.id,
         code=booking.code,
@@ -122,7 +127,10 @@ def job_card(booking: Booking, customer_name: str) -> JobCard:
         extras=extras,
         details=details,
         can_start=booking.status is BookingStatus.SCHEDULED,
-        can_complete=booking.status is BookingStatus.IN_PROGRESS,
+        # In progress, from its own date on (``completion_problem``): started early, a
+        # later day's job shows when it can be completed instead of the button.
+        can_complete=in_progress and not early,
+        complete_from=f"Complete it on {local:%A}, {local:%B} {local.day}." if early else "",
     )
 
 
@@ -131,7 +139,8 @@ def crew_portal(visit: Visit) -> Response:
     company = visit.signed_in_company
     member = _active_member(visit)
     zone = ZoneInfo(company.timezone)
-    today = visit.deps.clock.now().astimezone(zone).date()
+    now = visit.deps.clock.now()
+    today = now.astimezone(zone).date()
     jobs = crew_jobs(company.id, member.id, today, DAYS, uow=visit.deps.reader())
     with visit.deps.reader() as uow:
         names = {
@@ -140,7 +149,7 @@ def crew_portal(visit: Visit) -> Response:
     by_day: dict[date, list[JobCard]] = {}
     for booking in jobs:
         day = max(booking.local_start.date(), today)  # a job begun earlier shows today
-        by_day.setdefault(day, []).append(job_card(booking, names[booking.customer_id]))
+        by_day.setdefault(day, []).append(job_card(booking, names[booking.customer_id], now))
     days = [Day(day_heading(day, today), tuple(cards)) for day, cards in sorted(by_day.items())]
     return visit.render(
         "crew.html", member=member, days=days, last_day=today + timedelta(days=DAYS - 1)

@@ -24,7 +24,7 @@ from entrypoints.bootstrap import bootstrap
 from entrypoints.demo_data import load_demo
 from entrypoints.settings import Settings
 from entrypoints.web import web_app
-from tests.browser.support import CHROMIUM, Site
+from tests.browser.support import CHROMIUM, ShiftedClock, Site
 from tests.e2e.support import LiveServer, free_socket
 
 # Web-first assertions wait for the page: generously, since CI shares two cores.
@@ -71,7 +71,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     from adapters.passwords import Argon2Hasher
 
     container = attrs.evolve(
-        container, hasher=Argon2Hasher(time_cost=1, memory_cost=1024, parallelism=1)
+        container,
+        hasher=Argon2Hasher(time_cost=1, memory_cost=1024, parallelism=1),
+        clock=ShiftedClock(),  # the system's time, which a test may move on a while
     )
     try:
         container.database.migrate()

@@ -7,7 +7,9 @@ import base64
 import io
 import json
 import secrets
-from datetime import datetime, time, timedelta
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -50,6 +52,16 @@ class Job:
 
 
 @attrs.define
+class ShiftedClock:
+    """The system's time moved on by ``shift`` (``Site.later`` moves it and back)."""
+
+    shift: timedelta = timedelta(0)
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self.shift
+
+
+@attrs.define
 class Site:
     """The application under test, its container and the demo it was loaded with."""
 
@@ -62,6 +74,17 @@ class Site:
     def base_url(self) -> str:
         """Where the server listens."""
         return self.server.base_url
+
+    @contextmanager
+    def later(self, by: timedelta) -> Iterator[None]:
+        """The site's clock (a ``ShiftedClock``) moved on by ``by`` meanwhile."""
+        clock = self.container.clock
+        assert isinstance(clock, ShiftedClock), "the site runs on a ShiftedClock"
+        clock.shift += by
+        try:
+            yield
+        finally:
+            clock.shift -= by
 
     def cli(self, *argv: str, stdin: str = "") -> tuple[int, str, str]:
         """Run ``booking`` in process on the site's database."""

@@ -5,6 +5,7 @@ statistics over ``/api/v1`` move; a crew user can never act on another's job."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 from playwright.sync_api import expect
 
@@ -65,9 +66,17 @@ def test_crew_signs_in_with_a_cli_link_then_starts_and_completes_a_job(site: Sit
     expect(card.get_by_text("In progress")).to_be_visible()
     assert site.booking(job).status is BookingStatus.IN_PROGRESS
     expect(card.get_by_role("button", name="Start job")).to_have_count(0)
+    # Started a day early, it is completed on its own date, and the card says when.
+    expect(card.get_by_role("button", name="Complete job")).to_have_count(0)
+    local = job.booking.local_start
+    expect(card.get_by_text(f"Complete it on {local:%A}, {local:%B} {local.day}.")).to_be_visible()
 
-    card.get_by_role("button", name="Complete job").click()
-    expect(card.get_by_text("Completed")).to_be_visible()
+    with site.later(timedelta(days=1)):  # the job's day
+        # A day on, the first sign-in's 12 hours are over: Rosa signs in with a password.
+        rosa = site.user(job.company, Role.CREW, crew_member_id=job.member_id, name="Rosa")
+        sign_in(page, rosa.email)
+        card.get_by_role("button", name="Complete job").click()
+        expect(card.get_by_text("Completed")).to_be_visible()
     expect(card.get_by_role("button")).to_have_count(0)
     stored = site.booking(job)
     assert stored.status is BookingStatus.COMPLETED
@@ -110,8 +119,10 @@ def test_the_portal_lists_the_coming_days_jobs_in_order(site: Site, context, scr
     expect(page.locator(f"#job-{later.id}")).to_contain_text("Alan", use_inner_text=True)
     page.screenshot(path=str(screenshots / "crew-portal.png"), full_page=True)
     page.set_viewport_size({"width": 390, "height": 844})  # a phone, where crews read it
-    expect(page.get_by_role("button", name="Complete job")).to_be_visible()
-    page.screenshot(path=str(screenshots / "crew-portal-phone.png"))
+    with site.later(timedelta(days=1)):  # the day of the job begun early
+        sign_in(page, crew.email)  # a day on: the first sign-in's 12 hours are over
+        expect(page.get_by_role("button", name="Complete job")).to_be_visible()
+        page.screenshot(path=str(screenshots / "crew-portal-phone.png"))
 
 
 def test_a_crew_user_cannot_act_on_a_job_of_another_company_or_crew_member(site: Site, browser):

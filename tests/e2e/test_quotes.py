@@ -609,7 +609,7 @@ def test_the_deprecated_booking_id_convert_refuses_a_cancelled_booking_and_links
         now = datetime.now(UTC)
         started = start_job(job, now)
         uow.bookings.save_all([started])  # one change at a time: each is saved on its own
-        uow.bookings.save_all([complete_job(started, now)])
+        uow.bookings.save_all([complete_job(started, job.start)])  # done on its day
         uow.commit()
     linked = act(api, quote_id, "convert", bookingId=done)
     assert linked.status_code == 200, linked.text

@@ -41,7 +41,8 @@ def test_starting_a_job_already_started_is_refused_with_its_message() -> None:
 
 
 def test_cancelling_a_completed_job_is_refused_with_its_message() -> None:
-    done = complete_job(start_job(single(), AT), AT)
+    made = single()
+    done = complete_job(start_job(made, AT), made.start)
 
     error = refused(cancel, done, AT)
 
@@ -76,7 +77,8 @@ def test_a_transition_at_a_naive_instant_names_the_at_argument() -> None:
 
 
 def test_asking_whether_tracking_works_at_a_naive_instant_names_the_at_argument() -> None:
-    done = complete_job(start_job(single(), AT), AT)
+    made = single()
+    done = complete_job(start_job(made, AT), made.start)
 
     with pytest.raises(ValueError, match=r"^at must carry a UTC offset$"):
         tracking_active(done, datetime(2026, 3, 3, 9))

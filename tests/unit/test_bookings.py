@@ -465,6 +465,17 @@ def test_a_scheduled_job_cannot_be_completed_before_its_start():
         complete_job(made, made.start - timedelta(minutes=1))
 
 
+def test_a_job_started_early_is_completed_from_its_own_date_on_not_before():
+    made = single()  # 3 March 2026, 09:00 New York
+    started = start_job(made, made.start - timedelta(days=3))
+    day_before = made.start.astimezone(made.zone).replace(hour=23, minute=59)
+    day_before -= timedelta(days=1)
+    with pytest.raises(InvalidTransition, match="not until Tuesday, March 3"):
+        complete_job(started, day_before)
+    early_that_day = made.start - timedelta(hours=2)  # 07:00: before its start time
+    assert complete_job(started, early_that_day).status is BookingStatus.COMPLETED
+
+
 def test_cancel_moves_a_scheduled_job_to_cancelled_with_its_reason():
     gone = cancel(single(), AT, "Customer away")
     assert gone.status is BookingStatus.CANCELLED
@@ -489,7 +500,7 @@ def _in_status(status: BookingStatus):  # type: ignore[no-untyped-def]
     if status is BookingStatus.IN_PROGRESS:
         return start_job(made, AT)
     if status is BookingStatus.COMPLETED:
-        return complete_job(start_job(made, AT), AT)
+        return complete_job(start_job(made, AT), made.start)
     if status is BookingStatus.CANCELLED:
         return cancel(made, AT)
     return made
@@ -520,7 +531,7 @@ def test_nothing_leaves_completed_or_cancelled(status):
 
 def test_every_change_raises_the_version_by_one_and_stamps_updated_at():
     made = single()
-    later = AT + timedelta(hours=1)
+    later = made.start - timedelta(minutes=10)
     started = start_job(made, later)
     done = complete_job(started, later + timedelta(hours=3))
     assert (made.version, started.version, done.version) == (1, 2, 3)

@@ -162,9 +162,12 @@ def test_refusals_name_why(world):
     (job,) = world.book(TOMORROW_10)
     with pytest.raises(InvalidTransition, match="the job has not started yet"):
         world.complete(job)  # a scheduled job cannot be completed before its start
-    world.start(job)
+    world.start(job)  # a day early
     with pytest.raises(InvalidTransition, match="the job has already started"):
         world.start(job)
+    with pytest.raises(InvalidTransition, match="the job is not until"):
+        world.complete(job)  # completed from its own date on
+    world.clock.advance(timedelta(days=1))
     world.complete(job)
     with pytest.raises(InvalidTransition, match="the job is already completed"):
         world.complete(job)

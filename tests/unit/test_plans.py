@@ -437,7 +437,7 @@ def test_cancel_this_and_future_cancels_the_target_and_later_scheduled_visits():
 def test_cancel_this_and_future_leaves_started_and_completed_later_visits_alone():
     visits = weekly()
     visits[6] = start_job(visits[6], AT)
-    visits[7] = complete_job(start_job(visits[7], AT), AT)
+    visits[7] = complete_job(start_job(visits[7], AT), visits[7].start)
     changed = cancel_visits(visits, visits[4].id, FUTURE, at=AT)
     # The end is on the visits cancelled; the completed last visit is not changed.
     assert [v.visit_index for v in changed] == [4, 5]
@@ -498,7 +498,7 @@ def _with_status(visit: Booking, status: BookingStatus) -> Booking:
     if status is BookingStatus.IN_PROGRESS:
         return start_job(visit, AT)
     if status is BookingStatus.COMPLETED:
-        return complete_job(start_job(visit, AT), AT)
+        return complete_job(start_job(visit, AT), visit.start)
     if status is BookingStatus.CANCELLED:
         return cancel(visit, AT)
     return visit
@@ -544,7 +544,7 @@ def test_plan_after_judges_the_date_in_the_company_zone():
 
 def test_plan_after_may_be_asked_from_any_visit_even_a_completed_one():
     visits = weekly()
-    visits[0] = complete_job(start_job(visits[0], AT), AT)
+    visits[0] = complete_job(start_job(visits[0], AT), visits[0].start)
     changed = cancel_visits(visits, visits[0].id, AFTER, at=AT, after=date(2026, 4, 14))
     assert [v.visit_index for v in changed] == [7]
 
