@@ -161,7 +161,7 @@ def validate_key_settings(
         elif not chosen:
             errors["scopes"] = NO_SCOPES_MESSAGE
     if rate_limit is not None and not MIN_RATE_LIMIT <= rate_limit <= MAX_RATE_LIMIT:
-        errors["rate_limit"] = f"Between {MIN_RATE_LIMIT} and {MAX_RATE_LIMIT} requests per minute."
+        errors["rate_limit"] = f"{MIN_RATE_LIMIT} to {MAX_RATE_LIMIT:,} requests per minute."
     return errors
 
 

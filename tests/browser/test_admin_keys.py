@@ -98,7 +98,7 @@ def test_no_permission_is_refused_on_create_and_on_edit(site: Site, context):
     page.get_by_label("Rate limit (requests per minute)").fill("9")
     page.get_by_role("button", name="Create key").click()
     expect(page.get_by_text(NO_SCOPES_MESSAGE, exact=True)).to_be_visible()
-    expect(page.get_by_text("Between 10 and 6000 requests per minute.")).to_be_visible()
+    expect(page.get_by_text("10 to 6,000 requests per minute.")).to_be_visible()
     expect(page.get_by_label("Name")).to_have_value("Zapier")  # kept
     expect(page.get_by_label("Rate limit (requests per minute)")).to_have_value("9")
     assert not KEY.search(page.content())

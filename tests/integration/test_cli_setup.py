@@ -336,7 +336,7 @@ def test_key_edit_follows_the_rules_of_the_api_keys_page(run):
     assert none_ticked[0] == 2
     assert none_ticked[2] == f"booking: --scopes: {auth.NO_SCOPES_MESSAGE}\n"
     assert too_fast[0] == 2
-    assert "--rate-limit: Between 10 and 6000" in too_fast[2]
+    assert "--rate-limit: 10 to 6,000 requests per minute" in too_fast[2]
     assert (edited["scopes"], edited["rateLimit"]) == (["bookings:read", "crews:read"], 10)
     assert revoked[0] == 2
     assert "revoked" in revoked[2]

@@ -189,7 +189,7 @@ def test_a_key_rate_limit_from_10_to_6000_a_minute_is_kept_and_one_outside_is_re
     elif 10 <= rate_limit <= 6_000:
         assert issue().key.rate_limit_per_minute == rate_limit
     else:
-        assert refused_fields(issue) == {"rate_limit": "Between 10 and 6000 requests per minute."}
+        assert refused_fields(issue) == {"rate_limit": "10 to 6,000 requests per minute."}
 
 
 # --- Customers and addresses: SPEC.md section 8 ----------------------------------------

@@ -23,6 +23,8 @@ from adapters.http.views.booking_forms import (
     public_booking_form_view,
 )
 from booking_core.booking_forms import (
+    MAX_CHOICES,
+    MAX_QUESTIONS,
     QUESTION_ID,
     QUESTION_ID_TEXT,
     FormDraft,
@@ -50,7 +52,7 @@ class QuestionBody:
     label: Name
     kind: QuestionKind = QuestionKind.TEXT
     required: bool = False
-    choices: tuple[ShortText, ...] = ()
+    choices: tuple[ShortText, ...] = attrs.field(default=(), metadata=schema(maxItems=MAX_CHOICES))
 
     def draft(self) -> QuestionDraft:
         """The question as the core takes it."""
@@ -76,7 +78,9 @@ class BookingFormBody:
     extra_ids: tuple[Id, ...] = attrs.field(
         default=(), metadata={"description": "empty: every extra of the form's services"}
     )
-    questions: tuple[QuestionBody, ...] = ()
+    questions: tuple[QuestionBody, ...] = attrs.field(
+        default=(), metadata=schema(maxItems=MAX_QUESTIONS)
+    )
     active: bool = True
 
 
@@ -89,7 +93,9 @@ class BookingFormPatch:
     service_ids: tuple[Id, ...] = attrs.field(default=KEEP, metadata=schema(minItems=1))
     frequency_slugs: tuple[Id, ...] = attrs.field(default=KEEP)
     extra_ids: tuple[Id, ...] = attrs.field(default=KEEP)
-    questions: tuple[QuestionBody, ...] = attrs.field(default=KEEP)
+    questions: tuple[QuestionBody, ...] = attrs.field(
+        default=KEEP, metadata=schema(maxItems=MAX_QUESTIONS)
+    )
     active: bool = attrs.field(default=KEEP)
 
 
