@@ -15,7 +15,7 @@ import hashlib
 import hmac
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from booking_core.errors import ValidationFailed
@@ -44,15 +44,25 @@ def _unb64(text: str) -> bytes:
     return data
 
 
-class CursorCodec:
-    """Signs and checks cursors with one secret shared by every worker."""
+def _checked(secret: bytes) -> bytes:
+    if len(secret) < 16:
+        raise ValueError("the cursor secret must be at least 16 bytes")
+    return secret
 
-    def __init__(self, secret: bytes) -> None:
-        if len(secret) < 16:
-            raise ValueError("the cursor secret must be at least 16 bytes")
-        self._secret = secret
+
+class CursorCodec:
+    """Signs and checks cursors with one secret shared by every worker: ``secret``, or
+    what ``secret()`` gives the first time a cursor is made or read (a secret kept in the
+    database is read then, not when the app is built)."""
+
+    def __init__(self, secret: bytes | Callable[[], bytes]) -> None:
+        self._source = secret if callable(secret) else None
+        self._secret = None if callable(secret) else _checked(secret)
 
     def _sign(self, payload: bytes) -> bytes:
+        if self._secret is None:
+            assert self._source is not None
+            self._secret = _checked(self._source())
         return hmac.new(self._secret, payload, hashlib.sha256).digest()[:16]
 
     @staticmethod

@@ -22,6 +22,7 @@ import hashlib
 import hmac
 import json
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 import attrs
@@ -94,11 +95,32 @@ def _unb64(text: str) -> bytes:
 class SessionCodec:
     """Writes and reads session cookies and derives CSRF tokens, under one secret."""
 
-    def __init__(self, secret: bytes) -> None:
-        if len(secret) < 16:
-            raise ValueError("a session secret has at least 16 bytes")
-        self._key = hashlib.sha256(b"booking-session:" + secret).digest()
-        self._csrf_key = hashlib.sha256(b"booking-csrf:" + secret).digest()
+    def __init__(self, secret: bytes | Callable[[], bytes]) -> None:
+        """``secret``, or what ``secret()`` gives the first time a cookie or token is made
+        or read (a secret kept in the database is read then, not when the app is built)."""
+        self._source = secret if callable(secret) else lambda: secret
+        self._keys: tuple[bytes, bytes] | None = None
+        if not callable(secret):
+            self._derive()
+
+    def _derive(self) -> tuple[bytes, bytes]:
+        if self._keys is None:
+            secret = self._source()
+            if len(secret) < 16:
+                raise ValueError("a session secret has at least 16 bytes")
+            self._keys = (
+                hashlib.sha256(b"booking-session:" + secret).digest(),
+                hashlib.sha256(b"booking-csrf:" + secret).digest(),
+            )
+        return self._keys
+
+    @property
+    def _key(self) -> bytes:
+        return self._derive()[0]
+
+    @property
+    def _csrf_key(self) -> bytes:
+        return self._derive()[1]
 
     def dump(self, session: Session) -> str:
         """The cookie value of ``session``."""

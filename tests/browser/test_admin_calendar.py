@@ -187,15 +187,21 @@ def test_owner_sees_the_day_and_week_and_moves_cancels_starts_and_completes_jobs
     assert _stored(site, board, "work").status is BookingStatus.SCHEDULED
     page.get_by_role("button", name="Start job").click()
     expect(page.locator(".bk-status")).to_have_text("In progress", use_inner_text=True)
-    page.get_by_role("button", name="Complete job").click()
-    expect(page.locator(".bk-status")).to_have_text("Completed", use_inner_text=True)
-    stored = _stored(site, board, "work")
-    assert stored.status is BookingStatus.COMPLETED
-    assert stored.completed_at is not None
-    page.locator(".crumbs a").click()
-    expect(sam.locator(f"a[data-booking='{jobs['work'].id}']")).to_contain_text(
-        "Completed", use_inner_text=True
-    )
+    # Started the day before: it is completed on its own date, and the page says so.
+    expect(page.get_by_role("button", name="Complete job")).to_have_count(0)
+    expect(page.get_by_text("Started before its day: it can be completed from")).to_be_visible()
+    with site.later(timedelta(days=1)):  # the job's day; a new sign-in (12-hour sessions)
+        sign_in(page, site.user(board.company, Role.OWNER).email)
+        page.goto(f"/admin/bookings/{jobs['work'].id}")
+        page.get_by_role("button", name="Complete job").click()
+        expect(page.locator(".bk-status")).to_have_text("Completed", use_inner_text=True)
+        stored = _stored(site, board, "work")
+        assert stored.status is BookingStatus.COMPLETED
+        assert stored.completed_at is not None
+        page.locator(".crumbs a").click()
+        expect(sam.locator(f"a[data-booking='{jobs['work'].id}']")).to_contain_text(
+            "Completed", use_inner_text=True
+        )
 
 
 def test_a_move_into_a_taken_slot_is_refused_beside_the_fields(site: Site, page, screenshots):

@@ -104,7 +104,7 @@ def test_rate_limit_outside_bounds_is_refused(run, limit):
     status, _, err = run("key", "create", "--company", "acme", "--name", "x", "--rate-limit", limit)
     assert status == 2
     assert one_line(err).startswith("booking: --rate-limit: ")
-    assert "10 and 6000" in err
+    assert "10 to 6,000" in err
 
 
 def test_bad_company_field_is_named_by_its_flag(run):
