@@ -10,6 +10,7 @@ from attrs import frozen
 
 from booking_core.customers import is_email_address
 from booking_core.errors import ValidationFailed
+from booking_core.plain_text import NOT_ONE_LINE, has_hidden_characters
 
 # ``\Z``, not ``$``: ``$`` also matches before a trailing newline.
 SLUG_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*\Z")
@@ -81,6 +82,8 @@ def validate_company(company: Company) -> Company:
         errors["slug"] = f"{company.slug!r} is one of the service's own addresses; choose another."
     if not company.name.strip() or len(company.name) > 200:
         errors["name"] = "A name of 1 to 200 characters is required."
+    elif has_hidden_characters(company.name):  # shown on every page and in every email
+        errors["name"] = NOT_ONE_LINE
     try:
         ZoneInfo(company.timezone)
     except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: e.g. "America", a folder

@@ -1,5 +1,5 @@
 """One rule for names people type that are shown back as one line: an API key's name, a
-catalog item's, a crew member's, a team's."""
+catalog item's, a crew member's, a team's, a company's."""
 
 from __future__ import annotations
 

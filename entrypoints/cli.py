@@ -19,7 +19,10 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
+from sqlalchemy.exc import DatabaseError as SqlDatabaseError
+
 from adapters import setup_documents as documents
+from adapters.sql import Database
 from booking_core import auth
 from booking_core.auth import ApiKey, IssuedKey
 from booking_core.booking_forms import BookingForm
@@ -140,11 +143,9 @@ class Cli:
         """Parse ``argv`` and run the command; return the exit status."""
         args: argparse.Namespace | None = None
         try:
-            for arg in argv:  # bytes that are not UTF-8 arrive as lone surrogates
-                try:
-                    arg.encode("utf-8")
-                except UnicodeEncodeError:
-                    raise UsageError(f"not UTF-8 text: {arg!r}") from None
+            for arg in argv:
+                if not _is_utf8(arg):
+                    raise UsageError(f"not UTF-8 text: {arg!r}")
             args = self.parser().parse_args(argv)
             container = self._factory()
             try:
@@ -412,6 +413,7 @@ class Cli:
 
     def migrate(self, container: Container, args: argparse.Namespace) -> None:
         """``booking migrate``."""
+        _refuse_newer(container.database)
         _progress(self.err)("applying migrations")
         container.database.migrate()
         print("booking: database is up to date", file=self.err)
@@ -615,6 +617,8 @@ class Cli:
             password = self.stdin.readline().rstrip("\r\n")
             if not password:
                 raise UsageError("--password-stdin read no password from stdin")
+            if not _is_utf8(password):
+                raise UsageError("--password-stdin: the password is not UTF-8 text")
         command = user_cases.CreateUser(
             company_id=self._company_id(container, args.company),
             email=args.email,
@@ -932,6 +936,8 @@ class Cli:
         try:
             if args.file == "-":
                 text = self.stdin.read()
+                if not _is_utf8(text):  # bytes that are not UTF-8 arrive as lone surrogates
+                    raise UnicodeDecodeError("utf-8", b"", 0, 0, "not UTF-8")
             else:
                 with open(args.file, encoding="utf-8") as document:
                     text = document.read(documents.MAX_DOCUMENT_CHARACTERS + 1)
@@ -1124,8 +1130,37 @@ def _crew_summary(changes: CrewChanges, *, dry_run: bool) -> dict[str, Any]:
     }
 
 
+def _is_utf8(text: str) -> bool:
+    """Whether ``text`` came from UTF-8 bytes (others reach it as lone surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _refuse_newer(database: Database) -> None:
+    """A database a newer release migrated: this code must not use it, nor migrate it.
+    A file that is no database at all is named too (both: status 2)."""
+    try:
+        newer = database.newer_revisions()
+    except SqlDatabaseError as error:
+        if database.dialect == "sqlite" and "not a database" in str(error.orig):
+            raise UsageError(
+                f"{database.location} is not a database this service can read"
+            ) from None
+        raise
+    if newer:
+        raise UsageError(
+            f"database {database.location} was migrated by a newer release of the service"
+            f" (revision {', '.join(sorted(newer))}): run that release, or point"
+            " BOOKING_DATABASE_URL at the database you meant"
+        )
+
+
 def _require_migrated(container: Container) -> None:
     database = container.database
+    _refuse_newer(database)
     if not database.is_migrated():
         raise UsageError(
             f"database {database.location} is not migrated: run 'booking migrate' to set it"

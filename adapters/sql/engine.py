@@ -150,7 +150,19 @@ class Database:
         not migrated, and asking does not create it."""
         if self.dialect == "sqlite" and not Path(self.engine.url.database or "").is_file():
             return False
-        heads = set(ScriptDirectory(str(MIGRATIONS)).get_heads())
+        return self._applied() == set(ScriptDirectory(str(MIGRATIONS)).get_heads())
+
+    def newer_revisions(self) -> set[str]:
+        """The revisions the database is at that this code does not know: a newer release
+        migrated it (empty when none, or when there is no database yet)."""
+        if self.dialect == "sqlite" and not Path(self.engine.url.database or "").is_file():
+            return set()
+        scripts = ScriptDirectory(str(MIGRATIONS))
+        known = {script.revision for script in scripts.walk_revisions()}
+        return self._applied() - known
+
+    def _applied(self) -> set[str]:
+        """The revisions Alembic's version table holds."""
         with self.engine.connect() as connection:
             connection.execution_options(booking_read_only=True)
             context = MigrationContext.configure(
@@ -158,7 +170,7 @@ class Database:
             )
             current = set(context.get_current_heads())
             connection.rollback()
-        return current == heads
+        return current
 
     @property
     def location(self) -> str:

@@ -399,6 +399,32 @@ def test_a_database_behind_the_newest_migration_is_refused_until_migrated(tmp_pa
     assert "booking migrate" in one_line(err)
 
 
+def test_a_database_a_newer_release_migrated_is_named_so_and_never_migrated_back(tmp_path):
+    path = tmp_path / "ahead.sqlite3"
+    run = Run(f"sqlite:///{path}")
+    assert run("migrate")[0] == 0
+    container = bootstrap(run.settings)
+    try:
+        with container.database.engine.begin() as connection:
+            connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0099_future'")
+    finally:
+        container.close()
+    for argv in (("key", "list", "--company", "acme"), ("migrate",)):
+        status, _, err = run(*argv)
+        assert status == 2
+        line = one_line(err)
+        assert "was migrated by a newer release of the service (revision 0099_future)" in line
+        assert "booking migrate" not in line
+
+
+def test_a_file_that_is_no_database_is_named_with_status_2(tmp_path):
+    path = tmp_path / "notes.sqlite3"
+    path.write_text("shopping list\n" * 100)
+    status, _, err = Run(f"sqlite:///{path}")("key", "list", "--company", "acme")
+    assert status == 2
+    assert one_line(err) == f"booking: {path} is not a database this service can read"
+
+
 def test_serve_on_a_port_another_server_holds_says_so_and_never_serving(tmp_path):
     env = clean_env(BOOKING_DATABASE_URL=f"sqlite:///{tmp_path / 'held.sqlite3'}")
     subprocess.run([str(BOOKING), "migrate"], env=env, capture_output=True, check=True)
@@ -469,3 +495,60 @@ def test_ctrl_c_while_a_document_is_read_ends_with_one_line_and_writes_nothing(t
         capture_output=True, env=env, timeout=60, check=True,
     ).stdout  # fmt: skip
     assert after == before
+
+
+def test_stdin_that_is_not_utf8_is_named_as_such_with_nothing_written(tmp_path):
+    env = clean_env(BOOKING_DATABASE_URL=f"sqlite:///{tmp_path / 'bytes.sqlite3'}")
+    assert booking(env, "migrate").returncode == 0
+    assert booking(env, "company", "create", "--slug", "acme", "--name", "Acme").returncode == 0
+
+    def fed(data: bytes, *argv: str) -> subprocess.CompletedProcess[bytes]:
+        return subprocess.run(
+            [str(BOOKING), *argv], env=env, input=data, capture_output=True, timeout=60, check=False
+        )
+
+    password = fed(
+        b"a-long-enough-password-\xe9\n",
+        "user", "create", "--company", "acme", "--email", "p@acme.example",
+        "--role", "dispatcher", "--password-stdin",
+    )  # fmt: skip
+    assert password.returncode == 2
+    assert one_line(password.stderr.decode()) == (
+        "booking: --password-stdin: the password is not UTF-8 text"
+    )
+    assert booking(env, "user", "link", "--email", "p@acme.example").returncode != 0
+    for fmt in ("yaml", "json"):
+        document = fed(
+            b"members: []\n# caf\xe9\n", "crew", "import", "--company", "acme", "--format", fmt, "-"
+        )
+        assert document.returncode == 1
+        assert document.stderr.decode().splitlines() == [
+            "booking: stdin: document: Not UTF-8 text.",  # as from a file
+            "booking: stdin: 1 problem; nothing was written",
+        ]
+
+
+def test_ctrl_c_while_the_command_is_still_loading_ends_it_with_one_line():
+    # The console script's first module holds Ctrl-C while the service's modules load:
+    # here the SIGINT comes as entrypoints.cli starts to import.
+    script = (
+        "import builtins, os, signal, sys\n"
+        "import entrypoints.launch as launch\n"
+        "real = builtins.__import__\n"
+        "def importing(name, *args, **kwargs):\n"
+        "    if name == 'entrypoints.cli':\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = importing\n"
+        "sys.exit(launch.main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 130
+    assert one_line(done.stderr) == "booking: cancelled"

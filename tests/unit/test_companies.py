@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from booking_core.companies import RESERVED_SLUGS, Company, default_code_prefix, validate_company
 from booking_core.errors import ValidationFailed
+from booking_core.plain_text import NOT_ONE_LINE
 from tests import factories
 
 
@@ -80,6 +81,13 @@ def test_a_slug_that_is_one_of_the_service_s_own_addresses_is_refused(slug: str)
 @pytest.mark.parametrize("name", ["", "   ", "x" * 201])
 def test_company_without_a_usable_name_is_refused(name: str) -> None:
     assert refused_fields(name=name) == {"name"}
+
+
+@pytest.mark.parametrize("name", ["Evil\nBcc: x@y.example", "Tab\there", "a\u202eb", "zw\u200bsp"])
+def test_a_company_name_is_one_line_of_plain_text(name: str) -> None:
+    with pytest.raises(ValidationFailed) as refused:
+        validate_company(attrs.evolve(factories.company(), name=name))
+    assert refused.value.field_errors == {"name": NOT_ONE_LINE}
 
 
 def test_company_name_of_200_characters_is_accepted() -> None:
