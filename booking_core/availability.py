@@ -76,6 +76,13 @@ class Slot:
     spans: tuple[tuple[datetime, datetime], ...] = ()
 
 
+def rank_key(slot: Slot) -> tuple[int, datetime, tuple[str, ...]]:
+    """The ranking of slots (best first): drive minutes from the previous stop, then the
+    start instant (compared in UTC: on the night the clocks go back, 01:00 EDT comes
+    before 01:00 EST, which the zone's wall clock would put level), then the crew ids."""
+    return (slot.drive_minutes, slot.start.astimezone(UTC), slot.crew_ids)
+
+
 def _zone(value: ZoneInfo | str) -> ZoneInfo:
     return value if isinstance(value, ZoneInfo) else ZoneInfo(value)
 

@@ -27,6 +27,7 @@ from booking_core.catalog import Catalog
 from booking_core.clock import require_aware
 from booking_core.errors import ValidationFailed
 from booking_core.ids import new_id
+from booking_core.plain_text import NOT_ONE_LINE, has_hidden_characters
 from booking_core.pricing import Selection
 
 MAX_NAME_LENGTH = 200
@@ -132,6 +133,8 @@ def question_errors(index: int, question: Question) -> dict[str, str]:
         errors[f"{path}.label"] = "Required: may not be empty."
     elif len(question.label) > MAX_LABEL_LENGTH:
         errors[f"{path}.label"] = f"At most {MAX_LABEL_LENGTH} characters."
+    elif has_hidden_characters(question.label):
+        errors[f"{path}.label"] = NOT_ONE_LINE
     if question.kind is QuestionKind.CHOICE:
         if not question.choices:
             errors[f"{path}.choices"] = "A choice question has at least one choice."
@@ -158,6 +161,8 @@ def form_errors(form: BookingForm, catalog: Catalog) -> dict[str, str]:
         errors["name"] = "Required: may not be empty."
     elif len(form.name) > MAX_NAME_LENGTH:
         errors["name"] = f"At most {MAX_NAME_LENGTH} characters."
+    elif has_hidden_characters(form.name):
+        errors["name"] = NOT_ONE_LINE
     if not form.service_ids:
         errors["service_ids"] = "List at least one service the form books."
     errors.update(_list_errors("service_ids", form.service_ids, catalog.services_by_id, "service"))

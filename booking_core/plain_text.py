@@ -1,5 +1,8 @@
-"""One rule for names people type that are shown back as one line: an API key's name, a
-catalog item's, a crew member's, a team's, a company's."""
+"""One rule for names a company's staff type that are shown back as one line: an API
+key's name, a catalog item's, a crew member's, a team's, a company's, a booking form's
+and its questions' labels, a hand-priced quote's line descriptions. (Names customers
+type, theirs and their leads', are not held to it: scripts such as Persian write
+names with a zero-width non-joiner, a format character.)"""
 
 from __future__ import annotations
 

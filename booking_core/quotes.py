@@ -28,6 +28,7 @@ from booking_core.errors import (
     ValidationFailed,
 )
 from booking_core.ids import new_id, new_token
+from booking_core.plain_text import NOT_ONE_LINE, has_hidden_characters
 from booking_core.pricing import PriceBreakdown, Selection
 
 FOLLOW_UP_DELAYS = (timedelta(days=2), timedelta(days=5))
@@ -143,6 +144,8 @@ def create_quote(
     for index, line in enumerate(lines):
         if not line.description.strip():
             errors[f"manual_lines.{index}.description"] = "Required."
+        elif has_hidden_characters(line.description):  # a price line, as a catalog item's
+            errors[f"manual_lines.{index}.description"] = NOT_ONE_LINE
         if line.amount_cents < 0:
             errors[f"manual_lines.{index}.amount_cents"] = "Must not be negative."
     if expires_at is not None:

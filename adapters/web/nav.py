@@ -71,7 +71,9 @@ def home_path(role: Role) -> str:
 
 HOMES = frozenset({"/admin", "/crew", "/account"})
 """Pages a signed-out visit is simply sent to sign in from (nothing to come back to)."""
-_NEXT = re.compile(r"^/(admin|crew)(/[A-Za-z0-9._~%/-]*)?(\?[A-Za-z0-9._~%&=+-]*)?\Z")
+_NEXT = re.compile(r"^/(admin|crew)(/[A-Za-z0-9._~/-]*)?(\?[A-Za-z0-9._~%&=+-]*)?\Z")
+"""A page to come back to: no percent sign in its path (``/admin/%2e%2e/...`` is ``..`` to
+a browser, which would leave the side), any in its query."""
 
 
 def return_path(wanted: str, role: Role | None = None) -> str | None:

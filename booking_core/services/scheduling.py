@@ -24,6 +24,7 @@ from booking_core.availability import (
     available_slots,
     check_slot,
     open_crews_at,
+    rank_key,
 )
 from booking_core.booking_forms import answers_errors_without_form, check_answers
 from booking_core.booking_orders import (
@@ -210,7 +211,7 @@ class _AvailabilityReads:
             return found
         interval = self.interval_days
         kept = [s for s in (self._for_every_visit(s, interval) for s in found) if s is not None]
-        return sorted(kept, key=lambda slot: (slot.drive_minutes, slot.start))
+        return sorted(kept, key=rank_key)
 
     def _for_every_visit(self, slot: Slot, interval: int) -> Slot | None:
         """``slot`` as booking a plan at its start would give it: its crew when they are

@@ -36,6 +36,7 @@ from booking_core.errors import (
 )
 from booking_core.ids import new_id
 from booking_core.paging import MAX_LIMIT, PageRequest
+from booking_core.plain_text import NOT_ONE_LINE, has_hidden_characters
 from booking_core.ports import Clock, DriveTime, UnitOfWork
 from booking_core.services.booking_forms import all_forms
 from booking_core.services.scheduling import active_crew
@@ -305,6 +306,8 @@ def save_team(cmd: SaveTeam, *, uow: UnitOfWork, clock: Clock) -> Team:
         errors: dict[str, str] = {}
         if not name or len(name) > TEAM_NAME_MAX:
             errors["name"] = f"Required, at most {TEAM_NAME_MAX} characters."
+        elif has_hidden_characters(name):
+            errors["name"] = NOT_ONE_LINE
         elif any(
             name_key(t.name) == name_key(name) and (current is None or t.id != current.id)
             for t in uow.teams.list(company.id)

@@ -203,8 +203,18 @@ def test_signing_in_from_a_deep_link_comes_back_to_that_page(site: Site):
         async with client(app) as browser:  # the home itself needs no way back
             assert (await browser.get("/admin")).headers["location"] == "/sign-in"
         # Only a page of the service comes back: never another site, nor the crew's side
-        # for an owner.
-        for forged in ("//elsewhere.example/admin", "https://elsewhere.example", "/crew/x"):
+        # for an owner, nor a way out of /admin that a browser reads in a percent-encoded
+        # dot segment (%2e%2e is "..": it led to any page, another account's sign-in link
+        # among them).
+        forgeries = (
+            "//elsewhere.example/admin",
+            "https://elsewhere.example",
+            "/crew/x",
+            "/admin/%2e%2e/sign-in/link/token",
+            "/admin/%2E./x",
+            "/admin/%2fx",
+        )
+        for forged in forgeries:
             async with client(app) as browser:
                 form = await browser.get("/sign-in", params={"next": forged})
                 assert 'name="next"' not in form.text or forged == "/crew/x"

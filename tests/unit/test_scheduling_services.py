@@ -3,13 +3,15 @@ plans over the rolling horizon, cancel and reschedule with scopes."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 
+import attrs
 import pytest
 
 from adapters.memory import MemoryStore, MemoryUnitOfWork
 from adapters.phone import PhonenumbersNormalizer
 from booking_core.clock import FixedClock
+from booking_core.crew import WorkingHours
 from booking_core.customers import Address
 from booking_core.demo import demo_catalog
 from booking_core.drive import TableDriveTime
@@ -202,3 +204,30 @@ def test_customer_statistics_come_from_real_visits_and_the_ledger(world):
     assert (stats.bookings, stats.completed, stats.paid_cents) == (2, 0, 14_000)
     assert stats.next_visit_at == first.start
     assert churn.level.value == "low"
+
+
+def test_a_plans_slots_on_the_night_the_clocks_go_back_are_ranked_by_instant(world):
+    # Night crew on Sundays, 00:30-06:00 New York time; 7 November 2027 the clocks go
+    # back at 02:00, so the wall clock shows 01:00-01:59 twice. A weekly plan's slots
+    # are ranked by drive minutes, then by instant: 01:00 EDT before 01:00 EST.
+    _, clock, uow, company = world
+    night = attrs.evolve(
+        factories.all_week_crew(company.id, NOW, member_id="crew_night"),
+        name="Nina",
+        working_hours=(WorkingHours(7, time(0, 30), time(6)),),
+    )
+    with uow() as unit:
+        unit.crew.add(night)
+        unit.commit()
+    request = scheduling.AvailabilityRequest(
+        company_id=company.id,
+        service_id="svc_standard_clean",
+        local_date=date(2027, 11, 7),
+        zip_code="10001",
+        frequency_slug="weekly",
+    )
+    slots = scheduling.list_availability(request, uow=uow(), clock=clock, drive=DRIVE)
+    ranked = [(s.drive_minutes, s.start.astimezone(UTC)) for s in slots]
+    assert ranked == sorted(ranked)
+    one_oclock = [s.start.isoformat() for s in slots if s.start.hour == 1 and s.start.minute == 0]
+    assert one_oclock == ["2027-11-07T01:00:00-04:00", "2027-11-07T01:00:00-05:00"]
