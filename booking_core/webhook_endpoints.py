@@ -98,7 +98,8 @@ def subscription(events: Iterable[str]) -> tuple[str, ...]:
     if unknown:
         raise ValidationFailed(
             {
-                "events": f"Unknown event type {unknown[0]!r}; see the webhooks section of"
+                "events": f"Unknown event type{'s' if len(unknown) > 1 else ''}"
+                f" {', '.join(repr(name) for name in unknown)}; see the webhooks section of"
                 " the API reference for the list."
             }
         )

@@ -185,6 +185,7 @@ def test_an_allowed_host_may_use_http_and_a_loopback_address(tenant: Tenant):
         ([], "List at least one event type"),
         (["booking.exploded"], "Unknown event type 'booking.exploded'"),
         (["webhook.test"], "Unknown event type 'webhook.test'"),
+        (["booking.exploded", "nope"], "Unknown event types 'booking.exploded', 'nope';"),
         (["*", "booking.created"], '"*" subscribes to every event; list it alone.'),
         ("booking.created", "Expected a JSON array."),
         ([7], "Expected a string."),
