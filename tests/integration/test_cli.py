@@ -384,31 +384,30 @@ def test_every_command_needing_tables_says_to_migrate_an_unmigrated_database(tmp
     assert "run 'booking migrate'" in line
 
 
-def test_a_database_behind_the_newest_migration_is_refused_until_migrated(tmp_path):
-    path = tmp_path / "behind.sqlite3"
+def at_revision(path: Path, revision: str) -> Run:
+    """A migrated database whose version table then says ``revision``, and a runner."""
     run = Run(f"sqlite:///{path}")
     assert run("migrate")[0] == 0
     container = bootstrap(run.settings)
     try:
         with container.database.engine.begin() as connection:
-            connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0001_initial'")
+            connection.exec_driver_sql(
+                "UPDATE alembic_version SET version_num = :revision", {"revision": revision}
+            )
     finally:
         container.close()
+    return run
+
+
+def test_a_database_behind_the_newest_migration_is_refused_until_migrated(tmp_path):
+    run = at_revision(tmp_path / "behind.sqlite3", "0001_initial")
     status, _, err = run("key", "list", "--company", "acme")
     assert status == 2
     assert "booking migrate" in one_line(err)
 
 
 def test_a_database_a_newer_release_migrated_is_named_so_and_never_migrated_back(tmp_path):
-    path = tmp_path / "ahead.sqlite3"
-    run = Run(f"sqlite:///{path}")
-    assert run("migrate")[0] == 0
-    container = bootstrap(run.settings)
-    try:
-        with container.database.engine.begin() as connection:
-            connection.exec_driver_sql("UPDATE alembic_version SET version_num = '0099_future'")
-    finally:
-        container.close()
+    run = at_revision(tmp_path / "ahead.sqlite3", "0099_future")
     for argv in (("key", "list", "--company", "acme"), ("migrate",)):
         status, _, err = run(*argv)
         assert status == 2

@@ -6,11 +6,7 @@ row."""
 
 from __future__ import annotations
 
-from alembic import command
-from alembic.config import Config
-
 from adapters.sql import Database
-from adapters.sql.engine import MIGRATIONS
 from adapters.sql.tables import companies as companies_table
 from adapters.sql.tenancy import _company_values
 from booking_core.clock import FixedClock
@@ -19,7 +15,8 @@ from booking_core.errors import ValidationFailed
 from booking_core.services import companies, setup
 from tests import factories as f
 from tests.integration.test_booking_races import NOW
-from tests.integration.test_merge_races import OTHER_SIDE_GRACE, _held_at_commit, _in_thread
+from tests.integration.test_merge_races import _held_at_commit, race_held
+from tests.integration.test_referral_migration import downgrade_to
 
 DOMAIN = "book.shared.example"
 
@@ -41,16 +38,9 @@ def test_one_domain_connected_by_two_companies_at_once_goes_to_one(database: Dat
         for slug in ("sparkle", "handy")
     )
     uow, reached, release = _held_at_commit(database)
-    held, held_errors = _in_thread(_connect(database, first.id, uow))
-    assert reached.wait(60), held_errors
-    other, other_errors = _in_thread(_connect(database, second.id))
-    other.join(OTHER_SIDE_GRACE)
-    release.set()
-    held.join(60)
-    other.join(60)
-    assert not held.is_alive()
-    assert not other.is_alive()
-
+    held_errors, other_errors = race_held(
+        _connect(database, first.id, uow), reached, release, _connect(database, second.id)
+    )
     assert held_errors == []
     assert len(other_errors) == 1
     refused = other_errors[0]
@@ -62,11 +52,7 @@ def test_one_domain_connected_by_two_companies_at_once_goes_to_one(database: Dat
 
 
 def test_the_upgrade_leaves_a_doubly_connected_domain_with_the_older_company(database):
-    config = Config()
-    config.set_main_option("script_location", str(MIGRATIONS))
-    with database.engine.begin() as connection:
-        config.attributes.update(connection=connection, schema=database.schema)
-        command.downgrade(config, "0016_referrals")
+    downgrade_to(database, "0016_referrals")
     older = f.company(slug="older", custom_domain=DOMAIN)
     newer = f.company(slug="newer", custom_domain=DOMAIN, created_at=f.at(5))
     other = f.company(slug="other", custom_domain="book.other.example", created_at=f.at(9))

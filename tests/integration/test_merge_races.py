@@ -115,9 +115,11 @@ def _filed_under(db: Database, company_id: str, booking_id: str) -> list[str | N
         return [e.customer_id for e in uow.payments.for_booking(company_id, booking_id)]
 
 
-def _race(first: Callable[[], object], first_reached: threading.Event, release, second):
+def race_held(
+    first: Callable[[], object], first_reached: threading.Event, release, second
+) -> tuple[list[BaseException], list[BaseException]]:
     """``first`` runs to its held commit; ``second`` then gets ``OTHER_SIDE_GRACE``
-    seconds; then ``first`` commits and both end. Neither may fail."""
+    seconds; then ``first`` commits and both end: what each raised."""
     held, held_errors = _in_thread(first)
     assert first_reached.wait(60), held_errors
     other, other_errors = _in_thread(second)
@@ -127,8 +129,12 @@ def _race(first: Callable[[], object], first_reached: threading.Event, release, 
     other.join(60)
     assert not held.is_alive(), "the held side hung"
     assert not other.is_alive(), "the other side hung"
-    assert held_errors == []
-    assert other_errors == []
+    return held_errors, other_errors
+
+
+def _race(first: Callable[[], object], first_reached: threading.Event, release, second):
+    """``race_held``, in which neither side may fail."""
+    assert race_held(first, first_reached, release, second) == ([], [])
 
 
 def test_a_payment_committing_during_a_merge_is_re_filed_with_the_rest(database, twins):

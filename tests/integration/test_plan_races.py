@@ -17,7 +17,7 @@ from booking_core.errors import SlotTaken
 from booking_core.services import scheduling
 from booking_core.services.plan_upkeep import PlanExtension, extend_plans
 from tests.integration.test_booking_races import NOW, solo_company
-from tests.integration.test_merge_races import OTHER_SIDE_GRACE, _held_at_commit, _in_thread
+from tests.integration.test_merge_races import _held_at_commit, race_held
 
 DRIVE = TableDriveTime(default=20, same_zip=20)
 HOME = Address("1 Main St", "New York", "NY", "10001")
@@ -56,7 +56,7 @@ def test_a_job_booked_against_a_plan_being_extended_waits_for_it_and_is_refused(
 
     held_uow, reached, release = _held_at_commit(database)
     extended: list[PlanExtension] = []
-    extension, extension_errors = _in_thread(
+    extension_errors, booking_errors = race_held(
         lambda: extended.extend(
             extend_plans(
                 company.id,
@@ -64,18 +64,11 @@ def test_a_job_booked_against_a_plan_being_extended_waits_for_it_and_is_refused(
                 clock=LATER,
                 drive=DRIVE,
             )
-        )
+        ),
+        reached,
+        release,
+        lambda: _book(database, company.id, "one_time", next_end, crew_ids=("crew_solo",)),
     )
-    assert reached.wait(60), extension_errors
-    booking, booking_errors = _in_thread(
-        lambda: _book(database, company.id, "one_time", next_end, crew_ids=("crew_solo",))
-    )
-    booking.join(OTHER_SIDE_GRACE)
-    release.set()
-    extension.join(60)
-    booking.join(60)
-    assert not extension.is_alive()
-    assert not booking.is_alive()
 
     assert extension_errors == []
     assert [(e.added, e.problem) for e in extended] == [(1, None)]

@@ -16,12 +16,17 @@ from adapters.sql.tenancy import _company_values
 from tests import factories as f
 
 
-def test_customers_stored_before_referrals_get_distinct_codes_and_companies_are_off(database):
+def downgrade_to(database, revision: str) -> None:
+    """Take ``database`` back to ``revision`` (to store rows as an older release did)."""
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     with database.engine.begin() as connection:
         config.attributes.update(connection=connection, schema=database.schema)
-        command.downgrade(config, "0015_webhook_active_since")
+        command.downgrade(config, revision)
+
+
+def test_customers_stored_before_referrals_get_distinct_codes_and_companies_are_off(database):
+    downgrade_to(database, "0015_webhook_active_since")
     company = f.company()
     old = [f.customer(company.id, minutes=i) for i in range(30)] + [f.customer("cmp_other")]
     before = set(customers.c.keys()) - {"referral_code"}
