@@ -368,8 +368,10 @@ def _answer(
         if session.user_id is not None:
             user = session_user(session.user_id, session.epoch, uow=deps.reader())
         if user is None:
-            ended = SESSION_ENDED if session.signed_in else None
-            visit.replace_session(with_flash(new_session(deps.clock.now()), ended))
+            if session.signed_in:  # a staff session that has ended: afresh, saying so
+                visit.replace_session(with_flash(new_session(deps.clock.now()), SESSION_ENDED))
+            # Any other session (a customer's portal) is left as it is: a link to a staff
+            # page from anywhere never signs a customer out.
             wanted = request.url.path + (f"?{request.url.query}" if request.url.query else "")
             back = return_path(wanted) if request.method == "GET" else None
             return visit.redirect(f"/sign-in?next={quote(back, safe='/')}" if back else "/sign-in")

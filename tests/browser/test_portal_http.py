@@ -181,6 +181,9 @@ def test_a_customer_session_opens_its_own_company_s_portal_only_and_no_staff_pag
                 answer = await browser.get(staff_page)
                 assert answer.status_code == 303
                 assert answer.headers["location"] == "/sign-in"
+            # ... and being sent there (a link from anywhere) does not sign them out.
+            still = await browser.get(f"/{slug}/portal")
+            assert job.booking.code in still.text
 
     run_async(scenario)
 
