@@ -422,6 +422,7 @@ class Cli:
         """``booking demo``."""
         from entrypoints.demo_data import load_demo
 
+        _refuse_newer(container.database)
         progress = _progress(self.err)
         progress("applying migrations")
         container.database.migrate()

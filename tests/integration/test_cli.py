@@ -408,7 +408,7 @@ def test_a_database_behind_the_newest_migration_is_refused_until_migrated(tmp_pa
 
 def test_a_database_a_newer_release_migrated_is_named_so_and_never_migrated_back(tmp_path):
     run = at_revision(tmp_path / "ahead.sqlite3", "0099_future")
-    for argv in (("key", "list", "--company", "acme"), ("migrate",)):
+    for argv in (("key", "list", "--company", "acme"), ("migrate",), ("demo",)):
         status, _, err = run(*argv)
         assert status == 2
         line = one_line(err)
@@ -419,9 +419,10 @@ def test_a_database_a_newer_release_migrated_is_named_so_and_never_migrated_back
 def test_a_file_that_is_no_database_is_named_with_status_2(tmp_path):
     path = tmp_path / "notes.sqlite3"
     path.write_text("shopping list\n" * 100)
-    status, _, err = Run(f"sqlite:///{path}")("key", "list", "--company", "acme")
-    assert status == 2
-    assert one_line(err) == f"booking: {path} is not a database this service can read"
+    for argv in (("key", "list", "--company", "acme"), ("migrate",), ("demo",)):
+        status, _, err = Run(f"sqlite:///{path}")(*argv)
+        assert status == 2
+        assert one_line(err) == f"booking: {path} is not a database this service can read"
 
 
 def test_serve_on_a_port_another_server_holds_says_so_and_never_serving(tmp_path):
