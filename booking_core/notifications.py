@@ -121,9 +121,12 @@ def new_message(
     dedupe_key: str,
     subject_id: str | None,
     at: datetime,
+    order: int = 0,
 ) -> Message:
     """A pending message of ``company``, due at ``at``, from its composed ``(subject, text,
-    html)``; replies go to the company's ``notify_email``. Every queued message is made here."""
+    html)``; replies go to the company's ``notify_email``. Every queued message is made here.
+    ``order``: its place among messages queued at the same instant, kept as that many
+    microseconds on its ``created_at``, which orders messages due together."""
     subject, text, html = composed
     return Message(
         id=new_id("msg"),
@@ -137,7 +140,7 @@ def new_message(
         reply_to=company.notify_email or None,
         subject_id=subject_id,
         next_attempt_at=at,
-        created_at=at,
+        created_at=at + timedelta(microseconds=order),
     )
 
 

@@ -64,6 +64,8 @@ class Notices:
     composer: Composer
     base_url: str
     at: datetime
+    order: int = 0
+    """The cause's place in its batch (``new_message``'s ``order``)."""
 
     def queue(
         self,
@@ -87,6 +89,7 @@ class Notices:
             dedupe_key=dedupe_key,
             subject_id=subject_id,
             at=self.at,
+            order=self.order,
         )
 
 
@@ -101,6 +104,7 @@ def queue_message(
     dedupe_key: str,
     subject_id: str | None = None,
     at: datetime,
+    order: int = 0,
 ) -> Message | None:
     """Compose ``kind`` for ``company`` with ``context`` and queue it in ``uow`` (the
     caller's open unit, which commits), due at ``at``; None, queueing nothing, when the
@@ -114,6 +118,7 @@ def queue_message(
         dedupe_key=dedupe_key,
         subject_id=subject_id,
         at=at,
+        order=order,
     )
     return message if uow.messages.add(message) else None
 
@@ -294,9 +299,13 @@ def confirmation_context(upcoming: Sequence[Booking]) -> dict[str, object]:
 
 def booking_rescheduled(notices: Notices, event: Event) -> Message | None:
     """The reschedule notice: not for a change of crew alone; one per move of several
-    visits of a plan (the visit the customer moved named)."""
+    visits of a plan (the visit the customer moved named); none for a visit cancelled
+    (or begun) since, whose cancellation notice says what counts."""
     booking = event.subject
     if not isinstance(booking, Booking) or booking.status is not BookingStatus.SCHEDULED:
+        return None
+    now = notices.uow.bookings.get(event.company_id, booking.id)
+    if now.status is not BookingStatus.SCHEDULED:
         return None
     moved = _last_detail(booking, ActivityKind.RESCHEDULED)
     if moved.get("from") == moved.get("to") or booking.start <= notices.at:
@@ -413,11 +422,13 @@ def mail_events(
     failed: list[tuple[Event, str]] = []
     with uow:
         events = list(uow.outbox.claim_unmailed(limit))
-        notices = Notices(uow, composer, base_url, at)
-        for one in _preferred_first(events):
+        for order, one in enumerate(_preferred_first(events)):
             handler = EVENT_NOTICES.get(one.type)
             if handler is None:
                 continue
+            # The messages of a batch are due together and go out in the order of their
+            # causes (``order``), not in the order of their random ids.
+            notices = Notices(uow, composer, base_url, at, order)
             try:
                 made = handler(notices, one)
             except (ValueError, LookupError) as error:  # a template or data problem

@@ -682,3 +682,46 @@ def test_a_multi_day_confirmation_says_how_many_days_and_each_day_s_start_across
     assert "day 3: Sunday, March 14, 2027 at 3:30 AM\n" in text
     assert "Day 3</td><td" in html
     assert "Sunday, March 14, 2027 at 3:30 AM</td>" in html
+
+
+def _move(world: World, booking: Booking, start: datetime) -> None:
+    scheduling.reschedule_booking(
+        world.company.id,
+        booking.id,
+        start,
+        RescheduleScope.THIS,
+        uow=world.uow(),
+        clock=world.clock,
+        drive=DRIVE,
+    )
+
+
+def test_a_visit_moved_then_cancelled_at_once_gets_no_notice_of_the_move(world):
+    (made,) = world.book(tuesday_at(10))
+    world.worker.run_once()
+    _move(world, made, tuesday_at(14))
+    scheduling.cancel_booking(
+        world.company.id, made.id, CancelScope.THIS, uow=world.uow(), clock=world.clock
+    )
+    world.worker.run_once()  # both changes mailed in one batch
+    assert [m.kind for m in world.sent()] == [
+        MessageKind.BOOKING_CONFIRMED,
+        MessageKind.BOOKING_CANCELLED,
+    ]
+
+
+def test_notices_of_one_batch_go_out_in_the_order_of_their_changes(world):
+    (made,) = world.book(tuesday_at(10))
+    world.worker.run_once()
+    for hour in (12, 9, 14, 11, 13):  # five moves, mailed together
+        world.clock.advance(timedelta(seconds=1))
+        _move(world, made, tuesday_at(hour))
+    world.worker.run_once()
+    moved = world.sent(MessageKind.BOOKING_RESCHEDULED)
+    assert [re.sub(r".* at (\d+:\d\d [AP]M).*", r"\1", m.subject) for m in moved] == [
+        "12:00 PM",
+        "9:00 AM",
+        "2:00 PM",
+        "11:00 AM",
+        "1:00 PM",
+    ]
