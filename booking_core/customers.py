@@ -112,14 +112,23 @@ def email_errors(email: str, field: str = "email") -> dict[str, str]:
     return {field: problem} if problem else {}
 
 
+def _state_code(value: str) -> str:
+    """A two-letter state code in capitals, however typed (``ny`` is ``NY``); anything
+    else as it came (``Address.errors`` names it)."""
+    if isinstance(value, str) and re.fullmatch(r"[A-Za-z]{2}", value):
+        return value.upper()
+    return value
+
+
 @frozen
 class Address:
-    """A US street address; ``zip`` is five digits."""
+    """A US street address; ``zip`` is five digits; ``state`` a two-letter code, kept in
+    capitals."""
 
     line1: str
     city: str
-    state: str
-    zip: str
+    state: str = attrs.field(converter=_state_code)
+    zip: str = attrs.field()
     line2: str = ""
     access_notes: str = ""
 

@@ -671,3 +671,13 @@ def test_churn_among_visits_at_the_same_instant_does_not_depend_on_their_order()
     cancelled visit tied with ten scheduled ones counted or not by arrival order."""
     tied = [Visit(T0, VisitStatus.SCHEDULED)] * 10 + [Visit(T0, VisitStatus.CANCELLED)]
     assert churn_risk(tied, at=T0) == churn_risk(list(reversed(tied)), at=T0)
+
+
+def test_a_state_code_is_kept_in_capitals_however_typed() -> None:
+    typed = Address("1 Main St", "New York", "ny", "10001")
+    assert typed.state == "NY"
+    assert typed == Address("1 Main St", "New York", "NY", "10001")
+    assert typed.errors() == {}
+    assert Address("1 Main St", "New York", "new york", "10001").errors() == {
+        "address.state": "A two-letter state code."
+    }
