@@ -596,3 +596,33 @@ def test_an_unknown_address_under_a_company_is_the_404_page_and_under_api_the_js
     assert public.status_code == 404
     assert isinstance(public.json()["error"], str)
     assert public.headers["access-control-allow-origin"] == "*"
+
+
+def test_every_field_of_the_details_step_is_described_only_by_what_is_on_the_page(site: Site):
+    job = site.crew_job()
+    slug = job.company.slug
+    app = app_with(site, clock=FixedClock(job.booking.start - timedelta(days=2)))
+    good = job.booking.start + timedelta(days=1)
+
+    def dangling(html: str) -> set[str]:
+        named = {i for ids in re.findall(r'aria-describedby="([^"]*)"', html) for i in ids.split()}
+        return named - set(re.findall(r' id="([^"]+)"', html))
+
+    async def scenario() -> tuple[httpx.Response, httpx.Response]:
+        async with client(app) as browser:
+            details = await browser.get(
+                f"/{slug}/book",
+                params={"step": "details", "zip": "10001", "start": good.isoformat()},
+            )
+            hidden = dict(re.findall(r'type="hidden" name="([^"]+)" value="([^"]*)"', details.text))
+            refused = await browser.post(
+                f"/{slug}/book", data={**hidden, "step": "review", "email": "not an email"}
+            )
+            return details, refused
+
+    details, refused = run_async(scenario)
+    assert details.status_code == 200, details.text
+    assert dangling(details.text) == set()
+    assert refused.status_code == 422, refused.text
+    assert 'aria-describedby="email-hint email-error"' in refused.text
+    assert dangling(refused.text) == set()
