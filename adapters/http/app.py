@@ -37,6 +37,7 @@ from adapters.http.public import (
     public_error,
     public_routes,
 )
+from adapters.http.wire import SingleFraming
 
 API_PREFIX = "/api/v1"
 
@@ -108,7 +109,11 @@ def create_app(
             *extra_routes,
         ],
         # PublicCors outermost: even a 500 that escapes everything carries its header.
-        middleware=[Middleware(PublicCors), Middleware(RequestContextMiddleware)],
+        middleware=[
+            Middleware(SingleFraming),
+            Middleware(PublicCors),
+            Middleware(RequestContextMiddleware),
+        ],
         exception_handlers={HTTPException: _http_error},
     )
     app.router.redirect_slashes = False

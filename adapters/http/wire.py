@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import orjson
@@ -37,6 +38,13 @@ log = structlog.get_logger("booking.http")
 def error_response(scope: dict[str, Any] | None) -> tuple[bytes, str]:
     """The whole 400 answer, status line to body, for the request of ``scope`` (None: its
     head could not be read), and its request id."""
+    headers, body, request_id = _error_parts(scope)
+    head = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
+    return b"HTTP/1.1 400 Bad Request\r\n" + head + b"\r\n" + body, request_id
+
+
+def _error_parts(scope: dict[str, Any] | None) -> tuple[list[tuple[bytes, bytes]], bytes, str]:
+    """The 400 answer's headers and body for the request of ``scope``, and its id."""
     request_id = request_id_from(scope or {})
     path = scope.get("path") if scope is not None else None
     headers = [(b"x-request-id", request_id.encode("ascii"))]
@@ -55,8 +63,35 @@ def error_response(scope: dict[str, Any] | None) -> tuple[bytes, str]:
         (b"content-length", str(len(body)).encode("ascii")),
         (b"connection", b"close"),
     ]
-    head = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
-    return b"HTTP/1.1 400 Bad Request\r\n" + head + b"\r\n" + body, request_id
+    return headers, body, request_id
+
+
+class SingleFraming:
+    """ASGI middleware, outermost: a request that says its body's length two ways
+    (``Content-Length`` and ``Transfer-Encoding`` both) is not read as HTTP either. The
+    parser goes by ``Transfer-Encoding`` and would keep the connection open, so what the
+    sender meant as this request's body could be run as another request (RFC 9112, 6.3:
+    answer, then close). It is answered as any unreadable request is (400, the service's
+    shape, ``connection: close``, which ends the connection), and nothing runs."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            names = {name.lower() for name, _ in scope.get("headers", ())}
+            if b"transfer-encoding" in names and b"content-length" in names:
+                headers, body, request_id = _error_parts(scope)
+                await send({"type": "http.response.start", "status": 400, "headers": headers})
+                await send({"type": "http.response.body", "body": body})
+                log.info(
+                    "http_unreadable",
+                    request_id=request_id,
+                    path=masked_path(scope.get("path")),
+                    status=400,
+                )
+                return
+        await self.app(scope, receive, send)
 
 
 class _UvicornLine(logging.Filter):
