@@ -144,11 +144,25 @@ def parse_json(raw: bytes) -> tuple[Any, dict[str, str]]:
     return data, _scan(data)
 
 
+UTF8 = ("utf-8", "utf8")
+"""The charset names a JSON body may carry (JSON is UTF-8: RFC 8259)."""
+
+
 def _is_json(content_type: str) -> bool:
-    media = content_type.partition(";")[0].strip().lower()
-    return media == "application/json" or (
-        media.startswith("application/") and media.endswith("+json")
-    )
+    """JSON (``application/json`` or ``application/*+json``), in UTF-8 when a charset is
+    named at all."""
+    media, _, parameters = content_type.partition(";")
+    media = media.strip().lower()
+    if not (
+        media == "application/json"
+        or (media.startswith("application/") and media.endswith("+json"))
+    ):
+        return False
+    for parameter in parameters.split(";"):
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() not in UTF8:
+            return False
+    return True
 
 
 async def read_limited(request: Request, limit: int) -> bytes:
@@ -171,8 +185,12 @@ async def json_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     """The body of a JSON request, at most ``limit`` bytes (``read_limited``)."""
     content_type = request.headers.get("content-type")
     if content_type is not None and not _is_json(content_type):
-        text = "Send the body as JSON, with Content-Type: application/json."
+        text = "Send the body as JSON in UTF-8, with Content-Type: application/json."
         raise ApiError(400, "invalid_request", text, field_errors={"Content-Type": text})
+    encoding = request.headers.get("content-encoding", "identity").strip().lower()
+    if encoding not in ("", "identity"):  # a compressed body would be read as it came
+        text = "Send the body uncompressed: no Content-Encoding is taken."
+        raise ApiError(400, "invalid_request", text, field_errors={"Content-Encoding": text})
     return await read_limited(request, limit)
 
 

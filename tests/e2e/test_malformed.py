@@ -271,6 +271,22 @@ CASES = [
         headers={"content-type": "application/x-www-form-urlencoded"},
     ),
     Case(
+        "JSON in another charset",
+        "POST",
+        "/customers",
+        frozenset({"Content-Type"}),
+        _customer(),
+        headers={"content-type": "application/json; charset=utf-16"},
+    ),
+    Case(
+        "a compressed body",
+        "POST",
+        "/customers",
+        frozenset({"Content-Encoding"}),
+        _customer(),
+        headers={"content-encoding": "gzip"},
+    ),
+    Case(
         "duplicate keys",
         "POST",
         "/customers",
