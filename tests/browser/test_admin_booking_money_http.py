@@ -14,8 +14,8 @@ from booking_core.services.payments import (
     reverse_payment,
 )
 from booking_core.users import Role
-from tests.browser.support import PASSWORD, Site
-from tests.browser.test_customer_pages_http import fetch
+from tests.browser.support import Site
+from tests.browser.test_customer_pages_http import fetch, signing_in
 
 
 def shown(page: str, label: str) -> str:
@@ -48,8 +48,7 @@ def test_the_booking_page_shows_paid_and_tips_in_dollars(site: Site):
         answers = fetch(
             site,
             booking.start - timedelta(days=1),
-            ("GET", "/sign-in", {}),
-            ("POST", "/sign-in", {"email": owner.email, "password": PASSWORD}),
+            *signing_in(owner.email),
             ("GET", f"/admin/bookings/{booking.id}", {}),
         )
         assert answers[-1].status_code == 200, answers[-1].text

@@ -22,7 +22,7 @@ from booking_core.quotes import ManualLine, Quote, QuoteStatus, public_url
 from booking_core.services.customers import CreateCustomer, create_customer
 from booking_core.services.quotes import CreateQuote, create_quote
 from booking_core.services.setup import UpdateCompanySettings, update_company_settings
-from tests.browser.support import Job, Site
+from tests.browser.support import PASSWORD, Job, Site
 from tests.browser.test_pages_http import CSRF, app_with, client, run_async
 
 CLOSED = (
@@ -53,6 +53,11 @@ def fetch(
         return answers
 
     return run_async(scenario)
+
+
+def signing_in(email: str) -> tuple[tuple[str, str, dict[str, str]], ...]:
+    """The ``fetch`` steps that sign ``email`` in with ``PASSWORD`` (two answers)."""
+    return (("GET", "/sign-in", {}), ("POST", "/sign-in", {"email": email, "password": PASSWORD}))
 
 
 def get(site: Site, at: datetime, path: str) -> httpx.Response:

@@ -15,8 +15,8 @@ from booking_core.customers import Address
 from booking_core.pricing import SelectedItem
 from booking_core.services import scheduling
 from booking_core.users import Role
-from tests.browser.support import PASSWORD, Site
-from tests.browser.test_customer_pages_http import fetch, get
+from tests.browser.support import Site
+from tests.browser.test_customer_pages_http import fetch, get, signing_in
 
 NEW_YORK = ZoneInfo("America/New_York")
 FALL_BACK = datetime(2027, 11, 7, 1, 30, tzinfo=NEW_YORK)  # fold=0: the first 1:30, EDT
@@ -75,8 +75,7 @@ def test_the_admin_calendar_booking_page_and_crew_portal_tell_the_two_1_30s_apar
         answers = fetch(
             site,
             at,
-            ("GET", "/sign-in", {}),
-            ("POST", "/sign-in", {"email": email, "password": PASSWORD}),
+            *signing_in(email),
             *(("GET", path, {}) for path in paths),
         )[2:]
         assert [a.status_code for a in answers] == [200] * len(paths)
@@ -106,8 +105,7 @@ def test_a_reschedule_that_leaves_the_second_1_30_as_it_is_keeps_the_job_where_i
     answers = fetch(
         site,
         booking.start - timedelta(days=3),
-        ("GET", "/sign-in", {}),
-        ("POST", "/sign-in", {"email": owner.email, "password": PASSWORD}),
+        *signing_in(owner.email),
         ("GET", f"/admin/bookings/{booking.id}", {}),
         ("POST", f"/admin/bookings/{booking.id}/reschedule",
          {"date": "2027-11-07", "time": "01:30", "scope": "this", "crew": member_id}),
@@ -132,8 +130,7 @@ def test_a_move_to_a_time_the_clocks_show_twice_asks_which_and_takes_the_one_cho
     answers = fetch(
         site,
         booking.start - timedelta(days=3),
-        ("GET", "/sign-in", {}),
-        ("POST", "/sign-in", {"email": owner.email, "password": PASSWORD}),
+        *signing_in(owner.email),
         ("GET", f"/admin/bookings/{booking.id}", {}),
         ("POST", path, move),
         ("GET", f"/admin/bookings/{booking.id}", {}),

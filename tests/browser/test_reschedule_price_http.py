@@ -19,8 +19,8 @@ from booking_core.demo import demo_catalog
 from booking_core.pricing import Selection, price
 from booking_core.services import scheduling
 from booking_core.users import Role
-from tests.browser.support import PASSWORD, Site
-from tests.browser.test_customer_pages_http import fetch, get
+from tests.browser.support import Site
+from tests.browser.test_customer_pages_http import fetch, get, signing_in
 
 NEW_YORK = ZoneInfo("America/New_York")
 MONDAY = date(2027, 12, 13)
@@ -129,10 +129,7 @@ def test_the_admin_page_asks_to_confirm_a_move_that_changes_the_price(site: Site
     new_total = _holiday_total(site, company, booking)
     page = f"/admin/bookings/{booking.id}"
     form = {"date": HOLIDAY.isoformat(), "time": "10:00", "scope": "this", "crew": ""}
-    sign_in = [
-        ("GET", "/sign-in", {}),
-        ("POST", "/sign-in", {"email": owner.email, "password": PASSWORD}),
-    ]
+    sign_in = signing_in(owner.email)
     (asked,) = fetch(site, at, *sign_in, ("GET", page, {}), ("POST", f"{page}/reschedule", form))[
         3:
     ]
@@ -172,8 +169,7 @@ def test_a_move_that_keeps_the_price_asks_nothing(site: Site):
     moved = fetch(
         site,
         at,
-        ("GET", "/sign-in", {}),
-        ("POST", "/sign-in", {"email": owner.email, "password": PASSWORD}),
+        *signing_in(owner.email),
         ("GET", page, {}),
         ("POST", f"{page}/reschedule", form),
     )[3]
