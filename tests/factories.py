@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, time, timedelta
 
+import attrs
+
 from booking_core import auth
+from booking_core.catalog import Catalog
 from booking_core.companies import Company
 from booking_core.crew import CrewMember, WorkingHours, new_crew_member
 from booking_core.customers import Address, Customer, SavedAddress, new_customer
@@ -132,4 +135,21 @@ def all_week_crew(company_id: str, at: datetime, member_id: str = "crew_rosa") -
         at=at,
         service_areas=("10001",),
         working_hours=tuple(WorkingHours(d, time(8), time(18)) for d in range(1, 8)),
+    )
+
+
+def with_service_retired(catalog: Catalog, service_id: str) -> Catalog:
+    """``catalog`` with the service ``service_id`` retired (``active`` false)."""
+    return attrs.evolve(
+        catalog,
+        industries=tuple(
+            attrs.evolve(
+                industry,
+                services=tuple(
+                    attrs.evolve(s, active=False) if s.id == service_id else s
+                    for s in industry.services
+                ),
+            )
+            for industry in catalog.industries
+        ),
     )

@@ -25,6 +25,7 @@ from booking_core.booking_forms import (
 from booking_core.demo import demo_catalog
 from booking_core.errors import ValidationFailed
 from booking_core.pricing import SelectedItem, Selection
+from tests import factories
 
 AT = datetime(2026, 11, 23, 15, tzinfo=UTC)
 CATALOG = attrs.evolve(demo_catalog(), company_id="cmp_demo")
@@ -112,19 +113,7 @@ def test_a_form_books_at_least_one_service_and_asks_at_most_100_questions():
 def test_a_form_of_retired_services_only_is_refused_one_with_an_active_one_is_not():
     """A form whose every service is retired would book nothing: refused on its
     services. One retired service beside an active one is kept (it may come back)."""
-    retired = attrs.evolve(
-        CATALOG,
-        industries=tuple(
-            attrs.evolve(
-                industry,
-                services=tuple(
-                    attrs.evolve(s, active=False) if s.id == "svc_deep_clean" else s
-                    for s in industry.services
-                ),
-            )
-            for industry in CATALOG.industries
-        ),
-    )
+    retired = factories.with_service_retired(CATALOG, "svc_deep_clean")
     deep_only = attrs.evolve(FORM, service_ids=("svc_deep_clean",), extra_ids=())
     assert form_errors(deep_only, retired) == {
         "service_ids": "None of these services is offered now: list an active one."

@@ -26,6 +26,7 @@ from booking_core.errors import CouponRejected, UnknownCatalogItem
 from booking_core.pricing import DiscountKind
 from booking_core.services import companies, scheduling
 from booking_core.services.plan_upkeep import extend_plans
+from tests import factories
 
 NY = ZoneInfo("America/New_York")
 NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)  # a Monday
@@ -165,20 +166,9 @@ def test_a_plan_keeps_its_coupon_after_it_is_switched_off_and_its_window_closed(
 def test_a_plan_of_a_service_since_retired_keeps_extending_at_its_price(world):
     made = world.book(at_local(NOW + timedelta(days=1), 9))
 
-    def retired(catalog: Catalog) -> Catalog:
-        industries = tuple(
-            attrs.evolve(
-                industry,
-                services=tuple(
-                    attrs.evolve(s, active=False) if s.id == "svc_standard_clean" else s
-                    for s in industry.services
-                ),
-            )
-            for industry in catalog.industries
-        )
-        return attrs.evolve(catalog, industries=industries)
-
-    world.change_catalog(retired)
+    world.change_catalog(
+        lambda catalog: factories.with_service_retired(catalog, "svc_standard_clean")
+    )
     world.clock.advance(timedelta(days=7))
 
     assert world.extend() == [(made[0].plan_id, 1, None)]
