@@ -9,6 +9,7 @@ import re
 import secrets
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -22,6 +23,20 @@ from tests.browser.support import Site
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 900}
+
+
+@contextmanager
+def booking_page(site: Site, browser: Any, company: Company, **options: Any) -> Iterator[Any]:
+    """``/{slug}/book`` of ``company`` in a fresh browser context (desktop unless
+    ``options`` say otherwise), closed afterwards."""
+    context = browser.new_context(base_url=site.base_url, **{"viewport": DESKTOP, **options})
+    context.set_default_timeout(10_000)
+    try:
+        page = context.new_page()
+        page.goto(f"/{company.slug}/book")
+        yield page
+    finally:
+        context.close()
 
 
 def open_company(site: Site) -> tuple[Company, str]:
@@ -71,11 +86,7 @@ def fill_details(where: Any, email: str, *, notes: str = "Door code 4711. Friend
 
 def test_a_customer_books_a_job_with_the_live_price(site: Site, browser: Any, screenshots):
     company, key = open_company(site)
-    context = browser.new_context(base_url=site.base_url, viewport=DESKTOP)
-    context.set_default_timeout(10_000)
-    try:
-        page = context.new_page()
-        page.goto(f"/{company.slug}/book")
+    with booking_page(site, browser, company) as page:
         expect(page.get_by_role("heading", name="Book online")).to_be_visible()
         expect(page.get_by_role("button", name="Update price")).to_be_hidden()  # live
         price = page.locator("[data-price-total]")
@@ -132,8 +143,6 @@ def test_a_customer_books_a_job_with_the_live_price(site: Site, browser: Any, sc
             "href", re.compile(rf"^{re.escape(site.base_url)}/{company.slug}/track/\S+$")
         )
         page.screenshot(path=str(screenshots / "book-5-done-desktop.png"), full_page=True)
-    finally:
-        context.close()
 
     booking = fetched_booking(site, key, code)
     assert booking["frequencySlug"] == "weekly"
@@ -149,13 +158,9 @@ def test_without_javascript_on_a_phone_with_errors_and_a_slot_taken(
     site: Site, browser: Any, screenshots
 ):
     company, key = open_company(site)
-    context = browser.new_context(
-        base_url=site.base_url, viewport=PHONE, java_script_enabled=False, is_mobile=True
-    )
-    context.set_default_timeout(10_000)
-    try:
-        page = context.new_page()
-        page.goto(f"/{company.slug}/book")
+    with booking_page(
+        site, browser, company, viewport=PHONE, java_script_enabled=False, is_mobile=True
+    ) as page:
         price = page.locator("[data-price-total]")
         plain = api_quote(site, key, {"serviceId": "svc_standard_clean"})
         expect(price).to_have_text(money(plain["firstVisit"]["totalCents"]))
@@ -233,8 +238,6 @@ def test_without_javascript_on_a_phone_with_errors_and_a_slot_taken(
         expect(page.get_by_role("heading", name="You're booked")).to_be_visible()
         page.screenshot(path=str(screenshots / "book-5-done-phone.png"), full_page=True)
         code = page.locator("[data-booking-code]").inner_text()
-    finally:
-        context.close()
 
     booking = fetched_booking(site, key, code)
     assert booking["serviceId"] == "svc_deep_clean"
@@ -594,11 +597,7 @@ def test_a_quantity_out_of_range_is_said_beside_its_field_with_or_without_the_sc
     priced (the API's sentence names ids no customer sees); without it, the same
     sentence comes back with the 99 still in the field."""
     company, _ = open_company(site)
-    context = browser.new_context(base_url=site.base_url, viewport=DESKTOP)
-    context.set_default_timeout(10_000)
-    try:
-        page = context.new_page()
-        page.goto(f"/{company.slug}/book")
+    with booking_page(site, browser, company) as page:
         price = page.locator("[data-price-total]").inner_text()
         bedrooms = shown(page, "Bedrooms")
         bedrooms.fill("99")
@@ -615,8 +614,6 @@ def test_a_quantity_out_of_range_is_said_beside_its_field_with_or_without_the_sc
         expect(error).to_have_count(0)
         expect(problem).to_be_hidden()
         expect(bedrooms).not_to_have_attribute("aria-invalid", "true")
-    finally:
-        context.close()
     with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
         plain = client.get(
             f"/{company.slug}/book",
