@@ -118,6 +118,29 @@ class World:
             phones=PhonenumbersNormalizer(),
         )
 
+    def move(
+        self,
+        booking_id: str,
+        start: datetime,
+        scope: RescheduleScope = RescheduleScope.THIS,
+        crew_ids: tuple[str, ...] | None = None,
+    ) -> list[Booking]:
+        return scheduling.reschedule_booking(
+            self.company.id,
+            booking_id,
+            start,
+            scope,
+            crew_ids=crew_ids,
+            uow=self.uow(),
+            clock=self.clock,
+            drive=DRIVE,
+        )
+
+    def cancel(self, booking_id: str, scope: CancelScope = CancelScope.THIS) -> list[Booking]:
+        return scheduling.cancel_booking(
+            self.company.id, booking_id, scope, uow=self.uow(), clock=self.clock
+        )
+
     def sent(self, kind: MessageKind | None = None) -> list[Message]:
         return [m for m, _ in self.mailer.sent if kind is None or m.kind is kind]
 
@@ -156,13 +179,7 @@ def test_a_visit_cancelled_before_its_confirmation_went_out_is_not_confirmed(
     customer gets the cancellation alone, never a "Booked" email offering to
     reschedule a cancelled visit."""
     made = world.book(tuesday_at(9, weeks=1), frequency)
-    scheduling.cancel_booking(
-        world.company.id,
-        made[0].id,
-        CancelScope.THIS_AND_FUTURE,
-        uow=world.uow(),
-        clock=world.clock,
-    )
+    world.cancel(made[0].id, CancelScope.THIS_AND_FUTURE)
     world.worker.run_once()
     world.worker.run_once()
     assert world.sent(MessageKind.BOOKING_CONFIRMED) == []
@@ -243,39 +260,16 @@ def test_a_change_of_crew_alone_mails_nothing_and_a_plan_move_mails_once(world: 
         unit.crew.add(factories.all_week_crew(world.company.id, NOW, member_id="crew_sam"))
         unit.commit()
     world.worker.run_once()
-    scheduling.reschedule_booking(
-        world.company.id,
-        visits[1].id,
-        visits[1].start,
-        RescheduleScope.THIS,
-        crew_ids=("crew_sam",),
-        uow=world.uow(),
-        clock=world.clock,
-        drive=DRIVE,
-    )
+    world.move(visits[1].id, visits[1].start, RescheduleScope.THIS, crew_ids=("crew_sam",))
     world.worker.run_once()
     assert world.sent(MessageKind.BOOKING_RESCHEDULED) == []
-    scheduling.reschedule_booking(
-        world.company.id,
-        visits[1].id,
-        visits[1].start + timedelta(hours=2),
-        RescheduleScope.THIS_AND_FUTURE,
-        uow=world.uow(),
-        clock=world.clock,
-        drive=DRIVE,
-    )
+    world.move(visits[1].id, visits[1].start + timedelta(hours=2), RescheduleScope.THIS_AND_FUTURE)
     world.worker.run_once()
     (moved,) = world.sent(MessageKind.BOOKING_RESCHEDULED)
     assert moved.subject_id == visits[1].id
     assert "from Tuesday, December 1, 2026 at 9:00 AM" in moved.text
     assert "The later visits of your plan moved along with it." in moved.text
-    scheduling.cancel_booking(
-        world.company.id,
-        visits[2].id,
-        CancelScope.THIS_AND_FUTURE,
-        uow=world.uow(),
-        clock=world.clock,
-    )
+    world.cancel(visits[2].id, CancelScope.THIS_AND_FUTURE)
     world.worker.run_once()
     (cancelled,) = world.sent(MessageKind.BOOKING_CANCELLED)
     assert cancelled.subject_id == visits[2].id
@@ -286,15 +280,7 @@ def test_each_move_of_a_booking_mails_its_own_notice(world: World):
     (made,) = world.book(tuesday_at(9, weeks=1))
     for hours in (2, 4):
         world.clock.advance(timedelta(minutes=5))
-        scheduling.reschedule_booking(
-            world.company.id,
-            made.id,
-            made.start + timedelta(hours=hours),
-            RescheduleScope.THIS,
-            uow=world.uow(),
-            clock=world.clock,
-            drive=DRIVE,
-        )
+        world.move(made.id, made.start + timedelta(hours=hours), RescheduleScope.THIS)
         world.worker.run_once()
     first, second = world.sent(MessageKind.BOOKING_RESCHEDULED)
     assert "at 11:00 AM" in first.subject
@@ -339,27 +325,12 @@ def test_a_visit_moved_into_the_window_is_not_reminded_but_one_moved_out_is_agai
     world.clock.current = made.start - timedelta(hours=23)
     world.worker.run_once()
     assert len(world.sent(MessageKind.BOOKING_REMINDER)) == 1
-    scheduling.reschedule_booking(
-        world.company.id,
-        made.id,
-        made.start + timedelta(minutes=30),  # moved inside the window: the notice says it
-        RescheduleScope.THIS,
-        uow=world.uow(),
-        clock=world.clock,
-        drive=DRIVE,
-    )
+    # Moved inside the window: the notice says it.
+    world.move(made.id, made.start + timedelta(minutes=30), RescheduleScope.THIS)
     world.worker.run_once()
     assert len(world.sent(MessageKind.BOOKING_RESCHEDULED)) == 1
     assert len(world.sent(MessageKind.BOOKING_REMINDER)) == 1
-    scheduling.reschedule_booking(
-        world.company.id,
-        made.id,
-        made.start + timedelta(days=7),
-        RescheduleScope.THIS,
-        uow=world.uow(),
-        clock=world.clock,
-        drive=DRIVE,
-    )
+    world.move(made.id, made.start + timedelta(days=7), RescheduleScope.THIS)
     world.clock.current = made.start + timedelta(days=6, hours=1)
     world.worker.run_once()
     reminders = world.sent(MessageKind.BOOKING_REMINDER)
@@ -684,25 +655,11 @@ def test_a_multi_day_confirmation_says_how_many_days_and_each_day_s_start_across
     assert "Sunday, March 14, 2027 at 3:30 AM</td>" in html
 
 
-def _move(world: World, booking: Booking, start: datetime) -> None:
-    scheduling.reschedule_booking(
-        world.company.id,
-        booking.id,
-        start,
-        RescheduleScope.THIS,
-        uow=world.uow(),
-        clock=world.clock,
-        drive=DRIVE,
-    )
-
-
 def test_a_visit_moved_then_cancelled_at_once_gets_no_notice_of_the_move(world):
     (made,) = world.book(tuesday_at(10))
     world.worker.run_once()
-    _move(world, made, tuesday_at(14))
-    scheduling.cancel_booking(
-        world.company.id, made.id, CancelScope.THIS, uow=world.uow(), clock=world.clock
-    )
+    world.move(made.id, tuesday_at(14))
+    world.cancel(made.id, CancelScope.THIS)
     world.worker.run_once()  # both changes mailed in one batch
     assert [m.kind for m in world.sent()] == [
         MessageKind.BOOKING_CONFIRMED,
@@ -715,7 +672,7 @@ def test_notices_of_one_batch_go_out_in_the_order_of_their_changes(world):
     world.worker.run_once()
     for hour in (12, 9, 14, 11, 13):  # five moves, mailed together
         world.clock.advance(timedelta(seconds=1))
-        _move(world, made, tuesday_at(hour))
+        world.move(made.id, tuesday_at(hour))
     world.worker.run_once()
     moved = world.sent(MessageKind.BOOKING_RESCHEDULED)
     assert [re.sub(r".* at (\d+:\d\d [AP]M).*", r"\1", m.subject) for m in moved] == [
