@@ -9,9 +9,7 @@ import pytest
 
 from adapters.notifications.composer import money
 from booking_core.notifications import MessageKind
-from booking_core.plans import RescheduleScope
-from booking_core.services import scheduling
-from tests.unit.test_notifications import DRIVE, World, tuesday_at
+from tests.unit.test_notifications import World, tuesday_at
 
 NEW_YEARS_EVE = datetime(2026, 12, 31, 15, tzinfo=UTC)  # 10:00 in New York: demo holiday
 
@@ -22,15 +20,7 @@ def world() -> World:
 
 
 def _move(world: World, booking_id: str, start: datetime) -> None:
-    scheduling.reschedule_booking(
-        world.company.id,
-        booking_id,
-        start,
-        RescheduleScope.THIS,
-        uow=world.uow(),
-        clock=world.clock,
-        drive=DRIVE,
-    )
+    world.move(booking_id, start)
     world.worker.run_once()
 
 
