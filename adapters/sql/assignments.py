@@ -36,11 +36,13 @@ from sqlalchemy import (
     literal,
     literal_column,
     select,
+    text,
     type_coerce,
 )
 from sqlalchemy.dialects import postgresql
 
 from adapters.sql.columns import instant_type
+from adapters.sql.context import HOLD, translated_errors
 from adapters.sql.direct import run_kept
 from adapters.sql.tables import booking_assignments
 from booking_core.availability import Block
@@ -188,8 +190,14 @@ def busy(
     start: datetime,
     end: datetime,
     crew_ids: Collection[str] | None,
+    *,
+    hold: Sequence[str] = (),
 ) -> dict[str, list[Block]]:
-    """Each member's open blocks overlapping ``[start, end)``, sorted by (start, booking)."""
+    """Each member's open blocks overlapping ``[start, end)``, sorted by (start, booking).
+
+    ``hold``: advisory-lock keys (``UnitContext.hold``) to take before reading, on
+    PostgreSQL; in the read's own statement (``booking_busy_held``) when it names a few
+    members, as a booking's does."""
     dialect = connection.dialect.name
     params: dict[str, Any] = {
         "company_id": company_id,
@@ -213,12 +221,33 @@ def busy(
         else:
             named = "some"
             params["crew_ids"] = wanted
-    rows = run_kept(connection, _busy_statement(dialect, named=named), params).all()
+    if hold and named != "all":
+        params["hold_keys"] = list(hold)
+        params["members"] = params.pop("crew_ids", None) or [params.pop("crew_id")]
+        statement = _BUSY_HELD
+    else:
+        if hold:
+            with translated_errors("Another request changed the same data; try again."):
+                run_kept(connection, HOLD, {"keys": list(hold)})
+        statement = _busy_statement(dialect, named=named)
+    with translated_errors("Another request changed the same data; try again."):
+        rows = run_kept(connection, statement, params).all()
     for crew_id, start_at, end_at, zip_code, booking_id in rows:
         if keep is None or crew_id in keep:
             found.setdefault(crew_id, []).append(Block(start_at, end_at, zip_code, booking_id))
     return found
 
+
+_BUSY_HELD = text(
+    "SELECT crew_id, starts_at, ends_at, zip_code, booking_id FROM booking_busy_held("
+    "CAST(:hold_keys AS text[]), :company_id, :start, :end, :after, CAST(:members AS text[]))"
+).bindparams(
+    bindparam("start", type_=instant_type()),
+    bindparam("end", type_=instant_type()),
+    bindparam("after", type_=instant_type()),
+)
+"""``busy``'s read of named members after holding ``hold_keys`` (PostgreSQL, migration
+0019): one statement where a hold and a read were two."""
 
 Named = Literal["all", "one", "some"]
 """Whom ``busy``'s query names: every member, one (``crew_id``), or a few (``crew_ids``)."""

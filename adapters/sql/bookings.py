@@ -26,7 +26,6 @@ from sqlalchemy import (
     exists,
     func,
     select,
-    text,
     update,
 )
 from sqlalchemy.dialects import postgresql
@@ -251,19 +250,13 @@ class SqlBookingRepository:
 
     def hold_crew(self, company_id: str, crew_ids: Collection[str]) -> None:
         # SQLite already runs one writer at a time (BEGIN IMMEDIATE). On PostgreSQL one
-        # transaction-scoped advisory lock per member, taken in one statement in sorted
-        # order (two units holding overlapping crews never wait on each other in a
-        # circle), released at commit or rollback; the next statement's snapshot, taken
-        # once they are held, sees every job committed before.
+        # transaction-scoped advisory lock per member (``UnitContext.hold``), released at
+        # commit or rollback, taken before the unit's next statement; when that statement
+        # is ``busy``'s read of named members, the read takes them itself and sees every
+        # job committed before they were held (``booking_busy_held``, migration 0019).
         if self._cx.dialect != "postgresql" or not crew_ids:
             return
-        keys = [f"crew:{company_id}:{crew_id}" for crew_id in sorted(set(crew_ids))]
-        self._cx.execute(
-            text(
-                "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))"
-                " FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS held(k, n)"
-            ).bindparams(keys=keys)
-        )
+        self._cx.hold({f"crew:{company_id}:{crew_id}" for crew_id in crew_ids})
 
     def busy(
         self,
@@ -272,7 +265,8 @@ class SqlBookingRepository:
         end: datetime,
         crew_ids: Collection[str] | None = None,
     ) -> dict[str, list[Block]]:
-        return assignments.busy(self._cx.connection, company_id, start, end, crew_ids)
+        hold = self._cx.take_hold()
+        return assignments.busy(self._cx.connection, company_id, start, end, crew_ids, hold=hold)
 
     # --- helpers --------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ Database errors never leave here as driver text: a unique-constraint violation b
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,6 +26,7 @@ from sqlalchemy import (
     cast,
     func,
     select,
+    text,
     tuple_,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -88,6 +89,12 @@ def translated_errors(conflict_message: str) -> Iterator[None]:
         raise
 
 
+HOLD = text(
+    "SELECT count(pg_advisory_xact_lock(hashtextextended(k, 0)))"
+    " FROM unnest(CAST(:keys AS text[])) WITH ORDINALITY AS held(k, n)"
+)
+"""Transaction-scoped advisory locks on ``keys``, taken in the order given (PostgreSQL)."""
+
 _SHAPES: dict[tuple[str, str], Any] = {}
 """Statements kept by ``UnitContext.shape``, by (dialect, name)."""
 
@@ -105,21 +112,48 @@ class UnitContext:
     def __init__(self, dialect: str) -> None:
         self.dialect = dialect
         self._connection: Connection | None = None
+        self._to_hold: tuple[str, ...] = ()
         self.touched: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(
             lambda: defaultdict(set)
         )
 
     @property
     def connection(self) -> Connection:
-        """The open connection; using a repository outside ``with uow:`` is a bug."""
+        """The open connection; using a repository outside ``with uow:`` is a bug.
+
+        Locks asked for with ``hold`` and not yet taken are taken first, so no statement
+        runs before them."""
         if self._connection is None:
             raise RuntimeError("repositories are used inside `with uow:` only")
+        if self._to_hold:
+            keys, self._to_hold = self._to_hold, ()
+            with translated_errors("Another request changed the same data; try again."):
+                run_kept(self._connection, HOLD, {"keys": list(keys)})
         return self._connection
 
     def attach(self, connection: Connection | None) -> None:
         """Start (or, with None, end) serving one unit of work."""
         self._connection = connection
+        self._to_hold = ()
         self.touched.clear()
+
+    def hold(self, keys: Collection[str]) -> None:
+        """Hold a transaction-scoped advisory lock on each of ``keys`` (PostgreSQL) before
+        the unit's next statement, released at commit or rollback; all of them in sorted
+        order, so two units holding overlapping keys never wait on each other in a
+        circle.
+
+        The locks are taken by the next statement through ``connection``, or by the one
+        that asks for them with ``take_hold`` to take them itself (``booking_busy_held``
+        holds and reads in one statement). A unit that runs no statement after asking
+        holds nothing: it reads nothing under the locks and writes nothing."""
+        self._to_hold = tuple(sorted({*self._to_hold, *keys}))
+
+    def take_hold(self) -> tuple[str, ...]:
+        """The keys ``hold`` was asked for and not yet taken; the caller promises to take
+        them in its next statement, before it reads anything."""
+        keys, self._to_hold = self._to_hold, ()
+        return keys
 
     def touch(self, table: Table, company_id: str, row_id: str) -> None:
         """Note that a listed row changed, so that the commit stamps its ``changed_at``

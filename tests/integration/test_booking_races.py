@@ -280,3 +280,36 @@ def test_first_bookings_racing_with_one_new_email_share_one_customer(database):
     with database.engine.connect() as connection:
         assert connection.execute(text("SELECT count(*) FROM customers")).scalar_one() == 1
     assert overlapping_open_pairs(database) == 0
+
+
+@pytest.mark.parametrize(
+    "read", [("crew_a",), ("crew_a", "crew_b"), None], ids=["one", "some", "everyone"]
+)
+def test_a_read_after_a_hold_sees_a_job_committed_while_it_waited(database, read):
+    """A unit holds crew_a's calendar and books them, and stops at its commit; another
+    holds crew_a and reads their jobs (as a booking does before deciding). The reader
+    waits for the hold, and its read, taken once it holds, shows the job. On PostgreSQL
+    a read of a few named members takes the hold itself (``booking_busy_held``, one
+    statement); a read of everyone is a statement after the hold's own."""
+    from tests.integration.test_merge_races import _held_at_commit, race_held
+
+    first = job(0)
+    window = (first.start - timedelta(hours=4), first.end + timedelta(hours=4))
+    held, reached, release = _held_at_commit(database)
+    seen: list[dict[str, list]] = []
+
+    def book() -> None:
+        with held:
+            held.bookings.hold_crew(CO, ["crew_a"])
+            assert held.bookings.busy(CO, *window, ["crew_a"]) == {"crew_a": []}
+            held.bookings.add_all([first])
+            held.commit()
+
+    def read_held() -> None:
+        with database.uow() as uow:
+            uow.bookings.hold_crew(CO, ["crew_b", "crew_a"])
+            seen.append(uow.bookings.busy(CO, *window, read))
+
+    assert race_held(book, reached, release, read_held) == ([], [])
+    assert [block.booking_id for block in seen[0]["crew_a"]] == [first.id]
+    assert seen[0].get("crew_b", []) == []
