@@ -694,8 +694,10 @@ def _crew_for_every_visit(
     other than ``made``'s crew is."""
     first = made[0]
     zone = ZoneInfo(company.timezone)
-    lo, _ = _busy_window(first.start.astimezone(zone).date(), first.days, company)
-    _, hi = _busy_window(made[-1].start.astimezone(zone).date(), first.days, company)
+    # Several dates need not be in order: an extra date may come before startIso's.
+    days = [visit.start.astimezone(zone).date() for visit in made]
+    lo, _ = _busy_window(min(days), first.days, company)
+    _, hi = _busy_window(max(days), first.days, company)
     busy = uow.bookings.busy(company.id, lo, hi, crew_ids=None)
     query = _slot_query(company, first.selection, first.start, first.address.zip,
                         first.duration_minutes, at, crew_ids=None, days=first.days)  # fmt: skip

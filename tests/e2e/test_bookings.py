@@ -351,6 +351,23 @@ def test_one_bad_date_among_several_books_none_of_them(
     assert customers == []
 
 
+def test_an_earlier_extra_date_that_every_crew_member_has_taken_is_a_conflict_on_it(
+    shop: Shop, client: httpx.Client, tuesday: date
+):
+    """The extra date may come before startIso: when every member free at startIso is
+    busy then, the refusal is 409 on that date (a 500 on PostgreSQL, before)."""
+    earlier = at(shop, tuesday, "09:00")
+    blockers = [book(client, earlier, crewIds=[member])["id"] for member in shop.crew_ids]
+    later = at(shop, tuesday + timedelta(days=1), "09:00")
+    body = booking_body(later, additionalStartIsos=[earlier])
+
+    error = error_of(post(client, "/bookings", body), 409, "conflict")
+
+    assert error["message"].startswith("additionalStartIsos.0: "), error
+    assert list(error["fieldErrors"]) == ["additionalStartIsos.0"], error
+    assert sorted(b["id"] for b in every(client)) == sorted(blockers)
+
+
 def test_a_bad_phone_is_refused_for_a_known_customer_as_for_a_new_one(
     shop: Shop, client: httpx.Client, tuesday: date
 ):
