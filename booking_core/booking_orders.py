@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -156,9 +156,15 @@ def crew_errors(crew_ids: Sequence[str]) -> dict[str, str]:
     return errors
 
 
+LAST_JOB_DATE = date(2199, 12, 31)
+"""The last local date a job may fall on (a plan's visit, a multi-day job's last day):
+requests name dates of the years 1970 to 2199 only, so a job after it could not be
+listed or moved."""
+
+
 def start_problem(start: datetime, zone: ZoneInfo, at: datetime) -> str | None:
     """What is wrong with a requested start (no offset, off the quarter hour in the
-    company's zone, in the past), or None."""
+    company's zone, in the past, after ``LAST_JOB_DATE``), or None."""
     if start.utcoffset() is None:
         return AWARE_TEXT
     local = start.astimezone(zone)
@@ -166,6 +172,8 @@ def start_problem(start: datetime, zone: ZoneInfo, at: datetime) -> str | None:
         return "Must be on the quarter hour (:00, :15, :30 or :45)."
     if start < at:
         return "Must not be in the past."
+    if local.date() > LAST_JOB_DATE:
+        return f"Must not be after {LAST_JOB_DATE.isoformat()}."
     return None
 
 

@@ -23,6 +23,7 @@ from zoneinfo import ZoneInfo
 import attrs
 
 from booking_core.booking_orders import (
+    LAST_JOB_DATE,
     BookingOrder,
     PriceVisit,
     crew_errors,
@@ -92,12 +93,6 @@ def plan_horizon_end(first_start: datetime, at: datetime, zone: ZoneInfo) -> dat
     if day > LAST_JOB_DATE:  # no visit on a date the API cannot name
         return wall_clock_instant(LAST_JOB_DATE + timedelta(days=1), time(0), zone)
     return wall_clock_instant(day, local.time(), zone, fold=local.fold)
-
-
-LAST_JOB_DATE = date(2199, 12, 31)
-"""The last local date a job may fall on (a plan's visit, a multi-day job's last day):
-requests name dates of the years 1970 to 2199 only, so a job after it could not be
-listed or moved."""
 
 
 def _rhythm(anchor: datetime, interval_days: int, zone: ZoneInfo, steps: int) -> Iterator[datetime]:

@@ -94,9 +94,9 @@ from adapters.http.views.catalog import CatalogView
 from adapters.http.views.prices import PlanPriceView
 from adapters.http.views.waitlist import WaitlistEntryView
 from booking_core.auth import ApiKey, KeyStatus
+from booking_core.booking_orders import LAST_JOB_DATE
 from booking_core.companies import SLUG_PATTERN
 from booking_core.errors import ValidationFailed
-from booking_core.plans import LAST_JOB_DATE
 from booking_core.services import scheduling
 
 PUBLIC_PREFIX = "/api/public"

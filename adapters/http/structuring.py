@@ -23,11 +23,11 @@ from cattrs.errors import ForbiddenExtraKeysError, IterableValidationNote
 from cattrs.gen import make_dict_structure_fn, override
 
 from adapters.http.fieldpaths import shown_key
+from booking_core.booking_orders import LAST_JOB_DATE
 from booking_core.bookings import CANCEL_REASON_MAX, MAX_DAYS
 from booking_core.customers import email_errors
 from booking_core.errors import ValidationFailed
 from booking_core.paging import MAX_LIMIT
-from booking_core.plans import LAST_JOB_DATE
 
 T = TypeVar("T")
 

@@ -49,8 +49,6 @@ from booking_core.users import first_name
 
 DAYS_SHOWN = 14
 """How many dates the reschedule page offers at a glance (any later date can be typed)."""
-LAST_DAY = 180
-"""How far ahead (days) a customer may move a visit online."""
 STATUS_SENTENCES = {
     BookingStatus.SCHEDULED: "Your visit is booked.",
     BookingStatus.IN_PROGRESS: "The crew is at work on your visit now.",
@@ -223,7 +221,7 @@ def _reschedule_page(
         company, booking, DAYS_SHOWN, uow=deps.reader(), clock=deps.clock, drive=deps.drive
     )
     first = days[0][0]
-    last = first + timedelta(days=LAST_DAY)
+    last = first + timedelta(days=self_service.ONLINE_DAYS_AHEAD)
     errors = dict(errors or {})
     times: list[Slot] = []
     if chosen is not None and not first <= chosen <= last:

@@ -28,6 +28,7 @@ from booking_core.availability import (
 )
 from booking_core.booking_forms import answers_errors_without_form, check_answers
 from booking_core.booking_orders import (
+    LAST_JOB_DATE,
     BookingOrder,
     agreed_first,
     catalog_pricer,
@@ -201,9 +202,9 @@ class _AvailabilityReads:
 
     def slots(self, day: date) -> list[Slot]:
         """Open starts on ``day``, best first (none for a job whose last day would fall
-        after ``plans.LAST_JOB_DATE``: it could not be booked)."""
+        after ``LAST_JOB_DATE``: it could not be booked)."""
         request = self.request
-        if day + timedelta(days=request.days - 1) > plans.LAST_JOB_DATE:
+        if day + timedelta(days=request.days - 1) > LAST_JOB_DATE:
             return []
         query = self.query(day, request.crew_ids)
         found = available_slots(query, crew=self.crew, busy=self.busy, drive=self.drive)

@@ -36,6 +36,9 @@ from booking_core.services.scheduling import (
 )
 
 CUSTOMER_CANCEL_REASON = "Cancelled by the customer on the tracking page."
+ONLINE_DAYS_AHEAD = 180
+"""How far ahead (days after the first date open to them) a customer may move a visit
+online; the company moves it further."""
 """The reason a customer's own cancellation records (admins read it in the activity)."""
 
 
@@ -150,7 +153,8 @@ def customer_reschedule(
     """Move the tracked visit alone (scope ``this``, its own crew) to ``new_start``,
     checked against real availability as ``reschedule_booking`` does. Refused with
     ``SelfServiceClosed`` inside the cutoff, and with ``SlotUnavailable`` for a new
-    start inside it; records ``booking.rescheduled``. A move that changes the visit's
+    start inside it or more than ``ONLINE_DAYS_AHEAD`` days after the first date open
+    to the customer; records ``booking.rescheduled``. A move that changes the visit's
     price to another total than ``shown_total_cents`` (the total the page showed for
     it; None: none shown) is refused with ``PriceNotConfirmed``: the customer sees a
     new price before agreeing to it."""
@@ -159,11 +163,19 @@ def customer_reschedule(
         company = uow.companies.get(company_id)
         target = tracked_booking(uow, company_id, token)
         _require_open(company, target, at, "reschedule")
-        if new_start < _first_open(company, at):
+        earliest = _first_open(company, at)
+        if new_start < earliest:
             hours = company.self_service_cutoff_hours
             raise SlotUnavailable(
                 new_start.isoformat(),
                 f"online, a visit can move to {hours} hours from now or later",
+            )
+        zone = ZoneInfo(company.timezone)
+        last = earliest.astimezone(zone).date() + timedelta(days=ONLINE_DAYS_AHEAD)
+        if new_start.astimezone(zone).date() > last:
+            raise SlotUnavailable(
+                new_start.isoformat(),
+                f"online, a visit can move to {last:%B} {last.day}, {last.year} at the latest",
             )
         shown = {} if shown_total_cents is None else {target.id: shown_total_cents}
         changed = reschedule_in_unit(

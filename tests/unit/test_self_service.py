@@ -163,6 +163,29 @@ def test_a_new_time_inside_the_cutoff_is_refused_and_nothing_changes(world: Worl
     assert world.recorded() == []
 
 
+@pytest.mark.parametrize("years", [1, 724])
+def test_a_new_time_past_the_online_horizon_is_refused_and_nothing_changes(
+    world: World, years: int
+):
+    """The page offers dates up to 180 days ahead; a posted start past them (a year on,
+    or in 2750) is refused too, where it used to be booked and announced."""
+    (booking,) = world.book(tuesday_at(9) + timedelta(days=3))
+    world.recorded()
+    far = booking.start.replace(year=booking.start.year + years)
+    with pytest.raises(SlotUnavailable, match="at the latest"):
+        self_service.customer_reschedule(
+            world.company.id,
+            booking.tracking_token,
+            far,
+            shown_total_cents=booking.price.total_cents,
+            uow=world.uow(),
+            clock=world.clock,
+            drive=DRIVE,
+        )
+    assert world.stored_booking(booking.id) == booking
+    assert world.recorded() == []
+
+
 NEW_YEARS_EVE = datetime(2026, 12, 31, 15, tzinfo=UTC)  # 10:00 in New York: demo holiday
 
 
