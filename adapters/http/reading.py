@@ -181,8 +181,18 @@ async def read_limited(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+ONCE_ONLY = ("Content-Type", "Content-Encoding", "Idempotency-Key")
+"""Headers of a write that are refused when sent more than once, as a query parameter
+or a JSON key is: which copy counts would be a guess (two keys could record one payment
+twice)."""
+
+
 async def json_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     """The body of a JSON request, at most ``limit`` bytes (``read_limited``)."""
+    for name in ONCE_ONLY:
+        if (copies := len(request.headers.getlist(name))) > 1:
+            text = f"Send the {name} header once: it came {copies} times."
+            raise ApiError(400, "invalid_request", text, field_errors={name: text})
     content_type = request.headers.get("content-type")
     if content_type is not None and not _is_json(content_type):
         text = "Send the body as JSON in UTF-8, with Content-Type: application/json."

@@ -194,6 +194,26 @@ def test_an_idempotency_key_over_255_characters_is_refused(fresh: httpx.Client, 
     assert write.effects() == 0
 
 
+def test_an_idempotency_key_sent_twice_is_refused_and_nothing_is_written(
+    fresh: httpx.Client, write: Write
+):
+    """Two copies of the header: which one counts would be a guess (the first was kept, so
+    a retry under the second wrote a payment twice)."""
+    headers = [
+        ("content-type", "application/json"),
+        ("Idempotency-Key", "copy-a"),
+        ("Idempotency-Key", "copy-b"),
+    ]
+    response = fresh.request(
+        write.method, API + write.path, content=json.dumps(write.body), headers=headers
+    )
+    error = error_of(response, 400, "invalid_request")
+    assert "once" in error["fieldErrors"]["Idempotency-Key"]
+    assert write.effects() == 0
+    assert send(fresh, write, "copy-a").status_code in (200, 201)  # not used up
+    assert write.effects() == 1
+
+
 def test_a_utf_8_key_counts_characters_not_bytes(fresh: httpx.Client, write: Write):
     """255 "é" (510 bytes of UTF-8) are 255 characters: taken, and replayed as one key;
     a 256th is refused."""
