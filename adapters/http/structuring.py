@@ -112,6 +112,14 @@ Email = Annotated[str, MaxLength(254), EmailAddress()]
 Phone = Annotated[str, MaxLength(40)]
 AccessNotes = Annotated[str, MaxLength(2_000)]
 Code = Annotated[str, MaxLength(100)]
+
+
+def blank_as_none(code: str | None) -> str | None:
+    """A coupon or referral code sent empty or blank is no code (a form's empty field),
+    not a code that matches nothing."""
+    return code if code is not None and code.strip() else None
+
+
 Note = Annotated[str, MaxLength(2_000)]
 Id = Annotated[str, NotEmpty(), MaxLength(100)]
 ShortText = Annotated[str, MaxLength(200)]
@@ -207,8 +215,10 @@ def _int(value: object, _: object) -> int:
 def _query_int(value: object, _: object) -> int:
     """A whole number written in ASCII digits (no sign, no other script's digits)."""
     text = _str(value, None)
-    if not (text.isascii() and text.isdigit()) or len(text) > 19:
+    if not (text.isascii() and text.isdigit()):
         raise FieldProblem("Expected a whole number written in the digits 0-9.")
+    if len(text.lstrip("0")) > 19:  # past 64 bits, however long: not read as a number
+        raise FieldProblem("Outside the 64-bit range.")
     return _int(int(text), None)
 
 

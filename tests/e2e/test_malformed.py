@@ -591,3 +591,15 @@ def test_a_query_parameter_that_is_not_utf8_is_refused_under_its_name(
     assert "UTF-8" in error["fieldErrors"][named]
     # The same text written as UTF-8 is read.
     assert api.get(f"{API}/customers?search=caf%C3%A9").status_code == 200
+
+
+@pytest.mark.parametrize("digits", [20, 4301])
+def test_a_query_number_past_64_bits_is_out_of_range_however_long(api: httpx.Client, digits):
+    """As in a body: digits 0-9 past 64 bits are out of range, not 'not digits'; zeros in
+    front of a number do not count."""
+    response = api.get("/api/v1/customers", params={"limit": "9" * digits})
+    assert error_of(response, 400, "invalid_request")["fieldErrors"] == {
+        "limit": "Outside the 64-bit range."
+    }
+    padded = api.get("/api/v1/customers", params={"limit": "0" * 30 + "1"})
+    assert padded.status_code == 200, padded.text

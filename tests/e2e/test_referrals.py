@@ -186,6 +186,25 @@ def test_a_code_while_the_programme_is_off_is_refused_everywhere_and_writes_noth
         assert client.get(f"{API}/bookings").json()["data"] == []
 
 
+def test_empty_codes_are_no_codes_on_both_apis(
+    stack: Stack, client: httpx.Client, shop: Shop, day: date
+):
+    """A website's empty coupon or referral field sent as "" (or blanks) prices and books
+    as if it were left out, where it was refused as a code nobody has."""
+    plain = {"serviceId": "svc_standard_clean"}
+    empty = {**plain, "couponCode": "", "referralCode": "  "}
+    with stack.client() as anon:
+        for post in (client.post, anon.post):
+            path = f"{API}/quote" if post == client.post else f"{PUBLIC}/{shop.company.slug}/quote"
+            quoted, expected = post(path, json=empty), post(path, json=plain)
+            assert quoted.status_code == 200, quoted.text
+            assert quoted.json() == expected.json()
+    body = booking_body(at(shop, day, "10:00"), couponCode="", referralCode="")
+    made = book(client, body)
+    assert made.status_code == 201, made.text
+    assert made.json()["price"]["referralDiscountCents"] == 0
+
+
 def test_a_code_no_customer_has_is_refused_naming_it(
     stack: Stack, client: httpx.Client, shop: Shop, day: date
 ):

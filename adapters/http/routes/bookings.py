@@ -27,6 +27,7 @@ from adapters.http.structuring import (
     Note,
     Phone,
     Zip,
+    blank_as_none,
 )
 from adapters.http.views.bookings import (
     AvailabilityView,
@@ -88,9 +89,10 @@ class BookingBody:
     address: AddressBody
     parameters: tuple[Item, ...] = ()
     extras: tuple[Item, ...] = ()
-    coupon_code: Code | None = None
+    coupon_code: Code | None = field(default=None, converter=blank_as_none)
     referral_code: Code | None = field(
         default=None,
+        converter=blank_as_none,
         metadata={
             "description": "another customer's referralCode: a new customer's first "
             "booking gets the company's referral discount off its first visit"

@@ -9,7 +9,7 @@ from typing import Any
 from attrs import field, frozen
 
 from adapters.http.endpoint import Context, Endpoint, Reply
-from adapters.http.structuring import Code, Id, Quantity, Zip
+from adapters.http.structuring import Code, Id, Quantity, Zip, blank_as_none
 from adapters.http.views.catalog import CatalogView, catalog_view
 from adapters.http.views.prices import PlanPriceView, plan_price_view
 from booking_core.catalog import Catalog
@@ -33,9 +33,10 @@ class PriceRequest:
     frequency_slug: Id = "one_time"
     parameters: tuple[Item, ...] = ()
     extras: tuple[Item, ...] = ()
-    coupon_code: Code | None = None
+    coupon_code: Code | None = field(default=None, converter=blank_as_none)
     referral_code: Code | None = field(
         default=None,
+        converter=blank_as_none,
         metadata={
             "description": "a customer's referralCode: its discount off the first visit "
             "(a booking checks it again against its own customer)"

@@ -11,7 +11,7 @@ from adapters.http.deprecation import CONVERT_BY_BOOKING_ID, names
 from adapters.http.endpoint import Context, Endpoint, Reply
 from adapters.http.queries import PageQuery
 from adapters.http.routes.catalog import Item, selection_of
-from adapters.http.structuring import Code, Id, Note, PriceCents, ShortText, Zip
+from adapters.http.structuring import Code, Id, Note, PriceCents, ShortText, Zip, blank_as_none
 from adapters.http.views.quotes import (
     QuoteView,
     QuoteWithFollowUpsView,
@@ -45,7 +45,7 @@ class QuoteBody:
     frequency_slug: Id = "one_time"
     parameters: tuple[Item, ...] = ()
     extras: tuple[Item, ...] = ()
-    coupon_code: Code | None = None
+    coupon_code: Code | None = field(default=None, converter=blank_as_none)
     zip: Zip | None = None
     start_iso: datetime | None = None
     manual_fee_ids: tuple[Id, ...] = ()
