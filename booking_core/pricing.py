@@ -335,16 +335,53 @@ def price_plan(
     return PlanPrice(first_visit=first, later_visits=later)
 
 
-def _service_and_frequency(catalog: Catalog, selection: Selection) -> tuple[Service, Frequency]:
+NAMED_UNKNOWN = 5
+"""How many unknown ids a message names (``fieldErrors`` names each)."""
+
+
+def _unknown_ids(catalog: Catalog, selection: Selection) -> list[UnknownCatalogItem]:
+    """Every id of ``selection`` the catalog does not have (a service's parameters and
+    extras only once the service is known), in the order of the request's fields."""
+    unknown: list[UnknownCatalogItem] = []
     service = catalog.services_by_id.get(selection.service_id)
     if service is None or not service.active:
-        raise UnknownCatalogItem("service_id", "service", selection.service_id)
-    frequency = catalog.frequencies_by_slug.get(selection.frequency_slug)
-    if frequency is None:
-        raise UnknownCatalogItem("frequency_slug", "frequency", selection.frequency_slug)
+        unknown.append(UnknownCatalogItem("service_id", "service", selection.service_id))
+    if selection.frequency_slug not in catalog.frequencies_by_slug:
+        slug = selection.frequency_slug
+        unknown.append(UnknownCatalogItem("frequency_slug", "frequency", slug))
+    if service is not None and service.active:
+        for field, items, known, kind in (
+            ("parameters", selection.parameters, service.parameters_by_id, "parameter"),
+            ("extras", selection.extras, service.extras_by_id, "extra"),
+        ):
+            unknown.extend(
+                UnknownCatalogItem(f"{field}.{index}.id", kind, item.id)
+                for index, item in enumerate(items)
+                if item.id not in known
+            )
+    return unknown
+
+
+def _service_and_frequency(catalog: Catalog, selection: Selection) -> tuple[Service, Frequency]:
+    """The selection's service and frequency. Unknown ids are named all at once: one is
+    ``UnknownCatalogItem``, several a ``ValidationFailed`` naming each."""
+    unknown = _unknown_ids(catalog, selection)
     count = len(selection.parameters) + len(selection.extras)
-    if count > MAX_SELECTIONS:
-        raise TooManySelections(count, MAX_SELECTIONS)
+    if count > MAX_SELECTIONS:  # its items are not looked at one by one
+        unknown = [item for item in unknown if item.item_kind in ("service", "frequency")]
+        if not unknown:
+            raise TooManySelections(count, MAX_SELECTIONS)
+    if len(unknown) == 1:
+        raise unknown[0]
+    if unknown:
+        problems = {path: text for item in unknown for path, text in item.field_errors.items()}
+        names = [f"{item.item_kind} {item.item_id!r}" for item in unknown[:NAMED_UNKNOWN]]
+        more = len(unknown) - len(names)
+        raise ValidationFailed(
+            problems, f"Unknown {', '.join(names)}{f' and {more} more' if more else ''}."
+        )
+    service = catalog.services_by_id[selection.service_id]
+    frequency = catalog.frequencies_by_slug[selection.frequency_slug]
     if selection.start is not None and selection.start.utcoffset() is None:
         raise ValidationFailed(
             {"start_iso": "Must carry a UTC offset, e.g. 2026-05-01T09:00:00-04:00."}

@@ -8,6 +8,7 @@ answers ``internal_error`` with a generic message: no SQL, ORM, path or stack te
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
 from adapters.http.structuring import RequestInvalid, wire_path
@@ -22,6 +23,11 @@ from booking_core.errors import (
 )
 
 INTERNAL_MESSAGE = "Something went wrong on our side. It is safe to retry this request."
+
+
+MAX_FIELD_ERRORS = 100
+"""The most field problems one answer lists: a 1 MB body of 50,000 unknown keys was
+answered with 3.6 MB of them."""
 
 
 class ApiError(Exception):
@@ -46,10 +52,18 @@ class ApiError(Exception):
         self.extra = extra
 
     def body(self, request_id: str) -> dict[str, Any]:
-        """The JSON body of this error."""
+        """The JSON body of this error: at most ``MAX_FIELD_ERRORS`` of its field
+        problems, the message saying how many there were when there were more."""
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.field_errors:
-            error["fieldErrors"] = self.field_errors
+            problems = self.field_errors
+            if len(problems) > MAX_FIELD_ERRORS:
+                error["message"] = (
+                    f"{self.message} The first {MAX_FIELD_ERRORS} of {len(problems):,}"
+                    " problems are listed."
+                )
+                problems = dict(islice(problems.items(), MAX_FIELD_ERRORS))
+            error["fieldErrors"] = problems
         error.update(self.extra)
         error["requestId"] = request_id
         return {"error": error}

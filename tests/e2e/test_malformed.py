@@ -603,3 +603,14 @@ def test_a_query_number_past_64_bits_is_out_of_range_however_long(api: httpx.Cli
     }
     padded = api.get("/api/v1/customers", params={"limit": "0" * 30 + "1"})
     assert padded.status_code == 200, padded.text
+
+
+def test_an_answer_lists_at_most_a_hundred_problems_and_says_how_many(api: httpx.Client):
+    """50,000 unknown keys were 50,000 paths (3.6 MB) in one answer."""
+    raw = ("{" + ",".join(f'"k{i}": 1' for i in range(5_000)) + "}").encode()
+    response = api.post(
+        f"{API}/customers", content=raw, headers={"content-type": "application/json"}
+    )
+    error = error_of(response, 400, "invalid_request")
+    assert len(error["fieldErrors"]) == 100
+    assert error["message"].endswith("The first 100 of 5,002 problems are listed."), error

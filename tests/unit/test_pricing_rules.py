@@ -388,3 +388,24 @@ def test_a_plan_judges_its_coupon_window_at_the_pricing_instant_for_both_visits(
     with pytest.raises(CouponRejected) as caught:
         price_plan(with_coupons(window), selection, at=AT + timedelta(days=1))
     assert caught.value.rule == "expired"
+
+
+def test_every_unknown_id_of_a_selection_is_named_at_once():
+    """An unknown frequency, parameter and extras are all named, each on its path (one
+    at a time before: a caller fixed one and met the next)."""
+    selection = standard(
+        frequency_slug="fortnightly",
+        parameters=(SelectedItem("par_nope"),),
+        extras=(SelectedItem("ext_one"), SelectedItem("ext_two")),
+    )
+    with pytest.raises(ValidationFailed) as caught:
+        price(CATALOG, selection, at=AT)
+    assert caught.value.field_errors == {
+        "frequency_slug": "No frequency with id 'fortnightly'.",
+        "parameters.0.id": "No parameter with id 'par_nope'.",
+        "extras.0.id": "No extra with id 'ext_one'.",
+        "extras.1.id": "No extra with id 'ext_two'.",
+    }
+    assert caught.value.message == (
+        "Unknown frequency 'fortnightly', parameter 'par_nope', extra 'ext_one', extra 'ext_two'."
+    )
