@@ -42,6 +42,12 @@ MIN_CONTRAST = 4.5
 """WCAG 2 AA for normal text: the least contrast white text on the brand colour needs."""
 TOO_LIGHT = "Too light for white text; pick a darker colour."
 DOMAIN_TAKEN = "Another company has connected this domain."
+MAX_CUTOFF_HOURS = 24 * 14
+"""The longest self-service cutoff: two weeks."""
+MAX_NOTICE_MINUTES = 60 * 24 * 14
+"""The longest minimum notice: two weeks."""
+MAX_REMINDER_HOURS = 24 * 14
+"""The earliest a reminder goes before a visit: two weeks."""
 MAX_REFERRAL_DISCOUNT_CENTS = 100_000_000
 """One million dollars: the ceiling of the referral discount, as of every catalog amount
 (``catalog_rules.MAX_CENTS``)."""
@@ -94,15 +100,15 @@ def validate_company(company: Company) -> Company:
         errors["tax_rate_bps"] = "Between 0 and 10000 basis points."
     if company.custom_domain is not None and not DOMAIN_PATTERN.match(company.custom_domain):
         errors["custom_domain"] = "A lowercase host name such as book.example.com."
-    if not 0 <= company.self_service_cutoff_hours <= 24 * 14:
-        errors["self_service_cutoff_hours"] = "Between 0 and 336 hours."
-    if not 0 <= company.min_notice_minutes <= 60 * 24 * 14:
-        errors["min_notice_minutes"] = "Between 0 and 20160 minutes."
+    if not 0 <= company.self_service_cutoff_hours <= MAX_CUTOFF_HOURS:
+        errors["self_service_cutoff_hours"] = f"Between 0 and {MAX_CUTOFF_HOURS} hours."
+    if not 0 <= company.min_notice_minutes <= MAX_NOTICE_MINUTES:
+        errors["min_notice_minutes"] = f"Between 0 and {MAX_NOTICE_MINUTES} minutes."
     # One plain address, no display name, no line break: it goes into a header.
     if company.notify_email is not None and not is_email_address(company.notify_email):
         errors["notify_email"] = "An email address such as office@example.com."
-    if not 0 <= company.reminder_hours <= 24 * 14:
-        errors["reminder_hours"] = "Between 0 and 336 hours."
+    if not 0 <= company.reminder_hours <= MAX_REMINDER_HOURS:
+        errors["reminder_hours"] = f"Between 0 and {MAX_REMINDER_HOURS} hours."
     if not 0 <= company.referral_discount_cents <= MAX_REFERRAL_DISCOUNT_CENTS:
         errors["referral_discount_cents"] = (
             f"A whole number of cents from 0 to {MAX_REFERRAL_DISCOUNT_CENTS}."

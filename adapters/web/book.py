@@ -300,7 +300,7 @@ def read_choice(
             if form
             else "This company takes no bookings online yet.",
             # The company's booking page: not from itself (a loop), but from a form's.
-            book_button=bool(form),
+            home_button=bool(form),
         )
     service = next((s for s in services if s["id"] == values.get("service")), services[0])
     slugs = [f["slug"] for f in catalog["frequencies"]]

@@ -171,6 +171,7 @@ def _active_member(visit: Visit) -> CrewMember:
             f"{company.name} has made your crew profile inactive, so no jobs are shown here"
             " and none can be started or completed. If this is a mistake, ask the office to"
             " make it active again.",
+            home_button=False,  # "Back to my jobs" is this page
         )
     return member
 

@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute
 from adapters.web.deps import WebDeps
 from adapters.web.nav import OWNERS
 from adapters.web.pages import Visit, page
-from adapters.web.setup_forms import STALE, fingerprint, stale
+from adapters.web.setup_forms import MAX_DIGITS, STALE, WHOLE, fingerprint, stale
 from adapters.web.time_text import moment
 from booking_core import auth
 from booking_core.auth import ApiKey
@@ -82,12 +82,14 @@ def _ticked(form: Mapping[str, str]) -> frozenset[str]:
 
 
 def _rate_limit(text: str) -> tuple[int | None, dict[str, str]]:
-    """The rate limit typed, or the field error of one that is not a whole number."""
-    try:
-        return int(text.strip().replace(",", "")), {}
-    except ValueError:
-        low, high = auth.MIN_RATE_LIMIT, auth.MAX_RATE_LIMIT
-        return None, {"rate_limit": f"A whole number of requests per minute, {low} to {high:,}."}
+    """The rate limit typed (digits 0-9, commas between them allowed: "6,000"), or the
+    field error of one that is not a whole number. ``int`` alone would take other
+    scripts' digits, ``1_000`` and ``+120``, which no other form takes."""
+    digits = text.strip().replace(",", "")
+    if WHOLE.match(digits) and len(digits.lstrip("0")) <= MAX_DIGITS:
+        return int(digits), {}
+    low, high = auth.MIN_RATE_LIMIT, auth.MAX_RATE_LIMIT
+    return None, {"rate_limit": f"A whole number of requests per minute, {low} to {high:,}."}
 
 
 def _read_form(visit: Visit, *, with_name: bool) -> tuple[KeyForm, int | None, dict[str, str]]:

@@ -113,15 +113,16 @@ class PageError(Exception):
         message: str,
         headers: Mapping[str, str] | None = None,
         *,
-        book_button: bool = True,
+        home_button: bool = True,
     ) -> None:
         super().__init__(title)
         self.status = status
         self.title = title
         self.message = message
         self.headers = dict(headers or {})
-        self.book_button = book_button
-        """False when the refusal is the booking page's own (a button to it would loop)."""
+        self.home_button = home_button
+        """False when the refusal is the page its button would go to (the booking page's
+        own, the crew portal's): the button would loop."""
 
 
 def forbidden_form() -> PageError:
@@ -217,7 +218,7 @@ class Visit:
             title=error.title,
             message=error.message,
             customer_page=customer,
-            book_button=error.book_button,
+            home_button=error.home_button,
         )
         response.headers.update(error.headers)
         return response

@@ -65,22 +65,29 @@ def percent(errors: FieldErrors, name: str, text: str, *, high: int = 10_000, lo
 
 
 def whole(
-    errors: FieldErrors, name: str, text: str, *, optional: bool = False, high: int = 10**9
+    errors: FieldErrors,
+    name: str,
+    text: str,
+    *,
+    optional: bool = False,
+    high: int = 10**9,
+    over: str | None = None,
 ) -> int | None:
-    """A whole number from 0 to ``high``; blank is None when ``optional``."""
+    """A whole number from 0 to ``high``; blank is None when ``optional``; ``over`` is
+    what a larger number is told (by default "At most ``high``.")."""
     cleaned = text.strip()
     if not cleaned:
         if not optional:
             errors.add(name, "Required.")
         return None
-    if not WHOLE.match(cleaned) or len(cleaned) > MAX_DIGITS:
+    if not WHOLE.match(cleaned):
         errors.add(name, "A whole number, digits only.")
         return None
-    value = int(cleaned)
-    if value > high:
-        errors.add(name, f"At most {high:,}.")
+    # Past MAX_DIGITS digits (zeros in front aside) a value is over any ceiling: not read.
+    if len(cleaned.lstrip("0")) > MAX_DIGITS or int(cleaned) > high:
+        errors.add(name, over or f"At most {high:,}.")
         return None
-    return value
+    return int(cleaned)
 
 
 def show_hundredths(value: int) -> str:

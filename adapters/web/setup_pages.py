@@ -30,7 +30,13 @@ from adapters.web.setup_forms import (
     stale,
     whole,
 )
-from booking_core.companies import BRAND_COLOR_PATTERN, normalize_brand_color
+from booking_core.companies import (
+    BRAND_COLOR_PATTERN,
+    MAX_CUTOFF_HOURS,
+    MAX_NOTICE_MINUTES,
+    MAX_REMINDER_HOURS,
+    normalize_brand_color,
+)
 from booking_core.errors import ValidationFailed
 from booking_core.services.setup import (
     ChangedMeanwhile,
@@ -55,7 +61,7 @@ SETTINGS_FIELDS = {
     "custom_domain": "custom_domain",
 }
 EMAIL_FIELDS = ("notify_email", "reminder_hours")
-LATER_FIELDS = (*EMAIL_FIELDS, "referral_discount", "custom_domain")
+LATER_FIELDS = (*EMAIL_FIELDS, "referral_discount", "custom_domain", "brand_color")
 """Fields a form made before they existed lacks: such a form leaves them as stored."""
 PLAIN_SETTINGS = {
     "A lowercase host name such as book.example.com.": (
@@ -76,6 +82,11 @@ def chosen_brand_color(visit: Visit) -> str:
     if picked and typed_unchanged and picked != visit.field("brand_color_pick_shown"):
         return picked
     return typed
+
+
+def _hours(errors: FieldErrors, name: str, text: str, most: int) -> int | None:
+    """A whole number of hours from 0 to ``most``, told as the core tells it."""
+    return whole(errors, name, text, high=most, over=f"Between 0 and {most} hours.")
 
 
 def settings(visit: Visit) -> Response:
@@ -106,11 +117,18 @@ def settings(visit: Visit) -> Response:
             name: visit.form.get(name, shown) if name in LATER_FIELDS else visit.field(name)
             for name, shown in values.items()
         }
-        values["brand_color"] = chosen_brand_color(visit)
-        cutoff = whole(errors, "cutoff_hours", values["cutoff_hours"])
-        notice = whole(errors, "min_notice_minutes", values["min_notice_minutes"])
+        if "brand_color" in visit.form:
+            values["brand_color"] = chosen_brand_color(visit)
+        cutoff = _hours(errors, "cutoff_hours", values["cutoff_hours"], MAX_CUTOFF_HOURS)
+        notice = whole(
+            errors,
+            "min_notice_minutes",
+            values["min_notice_minutes"],
+            high=MAX_NOTICE_MINUTES,
+            over=f"Between 0 and {MAX_NOTICE_MINUTES} minutes.",
+        )
         tax = percent(errors, "tax_rate", values["tax_rate"])
-        reminder = whole(errors, "reminder_hours", values["reminder_hours"])
+        reminder = _hours(errors, "reminder_hours", values["reminder_hours"], MAX_REMINDER_HOURS)
         referral = money(errors, "referral_discount", values["referral_discount"] or "0")
         if values["timezone"] not in TIMEZONES and values["timezone"] != company.timezone:
             errors.add("timezone", "Choose a timezone from the list.")

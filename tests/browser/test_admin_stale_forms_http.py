@@ -309,3 +309,21 @@ def test_a_team_form_naming_a_stranger_is_refused(
     assert answer.status_code == 422
     assert "Choose from the list" in answer.text
     assert [len(t.member_ids) for t in setup.list_teams(shop.id, uow=site.container.uow())] == [2]
+
+
+@pytest.mark.parametrize("typed", ["\u0663" + "0", "\uff11\uff12" + "0", "1_000", "+120"])
+def test_a_rate_limit_in_other_digits_is_refused_as_every_other_form_refuses_them(
+    site: Site, shop: Company, people: tuple[httpx.Client, httpx.Client], typed: str
+):
+    owner, _ = people
+    path = _key(site, shop)
+    page = owner.get(path)
+    with site.container.uow() as uow:
+        before = uow.api_keys.list(shop.id)[0]
+    form = {"csrf_token": csrf(page), "name": before.name, "rate_limit": typed}
+    form.update({f"scope.{scope}": "1" for scope in before.scopes})
+    refused = owner.post(path, data=form)
+    assert refused.status_code == 422, refused.text
+    assert "A whole number of requests per minute" in html.unescape(refused.text)
+    with site.container.uow() as uow:
+        assert uow.api_keys.list(shop.id)[0].rate_limit_per_minute == before.rate_limit_per_minute

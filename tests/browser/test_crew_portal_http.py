@@ -52,6 +52,7 @@ def test_a_crew_member_made_inactive_sees_no_job_and_can_start_none(
     refused = crew.get("/crew")
     assert refused.status_code == 403
     assert "Your crew profile is inactive" in html.unescape(refused.text)
+    assert "Back to my jobs" not in refused.text  # it would lead to this page again
     for secret in ("9 Compiler Ct", "4711", "Grace", job.booking.code, job.booking.id):
         assert secret not in refused.text
     for action in ("/crew/start", "/crew/complete"):

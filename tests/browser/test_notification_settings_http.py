@@ -55,3 +55,37 @@ def test_the_email_settings_are_shown_saved_and_refused_beside_their_field(
     cleared = post(owner, shop, notify_email="", reminder_hours="0")
     assert cleared.status_code in (302, 303), cleared.text
     assert (stored(site, shop).notify_email, stored(site, shop).reminder_hours) == (None, 0)
+
+
+def test_a_settings_form_without_the_brand_colour_keeps_it(
+    site: Site, shop: Company, owner: httpx.Client
+):
+    """Like the other later fields: a form made before it existed leaves it as stored."""
+    assert post(owner, shop, brand_color="#1d4ed8").status_code in (302, 303)
+    page = owner.get("/admin/settings")
+    form = {
+        "csrf_token": csrf(page),
+        "name": shop.name,
+        "timezone": shop.timezone,
+        "cutoff_hours": "24",
+        "min_notice_minutes": "30",
+        "code_prefix": shop.code_prefix,
+        "tax_rate": "8.87",
+    }
+    assert owner.post("/admin/settings", data=form).status_code in (302, 303)
+    assert stored(site, shop).brand_color == "#1d4ed8"
+
+
+def test_a_long_number_is_told_the_fields_own_bounds(
+    site: Site, shop: Company, owner: httpx.Client
+):
+    """Twelve digits and more were "At most 1,000,000,000." or "digits only"."""
+    before = stored(site, shop)
+    for digits in ("999999999999", "9" * 40):
+        refused = post(owner, shop, min_notice_minutes=digits, reminder_hours=digits)
+        assert refused.status_code == 422
+        assert "Between 0 and 20160 minutes." in refused.text
+        assert "Between 0 and 336 hours." in refused.text
+        assert "digits only" not in refused.text
+        assert "1,000,000,000" not in refused.text
+    assert stored(site, shop) == before
