@@ -223,8 +223,7 @@ def claim_link(visit: Visit) -> Response:
     deps = visit.deps
     try:
         customer = cases.claim_portal_link(company.id, token, uow=deps.uow(), clock=deps.clock)
-    except SignInRefused as refused:
-        visit.replace_session(new_session(deps.clock.now()))
+    except SignInRefused as refused:  # whoever is signed in stays so: nothing was granted
         response = visit.redirect(_home(company), flash=refused.message)
     else:
         visit.replace_session(new_customer_session(deps.clock.now(), company.id, customer.id))

@@ -93,8 +93,7 @@ def sign_in_with_link(visit: Visit) -> Response:
     token = str(visit.request.path_params["token"])
     try:
         user = cases.redeem_sign_in_link(token, uow=visit.deps.uow(), clock=visit.deps.clock)
-    except SignInRefused as refused:
-        visit.replace_session(new_session(visit.deps.clock.now()))
+    except SignInRefused as refused:  # whoever is signed in stays so: nothing was granted
         response = visit.redirect("/sign-in", flash=refused.message)
     else:
         response = _begin(visit, user)

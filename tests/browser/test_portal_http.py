@@ -119,6 +119,11 @@ def test_a_link_signs_in_once_then_says_it_was_used(site: Site):
             assert "Hello, Grace Hopper" in home.text
             assert job.booking.code in home.text
             assert f"/{slug}/track/{job.booking.tracking_token}" in home.text
+            # Opening a used or bad link, a portal one or a staff one, signs no one out.
+            for used in (f"/{slug}/portal/link/{token}", "/sign-in/link/garbage"):
+                assert (await browser.get(used)).status_code == 303
+                still = await browser.get(f"/{slug}/portal")
+                assert "Hello, Grace Hopper" in still.text, used
         async with client(app, address="203.0.113.9") as thief:
             again = await thief.get(f"/{slug}/portal/link/{token}")
             assert again.status_code == 303
