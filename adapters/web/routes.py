@@ -53,6 +53,17 @@ PAGE_MODULES: tuple[Callable[[WebDeps], list[BaseRoute]], ...] = (
     portal.routes,
 )
 STYLESHEET = (STATIC / "app.css").read_bytes()
+ICON = (STATIC / "icon.svg").read_bytes()
+
+
+async def icon(_: Request) -> Response:
+    """``/assets/icon.svg``, also at ``/favicon.ico`` (which browsers ask for whatever a
+    page links): the pages' tab icon, the brand mark's "B"."""
+    return Response(
+        ICON,
+        media_type="image/svg+xml",
+        headers={"cache-control": "public, max-age=86400", "x-content-type-options": "nosniff"},
+    )
 
 
 async def stylesheet(request: Request) -> Response:
@@ -99,7 +110,11 @@ class _OutsideApi(Route):
 def web_routes(deps: WebDeps) -> list[BaseRoute]:
     """The routes of every page, then the 404 pages of unknown addresses: the
     workspace's, a customer page's, and the API's JSON one under ``/api``."""
-    routes: list[BaseRoute] = [Route("/assets/app.css", stylesheet, methods=["GET"])]
+    routes: list[BaseRoute] = [
+        Route("/assets/app.css", stylesheet, methods=["GET"]),
+        Route("/assets/icon.svg", icon, methods=["GET"]),
+        Route("/favicon.ico", icon, methods=["GET"]),
+    ]
     for module_routes in PAGE_MODULES:
         routes.extend(module_routes(deps))
     routes.extend(

@@ -182,3 +182,14 @@ def test_every_problem_of_the_settings_form_shows_at_once(
     assert "Too light for white text" in refused.text
     assert re.search(r'id="code_prefix-error"', refused.text)
     assert stored(site, shop) is None
+
+
+def test_pages_link_a_tab_icon_and_favicon_ico_serves_it(site: Site, shop: Company):
+    """Browsers ask for /favicon.ico whatever a page links: it was a 404 on every page."""
+    page = httpx.get(f"{site.base_url}/{shop.slug}/book", trust_env=False)
+    assert '<link rel="icon" href="/assets/icon.svg"' in page.text
+    for path in ("/favicon.ico", "/assets/icon.svg"):
+        icon = httpx.get(f"{site.base_url}{path}", trust_env=False)
+        assert icon.status_code == 200, path
+        assert icon.headers["content-type"] == "image/svg+xml"
+        assert icon.text.startswith("<svg")
