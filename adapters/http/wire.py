@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 import structlog
@@ -91,6 +93,28 @@ class SingleFraming:
                     status=400,
                 )
                 return
+        await self.app(scope, receive, send)
+
+
+ENCODED_SLASH = re.compile(rb"%2f", re.IGNORECASE)
+
+
+class EncodedSlashes:
+    """ASGI middleware: a ``%2F`` in the path stays ``%2F`` in the path that is routed.
+    The server decodes the whole path, so ``/api/v1%2Fservices`` was served as
+    ``/api/v1/services`` and ``/bookings/a%2Fcancel`` reached the cancel route of ``a``.
+    An encoded slash is part of a segment (no id holds one): such a path names the route
+    its real slashes name, with a segment no record has (404, as any unknown id)."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        raw = scope.get("raw_path") if scope["type"] == "http" else None
+        if isinstance(raw, bytes) and ENCODED_SLASH.search(raw):
+            parts = ENCODED_SLASH.split(raw)
+            path = "%2F".join(unquote(part.decode("latin-1")) for part in parts)
+            scope = {**scope, "path": path}
         await self.app(scope, receive, send)
 
 

@@ -614,3 +614,14 @@ def test_an_answer_lists_at_most_a_hundred_problems_and_says_how_many(api: httpx
     error = error_of(response, 400, "invalid_request")
     assert len(error["fieldErrors"]) == 100
     assert error["message"].endswith("The first 100 of 5,002 problems are listed."), error
+
+
+def test_an_encoded_slash_is_part_of_its_segment_not_a_slash(api: httpx.Client):
+    """The server decodes the whole path: ``%2F`` was routed as ``/``."""
+    whole = api.get(f"{API}%2Fservices")
+    assert error_of(whole, 404, "not_found")["message"].startswith("No such route")
+    # Not the cancel route of booking "a": the route of one booking, "a/cancel", read only.
+    cancel = api.post(f"{API}/bookings/a%2Fcancel", json={"scope": "this"}, headers=idem())
+    error_of(cancel, 405, "method_not_allowed")
+    read = api.get(f"{API}/bookings/a%2Fb")
+    assert error_of(read, 404, "not_found")["message"] == "No such booking."
