@@ -1,12 +1,16 @@
 """The webhook worker (``booking worker``): fans new events out into deliveries and sends
 the deliveries that are due, until stopped; ``run_once`` does what is due now and returns.
 
-One loop step dispatches every undispatched event, then sends one claimed batch of due
-deliveries; when a step finds nothing to do, the loop sleeps ``POLL_INTERVAL``. Every
+One loop step dispatches every undispatched event, then, while one of its ``SENDERS``
+threads is free, claims due deliveries and hands each endpoint's share to a free thread
+(``Senders``): it never waits for a share to finish, so a receiver that stalls holds
+back only its own endpoint's deliveries, and the next step claims and sends every other
+endpoint's. When a step finds nothing to do, the loop sleeps ``POLL_INTERVAL``, or less
+when a share finishes meanwhile (a thread is free to claim for). Every
 ``SWEEP_INTERVAL`` (and once in ``run_once``) it also stores the expiry of sent quotes
 whose time has come, which records their ``quote.expired`` events. A stop
-(SIGTERM, Ctrl-C) lets the attempts in flight finish and record, hands the rest of the
-claimed batch back, and returns. Several workers may run at once, on one machine or
+(SIGTERM, Ctrl-C) lets the attempts in flight finish and record, hands the rest of what
+it claimed back, and returns. Several workers may run at once, on one machine or
 many (``booking_core.services.webhook_delivery`` says how they share the work).
 
 The same loop sends email (``booking_core.services.notifications``): each step turns new
@@ -32,8 +36,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Collection, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import timedelta
 from random import Random
 from typing import Any
@@ -58,14 +62,15 @@ from booking_core.services.webhook_delivery import (
     DELIVERY_BATCH,
     DISPATCH_BATCH,
     LEASE,
-    Delivered,
     Render,
-    Run,
     Send,
     Sent,
-    deliver_due,
+    Share,
+    ShareSent,
+    claim_shares,
     dispatch_events,
-    in_turn,
+    release,
+    send_share,
 )
 from entrypoints.bootstrap import Container
 
@@ -73,7 +78,8 @@ POLL_INTERVAL = 1.0
 """Seconds a worker with nothing to do waits before looking again."""
 SENDERS = 8
 """Endpoints a worker sends to at once (each endpoint's deliveries still go one at a time,
-in order): a slow receiver holds back its own endpoint, not every company's."""
+in order): a slow receiver holds back its own endpoint, not every company's. A new claim
+is made as soon as one of them is free."""
 SWEEP_INTERVAL = 60.0
 """Seconds between two sweeps for sent quotes whose expiry has come (``quote.expired``)."""
 
@@ -163,18 +169,6 @@ class Mail:
     base_url: str
 
 
-def at_once(threads: int) -> Run:
-    """``Run`` the jobs on up to ``threads`` threads at once (one job: on this thread)."""
-
-    def run(jobs: Sequence[Callable[[], Any]]) -> list[Any]:
-        if len(jobs) < 2 or threads < 2:
-            return in_turn(jobs)
-        with ThreadPoolExecutor(min(threads, len(jobs)), thread_name_prefix="webhook") as pool:
-            return list(pool.map(lambda job: job(), jobs))
-
-    return run
-
-
 @define
 class Worker:
     """Dispatch and delivery over one database; see the module."""
@@ -214,27 +208,6 @@ class Worker:
             total = total.plus(Totals(events=done.events, deliveries=done.deliveries))
             if done.claimed < self.dispatch_batch or done.events == 0:
                 return total  # all claimed, or only events that cannot be rendered left
-
-    def deliver(self, stop: Callable[[], bool] = lambda: False) -> Totals:
-        """Claim one batch of due deliveries and attempt each (until ``stop()``)."""
-        done = deliver_due(
-            uow_factory=self.uow,
-            send=self.send,
-            clock=self.clock,
-            random=self.random,
-            limit=self.delivery_batch,
-            lease=self.lease,
-            stop=stop,
-            run=at_once(self.senders),
-        )
-        self._log(done)
-        return Totals(
-            claimed=done.claimed,
-            attempts=len(done.attempts),
-            delivered=done.delivered,
-            dropped=done.dropped,
-            disabled=len(done.disabled),
-        )
 
     def sweep(self) -> Totals:
         """Store the expiry of every sent quote whose time has come, which records
@@ -321,11 +294,18 @@ class Worker:
         events into messages, then deliver and send until nothing is due (retries whose
         time has come included); return what was done."""
         total = self.sweep().plus(self.dispatch()).plus(self.mail_events())
-        while True:
-            done = self.deliver()
-            total = total.plus(done)
-            if done.claimed == 0:
-                break
+        senders = Senders(self, lambda: False)
+        try:
+            while True:
+                done = senders.step()
+                total = total.plus(done)
+                if done.claimed == 0:
+                    if senders.idle:
+                        break
+                    senders.wait(None)  # until a share finishes: a sender to claim for
+        finally:
+            total = total.plus(senders.close())
+        senders.raise_error()
         while True:
             done = self.send_mail()
             total = total.plus(done)
@@ -336,20 +316,27 @@ class Worker:
         """Work until ``stop`` is set; a step that fails is logged and the loop goes on."""
         total = Totals()
         next_sweep = time.monotonic()
-        while not stop.is_set():
-            try:
-                done = Totals()
-                if time.monotonic() >= next_sweep:
-                    next_sweep = time.monotonic() + self.sweep_interval
-                    done = self.sweep()
-                done = done.plus(self.dispatch()).plus(self.deliver(stop.is_set))
-                done = done.plus(self.mail_events()).plus(self.send_mail(stop.is_set))
-            except Exception:
-                self.log.exception("worker.error")
-                done = Totals()
-            total = total.plus(done)
-            if done.events + done.claimed + done.messages + done.mail_claimed == 0:
-                stop.wait(self.poll_interval)
+        senders = Senders(self, stop.is_set)
+        try:
+            while not stop.is_set():
+                try:
+                    done = Totals()
+                    if time.monotonic() >= next_sweep:
+                        next_sweep = time.monotonic() + self.sweep_interval
+                        done = self.sweep()
+                    done = done.plus(self.dispatch()).plus(senders.step())
+                    done = done.plus(self.mail_events()).plus(self.send_mail(stop.is_set))
+                except Exception:
+                    self.log.exception("worker.error")
+                    done = Totals()
+                total = total.plus(done)
+                if done.events + done.claimed + done.messages + done.mail_claimed == 0:
+                    if senders.idle:
+                        stop.wait(self.poll_interval)
+                    else:
+                        senders.wait(self.poll_interval)
+        finally:
+            total = total.plus(senders.close())
         return total
 
     def _log_mail(self, tried: Message) -> None:
@@ -365,7 +352,9 @@ class Worker:
             next_retry_at=tried.next_attempt_at.isoformat() if retry else None,
         )
 
-    def _log(self, done: Delivered) -> None:
+    def log_share(self, done: ShareSent) -> None:
+        """``webhook.attempt`` for each attempt of a finished share, ``webhook.disabled``
+        for each endpoint it turned off."""
         for attempt in done.attempts:
             self.log.info(
                 "webhook.attempt",
@@ -388,6 +377,133 @@ class Worker:
                 reason=off.reason,
                 dropped_deliveries=off.dropped,
             )
+
+
+EndpointKey = tuple[str, str]
+"""An endpoint as deliveries name it: ``(company_id, endpoint_id)``."""
+
+
+class Senders:
+    """A worker's ``SENDERS`` threads, for as long as its loop (or ``run_once``) runs.
+
+    ``step`` never waits for a send: it collects the shares that finished (logging their
+    attempts, handing back what they left unsent), starts the shares that wait, then, while
+    a thread is free, claims (``claim_shares``) and starts the new shares. A share whose
+    endpoint already has one in flight here waits for it to finish, so each endpoint's
+    deliveries still go one at a time, in claim order (its first attempts in event
+    order: the claim takes none behind one not yet attempted). Once ``stop()`` says so,
+    nothing more is claimed or started and what waits is handed back; ``close`` lets the
+    shares in flight finish (their attempts recorded) and ends the threads."""
+
+    def __init__(self, worker: Worker, stop: Callable[[], bool]) -> None:
+        self._worker = worker
+        self._stop = stop
+        self._threads = max(1, worker.senders)
+        self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="webhook")
+        self._running: dict[EndpointKey, Future[ShareSent]] = {}
+        self._waiting: list[Share] = []
+        self._error: BaseException | None = None
+        """The first exception a share ended with."""
+
+    @property
+    def idle(self) -> bool:
+        """Nothing in flight and nothing waiting."""
+        return not self._running and not self._waiting
+
+    def step(self) -> Totals:
+        """Collect, start and claim as the class says; what finished and was claimed."""
+        total = self._collect()
+        if self._stop():
+            self._hand_back()
+            return total
+        self._start()
+        if len(self._running) < self._threads:
+            worker = self._worker
+            shares = claim_shares(
+                uow_factory=worker.uow,
+                clock=worker.clock,
+                limit=worker.delivery_batch,
+                lease=worker.lease,
+            )
+            total = total.plus(Totals(claimed=sum(len(share.deliveries) for share in shares)))
+            self._waiting.extend(shares)
+            self._start()
+        return total
+
+    def wait(self, timeout: float | None) -> None:
+        """Until a share in flight finishes (at most ``timeout`` seconds)."""
+        if self._running:
+            wait(list(self._running.values()), timeout, return_when=FIRST_COMPLETED)
+
+    def close(self) -> Totals:
+        """Hand back what waits, let the shares in flight finish, and end the threads."""
+        self._hand_back()
+        wait(list(self._running.values()))
+        total = self._collect()
+        self._pool.shutdown()
+        return total
+
+    def raise_error(self) -> None:
+        """Raise the first exception a share ended with (``run_once``: the command fails
+        as a step that raised would)."""
+        if self._error is not None:
+            raise self._error
+
+    def _start(self) -> None:
+        """Start waiting shares, in claim order, on free threads; one per endpoint."""
+        left: list[Share] = []
+        for share in self._waiting:
+            if len(self._running) >= self._threads or share.endpoint in self._running:
+                left.append(share)
+                continue
+            self._running[share.endpoint] = self._pool.submit(self._send, share)
+        self._waiting = left
+
+    def _send(self, share: Share) -> ShareSent:
+        worker = self._worker
+        return send_share(
+            share,
+            send=worker.send,
+            uow_factory=worker.uow,
+            clock=worker.clock,
+            random=worker.random,
+            stop=self._stop,
+        )
+
+    def _collect(self) -> Totals:
+        """The finished shares: logged, their unsent deliveries handed back, counted. A
+        share that raised (the database unreachable, say) is a ``worker.error``; its
+        deliveries stay leased and come back when the lease ends."""
+        total = Totals()
+        for endpoint, future in list(self._running.items()):
+            if not future.done():
+                continue
+            del self._running[endpoint]
+            error = future.exception()
+            if error is not None:
+                self._error = self._error or error
+                self._worker.log.error("worker.error", exc_info=error)
+                continue
+            done = future.result()
+            self._worker.log_share(done)
+            if done.unsent:
+                release(done.unsent, uow_factory=self._worker.uow, clock=self._worker.clock)
+            total = total.plus(
+                Totals(
+                    attempts=len(done.attempts),
+                    delivered=done.delivered,
+                    dropped=done.dropped,
+                    disabled=len(done.disabled),
+                )
+            )
+        return total
+
+    def _hand_back(self) -> None:
+        """Hand the waiting shares' deliveries back, due at once (the worker stops)."""
+        unsent = [d for share in self._waiting for d in share.deliveries]
+        self._waiting = []
+        if unsent:
+            release(unsent, uow_factory=self._worker.uow, clock=self._worker.clock)
 
 
 def worker_for(container: Container, sender: WebhookSender) -> Worker:

@@ -5,7 +5,10 @@ transaction, writes one ``Delivery`` per active endpoint subscribed to the event
 (the body rendered once, so every retry sends the same bytes), then marks the events
 dispatched. ``deliver_due`` claims the deliveries whose time has come, sends each one
 outside any transaction, and records the attempt and the delivery's new state in a unit
-of its own.
+of its own. Its parts serve a worker that keeps sending while it claims again:
+``claim_shares`` (the claim, shared out by endpoint), ``send_share`` (one endpoint's
+share, one delivery after another) and ``release`` (what a share left unsent). Nothing
+here runs a thread; the worker (``entrypoints.worker``) does.
 
 Concurrency (docs/webhooks.md, "The worker"):
 
@@ -201,25 +204,41 @@ def dispatch_events(
     return Dispatched(len(done), len(deliveries), tuple(unrenderable))
 
 
-Run = Callable[[Sequence[Callable[[], "_Sent"]]], Sequence["_Sent"]]
-"""Runs jobs and returns their results in the jobs' order; it may run them at once (the
-worker's threads). Each job is one endpoint's share of a claim."""
+@frozen
+class Share:
+    """One endpoint's part of a claim: its deliveries in claim order, to be sent one
+    after another (``send_share``)."""
 
+    company_id: str
+    endpoint_id: str
+    deliveries: tuple[Delivery, ...]
 
-def in_turn(jobs: Sequence[Callable[[], _Sent]]) -> list[_Sent]:
-    """``Run`` one job after another."""
-    return [job() for job in jobs]
+    @property
+    def endpoint(self) -> tuple[str, str]:
+        """The endpoint as deliveries name it: ``(company_id, endpoint_id)``."""
+        return (self.company_id, self.endpoint_id)
 
 
 @attrs.define
-class _Sent:
+class ShareSent:
     """What one endpoint's share of a claim came to."""
 
     attempts: list[Attempt] = attrs.field(factory=list)
     disabled: list[Disabled] = attrs.field(factory=list)
     unsent: list[Delivery] = attrs.field(factory=list)
+    """Not sent (a stop, or too little lease left): for ``release``."""
     dropped: int = 0
     delivered: int = 0
+
+
+Run = Callable[[Sequence[Callable[[], ShareSent]]], Sequence[ShareSent]]
+"""Runs jobs and returns their results in the jobs' order; it may run them at once. Each
+job is one endpoint's share of a claim."""
+
+
+def in_turn(jobs: Sequence[Callable[[], ShareSent]]) -> list[ShareSent]:
+    """``Run`` one job after another."""
+    return [job() for job in jobs]
 
 
 def deliver_due(
@@ -233,47 +252,25 @@ def deliver_due(
     stop: Callable[[], bool] = lambda: False,
     run: Run = in_turn,
 ) -> Delivered:
-    """Claim up to ``limit`` due deliveries (leased for ``lease``) and attempt each once.
+    """Claim up to ``limit`` due deliveries (``claim_shares``), attempt each once
+    (``send_share``, the shares handed to ``run``) and hand back what was left unsent
+    (``release``): one whole round, finished before it returns.
 
-    The claim takes no delivery while an earlier delivery of its endpoint still waits for
-    its first attempt (here, or with another worker): each endpoint gets its first
-    attempts in the order of their events. A delivery that failed and waits for its retry
-    holds nothing back, so a retry may arrive after later events.
+    A worker that must not wait for a slow endpoint's share before claiming again uses
+    the three parts itself (``entrypoints.worker``: each share on a thread of its own,
+    a new claim as soon as one is free)."""
+    shares = claim_shares(uow_factory=uow_factory, clock=clock, limit=limit, lease=lease)
 
-    The claim is shared out by endpoint: each endpoint's deliveries go one after another
-    in claim order, and ``run`` may run the endpoints' shares at once (the worker runs
-    them on its threads), so a slow receiver holds back only its own endpoint's. The
-    shares are handed to ``run`` taking the companies in turn (each company's first
-    endpoint, then each one's second, ...), so one company's many endpoints never queue
-    ahead of every other company's.
-
-    For each: the endpoint is read afresh (deleted, or turned off: the delivery is given
-    up unsent), the body is signed with its current secrets and sent with no transaction
-    open, and the attempt is recorded with the delivery's new state: delivered on 2xx; on
-    a failure retried at ``next_attempt_at`` (``random`` draws the jitter), or failed
-    after the last attempt or when the endpoint was turned off during the send. A 410, or
-    failures without a success for ``DISABLE_AFTER``, turn the endpoint off and give up
-    its pending deliveries. ``stop()`` is asked before each send; once it says so, the
-    rest of the claim is released for the next claim.
-
-    ``lease`` must be longer than ``SEND_BUDGET`` (else nothing would ever be sent)."""
-    if lease <= SEND_BUDGET:
-        raise ValueError(f"a lease must be longer than the send budget of {SEND_BUDGET}")
-    now = clock.now()
-    with uow_factory() as uow:
-        claimed = list(uow.webhooks.claim_due(now, now + lease, limit))
-        uow.commit()
-
-    def share(deliveries: list[Delivery]) -> Callable[[], _Sent]:
-        return lambda: _send_in_turn(
-            deliveries, send=send, uow_factory=uow_factory, clock=clock, random=random, stop=stop
+    def job(share: Share) -> Callable[[], ShareSent]:
+        return lambda: send_share(
+            share, send=send, uow_factory=uow_factory, clock=clock, random=random, stop=stop
         )
 
-    results = run([share(deliveries) for deliveries in _by_endpoint(claimed)])
+    results = run([job(share) for share in shares])
     unsent = [d for result in results for d in result.unsent]
-    released = _release(unsent, uow_factory, clock) if unsent else 0
+    released = release(unsent, uow_factory=uow_factory, clock=clock) if unsent else 0
     return Delivered(
-        claimed=len(claimed),
+        claimed=sum(len(share.deliveries) for share in shares),
         attempts=tuple(a for result in results for a in result.attempts),
         dropped=sum(result.dropped for result in results),
         released=released,
@@ -282,15 +279,46 @@ def deliver_due(
     )
 
 
-def _by_endpoint(claimed: Sequence[Delivery]) -> list[list[Delivery]]:
+def claim_shares(
+    *,
+    uow_factory: Callable[[], UnitOfWork],
+    clock: Clock,
+    limit: int = DELIVERY_BATCH,
+    lease: timedelta = LEASE,
+) -> list[Share]:
+    """Claim up to ``limit`` due deliveries, leased for ``lease``, shared out by endpoint.
+
+    The claim takes no delivery while an earlier delivery of its endpoint still waits for
+    its first attempt (here, or with another worker): each endpoint gets its first
+    attempts in the order of their events. A delivery that failed and waits for its retry
+    holds nothing back, so a retry may arrive after later events.
+
+    Each share holds one endpoint's deliveries in claim order, to go one after another;
+    shares may be sent at once, so a slow receiver holds back only its own endpoint's.
+    The shares come taking the companies in turn (each company's first endpoint, then
+    each one's second, ...), so one company's many endpoints never queue ahead of every
+    other company's.
+
+    ``lease`` must be longer than ``SEND_BUDGET`` (else nothing would ever be sent)."""
+    if lease <= SEND_BUDGET:
+        raise ValueError(f"a lease must be longer than the send budget of {SEND_BUDGET}")
+    now = clock.now()
+    with uow_factory() as uow:
+        claimed = list(uow.webhooks.claim_due(now, now + lease, limit))
+        uow.commit()
+    return _by_endpoint(claimed)
+
+
+def _by_endpoint(claimed: Sequence[Delivery]) -> list[Share]:
     """The claim's deliveries by endpoint, each in claim order; the endpoints taken from
     the companies in turn (every company's first endpoint, then every second, ...)."""
     endpoints: dict[tuple[str, str], list[Delivery]] = {}
     for delivery in claimed:
         endpoints.setdefault((delivery.company_id, delivery.endpoint_id), []).append(delivery)
-    by_company: dict[str, list[list[Delivery]]] = {}
-    for (company_id, _), deliveries in endpoints.items():
-        by_company.setdefault(company_id, []).append(deliveries)
+    by_company: dict[str, list[Share]] = {}
+    for (company_id, endpoint_id), deliveries in endpoints.items():
+        share = Share(company_id, endpoint_id, tuple(deliveries))
+        by_company.setdefault(company_id, []).append(share)
     rounds = max((len(shares) for shares in by_company.values()), default=0)
     return [
         shares[turn]
@@ -300,18 +328,30 @@ def _by_endpoint(claimed: Sequence[Delivery]) -> list[list[Delivery]]:
     ]
 
 
-def _send_in_turn(
-    deliveries: Sequence[Delivery],
+def send_share(
+    share: Share,
     *,
     send: Send,
     uow_factory: Callable[[], UnitOfWork],
     clock: Clock,
     random: Callable[[], float],
-    stop: Callable[[], bool],
-) -> _Sent:
-    """One endpoint's deliveries, one after another (see ``deliver_due``)."""
-    sent = _Sent()
-    for delivery in deliveries:
+    stop: Callable[[], bool] = lambda: False,
+) -> ShareSent:
+    """Attempt each delivery of one endpoint's share once, one after another.
+
+    For each: the endpoint is read afresh (deleted, or turned off: the delivery is given
+    up unsent), the body is signed with its current secrets and sent with no transaction
+    open, and the attempt is recorded with the delivery's new state: delivered on 2xx; on
+    a failure retried at ``next_attempt_at`` (``random`` draws the jitter), or failed
+    after the last attempt or when the endpoint was turned off during the send. A 410, or
+    failures without a success for ``DISABLE_AFTER``, turn the endpoint off and give up
+    its pending deliveries. The attempt's time (``Attempt.at``, and ``failing_since``
+    when it starts a failing streak) is when it started: the instant whose seconds are
+    its ``webhook-timestamp``. ``stop()`` is asked before each send; once it says so, or
+    when less than ``SEND_BUDGET`` of a delivery's lease is left, the delivery is left in
+    ``ShareSent.unsent`` (for ``release``)."""
+    sent = ShareSent()
+    for delivery in share.deliveries:
         if stop() or _lease_left(delivery, clock.now()) < SEND_BUDGET:
             # Not sent: its lease holds it until it ends (a stop hands it back sooner).
             sent.unsent.append(delivery)
@@ -320,12 +360,14 @@ def _send_in_turn(
         if endpoint is None:
             sent.dropped += 1
             continue
-        at = clock.now()
+        started = clock.now()
         signed = headers(
-            endpoint.signing_secrets(at), delivery.message_id, _epoch(at), delivery.body
+            endpoint.signing_secrets(started), delivery.message_id, _epoch(started), delivery.body
         )
         result = send(endpoint.url, signed, delivery.body)
-        recorded = _record(delivery, result, uow_factory=uow_factory, clock=clock, random=random)
+        recorded = _record(
+            delivery, result, started, uow_factory=uow_factory, clock=clock, random=random
+        )
         if recorded is None:
             continue  # the endpoint was deleted on the way: nothing to count it against
         sent.attempts.append(recorded[0])
@@ -367,13 +409,15 @@ def _sendable_endpoint(
 def _record(
     delivery: Delivery,
     result: Sent,
+    started: datetime,
     *,
     uow_factory: Callable[[], UnitOfWork],
     clock: Clock,
     random: Callable[[], float],
 ) -> tuple[Attempt, Disabled | None] | None:
-    """Write the attempt and the delivery's and endpoint's new state; None (nothing
-    written) when the endpoint was deleted while the delivery was on its way."""
+    """Write the attempt (at ``started``, when it began) and the delivery's and
+    endpoint's new state; None (nothing written) when the endpoint was deleted while the
+    delivery was on its way. The retry is timed from now, when the attempt ended."""
     number = delivery.attempts + 1
     with uow_factory() as uow:
         at = clock.now()
@@ -390,11 +434,11 @@ def _record(
             state = DeliveryState.DELIVERED
             endpoint = attrs.evolve(endpoint, failing_since=None)
         else:
-            failing_since = endpoint.failing_since or at
+            failing_since = endpoint.failing_since or started
             endpoint = attrs.evolve(endpoint, failing_since=failing_since)
             if outcome is SendOutcome.GONE:
                 reason = gone_reason(at.astimezone(_zone(uow, delivery.company_id)))
-            elif at - failing_since >= DISABLE_AFTER:
+            elif started - failing_since >= DISABLE_AFTER:
                 zone = _zone(uow, delivery.company_id)
                 reason = failing_reason(failing_since.astimezone(zone))
             elif stored.active:
@@ -419,7 +463,7 @@ def _record(
             duration_ms=result.duration_ms,
             error=result.error,
             next_retry_at=retry_at,
-            at=at,
+            at=started,
         )
         uow.webhooks.log_attempt(attempt)
         disabled = None
@@ -456,8 +500,8 @@ def failing_reason(since: datetime) -> str:
     )
 
 
-def _release(
-    unsent: Sequence[Delivery], uow_factory: Callable[[], UnitOfWork], clock: Clock
+def release(
+    unsent: Sequence[Delivery], *, uow_factory: Callable[[], UnitOfWork], clock: Clock
 ) -> int:
     """Hand claimed deliveries that were not sent back, due now, for the next claim.
 

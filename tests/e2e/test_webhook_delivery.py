@@ -426,7 +426,9 @@ def test_a_worker_killed_mid_batch_loses_nothing(shop, receiver, tmp_path):
 def test_two_workers_at_once_deliver_everything_once_in_order_and_never_concurrently(
     shop, receiver, sender
 ):
-    """Eight endpoints, 15 events each, two workers claiming 4 at a time: they share the
+    """Eight endpoints, 15 events each, two workers claiming 4 at a time, each sending on
+    one thread (it claims again only once what it claimed is sent, so neither can hold
+    every endpoint and leave the other nothing to claim before it ends): they share the
     work, yet each endpoint gets its events in the order they were recorded, since a
     worker takes no delivery while an earlier one of its endpoint awaits its attempt."""
     paths = [f"/busy{n}" for n in range(8)]
@@ -442,7 +444,7 @@ def test_two_workers_at_once_deliver_everything_once_in_order_and_never_concurre
 
     def work() -> None:
         with WebhookSender(read_timeout=5) as own:
-            totals.append(shop.worker(own, delivery_batch=4).run_once().delivered)
+            totals.append(shop.worker(own, delivery_batch=4, senders=1).run_once().delivered)
 
     threads = [threading.Thread(target=work) for _ in range(2)]
     for thread in threads:
@@ -624,3 +626,64 @@ def test_a_companys_slow_receivers_hold_back_no_other_companys_delivery(
         "/fast",
         *(f"/slow/{index}" for index in range(6)),
     ]
+
+
+def test_a_stalled_receiver_holds_back_no_event_recorded_while_it_stalls(
+    shop, backend, receiver, clock
+):
+    """The running loop (``Worker.run``): endpoint A of one company holds its first
+    request until the test lets it go. Another company's event, recorded while A's
+    request is held, reaches endpoint B before that (the loop claims again while A's
+    share is in flight); A's own second event waits for its first, and A's attempt
+    finished as a 204 (so B arrived during it, not after a timeout)."""
+    other = Shop(
+        backend,
+        company_cases.create_company(
+            company_cases.CreateCompany(slug=f"other-{secrets.token_hex(3)}", name="Other Co"),
+            uow=backend.db.uow(),
+            clock=clock,
+        ),
+        clock,
+    )
+    stalled, let_go, b_arrived = threading.Event(), threading.Event(), threading.Event()
+    seen_by_b: list[tuple[bool, int]] = []
+
+    def stall(seen: Seen) -> None:
+        if len(receiver.on("/a")) == 1:  # its first request only
+            stalled.set()
+            let_go.wait(120)
+
+    def arrive(seen: Seen) -> None:
+        seen_by_b.append((let_go.is_set(), len(receiver.on("/a"))))
+        b_arrived.set()
+
+    receiver.scripts["/a"] = Script(arrived=stall)
+    receiver.scripts["/b"] = Script(arrived=arrive)
+    a, _ = shop.endpoint(receiver.url("/a"))
+    b, _ = other.endpoint(receiver.url("/b"))
+    stop = threading.Event()
+    with WebhookSender(read_timeout=120, total_timeout=120) as patient:
+        worker = shop.worker(patient, poll_interval=0.05)
+        loop = threading.Thread(target=worker.run, args=(stop,), daemon=True)
+        loop.start()
+        try:
+            first_a = shop.payments(1)
+            assert stalled.wait(60), "A's delivery was never sent"
+            clock.advance(timedelta(seconds=1))
+            second_a = shop.payments(1)
+            (to_b,) = other.payments(1)
+            arrived_in_time = b_arrived.wait(60)
+        finally:
+            let_go.set()
+            deadline = time.monotonic() + 60
+            while len(receiver.on("/a")) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            stop.set()
+            loop.join(timeout=60)
+    assert arrived_in_time, "B's delivery waited for A's stalled one"
+    assert seen_by_b == [(False, 1)]  # A still held, and its second event not yet sent
+    assert [seen.webhook_id for seen in receiver.on("/b")] == [to_b.id]
+    assert [seen.webhook_id for seen in receiver.on("/a")] == [e.id for e in first_a + second_a]
+    assert shop.log(a) == [(1, 204), (1, 204)]
+    assert other.log(b) == [(1, 204)]
+    assert receiver.overlaps == []

@@ -551,6 +551,39 @@ def test_an_endpoint_that_is_off_takes_no_test_and_keeps_nothing_queued(
     assert tenant.api.post(f"{path}/test").status_code == 202
 
 
+def test_a_test_refuses_an_unknown_field_and_takes_no_body_or_an_empty_one(
+    stack: Stack, tenant: Tenant
+):
+    """As everywhere, an unknown field is refused (400, named) and nothing is queued; the
+    OpenAPI says the body may be left out and holds no field."""
+    created = register(tenant.api)
+    path = f"{API}/webhooks/{created['id']}/test"
+    refused = error_of(tenant.api.post(path, json={"x": 1}), 400, "invalid_request")
+    assert refused["fieldErrors"] == {"x": "Unknown field."}
+    assert pending_of(stack, created["id"]) == []
+    assert tenant.api.post(path).status_code == 202  # no body
+    assert tenant.api.post(path, json={}).status_code == 202
+    assert len(pending_of(stack, created["id"])) == 2
+    document = httpx.get(f"{stack.base_url}/api/openapi.json", timeout=30).json()
+    body = document["paths"]["/api/v1/webhooks/{id}/test"]["post"]["requestBody"]
+    assert body["required"] is False
+    schema = body["content"]["application/json"]["schema"]
+    assert (schema["properties"], schema["additionalProperties"]) == ({}, False)
+
+
+def test_a_rotation_refuses_an_unknown_field_and_keeps_the_secret(tenant: Tenant):
+    created = register(tenant.api)
+    path = f"{API}/webhooks/{created['id']}/rotate-secret"
+    refused = error_of(tenant.api.post(path, json={"x": 1}), 400, "invalid_request")
+    assert refused["fieldErrors"] == {"x": "Unknown field."}
+    read = tenant.api.get(f"{API}/webhooks/{created['id']}").json()
+    assert read["previousSecretExpiresAt"] is None  # nothing rotated
+    for body in (None, {}):
+        rotated = tenant.api.post(path, json=body)
+        assert rotated.status_code == 200, rotated.text
+        assert rotated.json()["secret"].startswith("whsec_")
+
+
 def test_the_allow_list_setting_reaches_the_routes_and_is_warned_about(tmp_path: Path):
     settings = Settings.from_env(
         {

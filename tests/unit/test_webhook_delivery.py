@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import threading
 from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 
@@ -563,3 +564,87 @@ def test_a_claim_is_shared_out_by_endpoint_taking_the_companies_in_turn(world):
     assert urls[1] == one.url  # its first share comes second: the companies take turns
     assert sorted(urls[:1] + urls[2:]) == [f"https://many.example.com/{i}" for i in range(3)]
     assert (done.claimed, done.delivered, len(done.attempts)) == (4, 4, 4)
+
+
+def test_an_attempt_is_logged_at_its_start_the_instant_of_its_webhook_timestamp(world):
+    """A receiver that answers 15 s late: the log row's ``at`` and the endpoint's
+    ``failing_since`` are when the attempt began (the ``webhook-timestamp`` sent), not
+    when it ended; the retry is timed from its end."""
+    endpoint = world.endpoint()
+    world.record()
+    world.dispatch()
+    world.clock.advance(timedelta(milliseconds=400))  # inside a second: the header floors it
+    started = world.clock.now()
+    send = Receiver(FAIL, during=lambda: world.clock.advance(timedelta(seconds=15)))
+    world.deliver(send)
+    ended = world.clock.now()
+    with world.uow() as uow:
+        (attempt,) = uow.webhooks.attempts(COMPANY, endpoint.id, PageRequest(limit=10)).items
+    assert attempt.at == started
+    assert int(send.calls[0].headers["webhook-timestamp"]) == int(started.timestamp())
+    assert int(attempt.at.timestamp()) == int(send.calls[0].headers["webhook-timestamp"])
+    assert attempt.duration_ms == FAIL.duration_ms
+    assert world.get(endpoint).failing_since == started
+    assert attempt.next_retry_at is not None
+    assert attempt.next_retry_at - ended == RETRY_DELAYS[0]  # jitter 0.5: none
+
+
+def test_the_worker_claims_and_sends_while_a_share_stalls_one_share_per_endpoint(world):
+    """``entrypoints.worker.Senders`` on the memory adapters: endpoint A's retry stalls on
+    its thread; the next step still claims, sends B's new event, and claims A's new event
+    but starts it only once A's retry is done (one delivery at a time per endpoint)."""
+    from entrypoints.worker import Senders, Worker
+
+    a = world.endpoint("payment.recorded")
+    b = world.endpoint("booking.created")
+    let_go, stalled = threading.Event(), threading.Event()
+    calls: list[tuple[str, str, bool]] = []
+    lock = threading.Lock()
+
+    def send(url: str, headers: Mapping[str, str], body: bytes) -> Result:
+        with lock:
+            calls.append((url, headers["webhook-id"], let_go.is_set()))
+            number = len([c for c in calls if c[0] == a.url])
+        if url == a.url and number == 1:
+            return FAIL
+        if url == a.url and number == 2:
+            stalled.set()
+            assert let_go.wait(30)
+        return OK
+
+    worker = Worker(uow=world.uow, render=render, send=send, clock=world.clock, random=lambda: 0.5)
+    senders = Senders(worker, lambda: False)
+    try:
+        retried = world.record()
+        world.dispatch()
+        assert senders.step().claimed == 1
+        senders.wait(30)
+        assert senders.step().attempts == 1  # failed: its retry comes in about 5 s
+        world.clock.advance(RETRY_DELAYS[0] * 1.2)
+        assert senders.step().claimed == 1  # the retry, now stalling on its thread
+        assert stalled.wait(30)
+        later = world.record()
+        to_b = world.record(EventType.BOOKING_CREATED)
+        world.dispatch()
+        assert senders.step().claimed == 2  # A's new event (it waits) and B's
+        for _ in range(600):  # B's share runs on its own thread: at most 30 s
+            if any(url == b.url for url, _, _ in calls):
+                break
+            senders.wait(0.05)
+        assert [(url, event_id) for url, event_id, _ in calls] == [
+            (a.url, retried.id),
+            (a.url, retried.id),
+            (b.url, to_b.id),
+        ]
+        let_go.set()
+        for _ in range(600):
+            if len(calls) == 4:
+                break
+            senders.step()
+            senders.wait(0.05)
+    finally:
+        let_go.set()
+        senders.close()
+    assert calls[3][:2] == (a.url, later.id)
+    assert calls[2][2] is False  # B was sent while A's retry stalled
+    assert {d.state for d in world.deliveries()} == {DeliveryState.DELIVERED}

@@ -78,6 +78,12 @@ class WebhookPatch:
 
 
 @frozen(kw_only=True)
+class NoFields:
+    """The body of a write that takes no field (a test, a secret's rotation): it may be
+    left out or ``{}``; any field is refused as unknown, as on every other route."""
+
+
+@frozen(kw_only=True)
 class NewestFirstQuery:
     """``limit`` and ``cursor``: a list that is newest first only (these records carry no
     change stamps, so ``updatedSince`` is refused as an unknown parameter)."""
@@ -260,6 +266,7 @@ ENDPOINTS = [
         scope=SCOPE,
         handler=post_test,
         response=QueuedDeliveryView,
+        body=NoFields,
         success_status=202,
         tag="webhooks",
         summary="Queue a webhook.test event for this endpoint",
@@ -269,6 +276,7 @@ ENDPOINTS = [
         path="/webhooks/{id}/rotate-secret",
         scope=SCOPE,
         handler=post_rotate_secret,
+        body=NoFields,
         response=WebhookEndpointWithSecretView,
         tag="webhooks",
         summary="A new signing secret (in this answer only); the old one signs for 24 hours",
