@@ -413,10 +413,18 @@ class Cli:
 
     def migrate(self, container: Container, args: argparse.Namespace) -> None:
         """``booking migrate``."""
-        _refuse_newer(container.database)
+        database = container.database
+        _refuse_newer(database)
+        before = database.revisions()
         _progress(self.err)("applying migrations")
-        container.database.migrate()
-        print("booking: database is up to date", file=self.err)
+        database.migrate()
+        after = database.revisions()
+        shown = ", ".join(sorted(after))
+        if after == before:
+            print(f"booking: database is up to date (revision {shown})", file=self.err)
+        else:
+            was = ", ".join(sorted(before)) or "an empty database"
+            print(f"booking: database migrated from {was} to revision {shown}", file=self.err)
 
     def demo(self, container: Container, args: argparse.Namespace) -> None:
         """``booking demo``."""

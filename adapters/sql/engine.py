@@ -152,6 +152,13 @@ class Database:
             return False
         return self._applied() == set(ScriptDirectory(str(MIGRATIONS)).get_heads())
 
+    def revisions(self) -> set[str]:
+        """The revisions the database is at (empty before its first migration; asking
+        creates no SQLite file)."""
+        if self.dialect == "sqlite" and not Path(self.engine.url.database or "").is_file():
+            return set()
+        return self._applied()
+
     def newer_revisions(self) -> set[str]:
         """The revisions the database is at that this code does not know: a newer release
         migrated it (empty when none, or when there is no database yet)."""

@@ -552,3 +552,28 @@ def test_ctrl_c_while_the_command_is_still_loading_ends_it_with_one_line():
     )
     assert done.returncode == 130
     assert one_line(done.stderr) == "booking: cancelled"
+
+
+def test_migrate_says_which_revisions_it_went_from_and_to(tmp_path):
+    """It said "database is up to date" whether it had applied migrations or not."""
+    from adapters.sql import Database
+    from tests.integration.test_referral_migration import downgrade_to
+
+    path = tmp_path / "upgrade.sqlite3"
+    runner = Run(f"sqlite:///{path}")
+    status, _, err = runner("migrate")
+    assert status == 0
+    fresh = err.strip().splitlines()[-1]
+    assert fresh.startswith("booking: database migrated from an empty database to revision ")
+    head = fresh.rsplit(" ", 1)[-1]
+    database = Database.from_url(f"sqlite:///{path}")
+    try:
+        downgrade_to(database, "0018_service_secrets")
+    finally:
+        database.engine.dispose()
+    status, _, err = runner("migrate")
+    assert err.strip().splitlines()[-1] == (
+        f"booking: database migrated from 0018_service_secrets to revision {head}"
+    )
+    status, _, err = runner("migrate")
+    assert one_line(err) == f"booking: database is up to date (revision {head})"
