@@ -360,6 +360,10 @@ class Cli:
             log_level="warning",
             timeout_graceful_shutdown=30,
             access_log=False,
+            # The client address is the connection's peer (docs/web.md, throttling):
+            # uvicorn would take X-Forwarded-For from 127.0.0.1, so anyone reaching a
+            # local proxy that passes the header on could pick their address.
+            proxy_headers=False,
         )
 
     def worker(self, container: Container, args: argparse.Namespace) -> None:

@@ -577,3 +577,33 @@ def test_migrate_says_which_revisions_it_went_from_and_to(tmp_path):
     )
     status, _, err = runner("migrate")
     assert one_line(err) == f"booking: database is up to date (revision {head})"
+
+
+def test_serve_counts_sign_ins_by_the_connections_address_not_x_forwarded_for(tmp_path):
+    """docs/web.md: the client address is the connection's peer. uvicorn trusted
+    X-Forwarded-For from 127.0.0.1, so a made-up header escaped the per-address limit."""
+    from adapters.web.throttle import PER_ADDRESS
+    from tests.browser.test_brand_http import csrf
+
+    env = clean_env(BOOKING_DATABASE_URL=f"sqlite:///{tmp_path / 'peer.sqlite3'}")
+    subprocess.run([str(BOOKING), "migrate"], env=env, capture_output=True, check=True)
+    port = free_port()
+    server = subprocess.Popen(
+        [str(BOOKING), "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        wait_for_port(port, server)
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as browser:
+            token = csrf(browser.get("/sign-in"))
+            for n in range(PER_ADDRESS):  # a new email each time: the address's count
+                form = {"csrf_token": token, "email": f"n{n}@x.example", "password": "x" * 12}
+                assert browser.post("/sign-in", data=form).status_code != 429, n
+            form = {"csrf_token": token, "email": "late@x.example", "password": "x" * 12}
+            assert browser.post("/sign-in", data=form).status_code == 429
+            spoofed = browser.post("/sign-in", data=form, headers={"x-forwarded-for": "1.2.3.4"})
+            assert spoofed.status_code == 429
+    finally:
+        stop_process(server)
