@@ -79,8 +79,8 @@ class Row:
 
     @property
     def count(self) -> int:
-        """How many blocks the row holds."""
-        return sum(len(cell) for cell in self.cells)
+        """How many jobs the row holds: a multi-day job's days are one job."""
+        return len({made.id for cell in self.cells for made in cell})
 
 
 def read_date(text: str) -> date | None:
@@ -160,16 +160,22 @@ def _rows(
     days: int,
 ) -> list[Row]:
     """A row per active crew member (by name), then one per other member a job names."""
-    cells: dict[str, list[list[Block]]] = {}
+    placed: dict[str, list[list[tuple[datetime, str, Block]]]] = {}
     for booking in jobs:
         for index, (start, _) in enumerate(booking.day_blocks()):
             offset = (start.astimezone(booking.zone).date() - first).days
             if not 0 <= offset < days:
                 continue
-            made = block(booking, names[booking.customer_id], index)
+            made = (start, booking.id, block(booking, names[booking.customer_id], index))
             for member_id in booking.crew_ids:
-                row = cells.setdefault(member_id, [[] for _ in range(days)])
+                row = placed.setdefault(member_id, [[] for _ in range(days)])
                 row[offset].append(made)
+    # Each date's blocks in the order of that date's times (a multi-day job's later day
+    # sorts by its start that day, not by the job's first).
+    cells = {
+        member_id: [[made for _, _, made in sorted(cell, key=lambda p: p[:2])] for cell in row]
+        for member_id, row in placed.items()
+    }
     members = sorted(crew, key=lambda m: m.name.casefold()) + sorted(
         others.values(), key=lambda m: m.name.casefold()
     )
