@@ -50,6 +50,7 @@ class _Handler:
             assert isinstance(parsed, EmailMessage)
             self.server.received.append(parsed)
             self.server.envelopes.append((envelope.mail_from, list(envelope.rcpt_tos)))
+            self.server.mail_options.append(list(envelope.mail_options))
         while self.server.held.is_set():
             await asyncio.sleep(0.02)
         return "250 OK"
@@ -62,6 +63,8 @@ class MailServer:
         self.port = _free_port()
         self.received: list[EmailMessage] = []
         self.envelopes: list[tuple[str, list[str]]] = []
+        self.mail_options: list[list[str]] = []
+        """Each accepted email's ``MAIL FROM`` parameters (``BODY=8BITMIME``, ...)."""
         self.failures = 0
         self.refused: set[str] = set()
         self.held = threading.Event()

@@ -163,7 +163,14 @@ class SmtpMailer:
         except OSError as error:
             raise MailRejected(False, f"Cannot reach the mail server: {error}") from None
         try:
-            smtp.send_message(email, from_addr=envelope_from, to_addrs=[message.to])
+            smtp.ehlo_or_helo_if_needed()
+            # The parts are 8bit UTF-8 where their text is not ASCII: say so (RFC 6152).
+            # For an address that is not ASCII the library says it itself (SMTPUTF8).
+            plain = envelope_from.isascii() and message.to.isascii()
+            options = ["BODY=8BITMIME"] if plain and smtp.has_extn("8bitmime") else []
+            smtp.send_message(
+                email, from_addr=envelope_from, to_addrs=[message.to], mail_options=options
+            )
         except smtplib.SMTPRecipientsRefused as error:
             codes = [code for code, _ in error.recipients.values()]
             raise MailRejected(all(c >= 500 for c in codes), _reason(error)) from None

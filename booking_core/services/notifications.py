@@ -330,11 +330,14 @@ def booking_rescheduled(notices: Notices, event: Event) -> Message | None:
 
 def booking_cancelled(notices: Notices, event: Event) -> Message | None:
     """The cancellation notice: one per cancellation (the visits of a plan cancelled
-    together get one, naming the visit the customer cancelled)."""
+    together get one, naming the earliest of them and saying the later ones are
+    cancelled too)."""
     booking = event.subject
     if not isinstance(booking, Booking) or booking.start <= notices.at:
         return None
     cancelled = _last_detail(booking, ActivityKind.CANCELLED)
+    if cancelled.get("scope") not in (None, CancelScope.THIS) and booking.plan_id:
+        booking = _first_cancelled_with(notices, booking)
     return _to_customer(
         notices,
         notices.uow.companies.get(event.company_id),
@@ -346,6 +349,25 @@ def booking_cancelled(notices: Notices, event: Event) -> Message | None:
             "reason": booking.cancel_reason or "",
         },
     )
+
+
+def _first_cancelled_with(notices: Notices, booking: Booking) -> Booking:
+    """The earliest visit of ``booking``'s plan cancelled in the same change as it (the
+    same instant): the one a notice of that change names, whichever visit's event comes
+    first (each carries the change's one notice)."""
+    when = _last_at(booking, ActivityKind.CANCELLED)
+    together = [
+        visit
+        for visit in notices.uow.bookings.of_plan(booking.company_id, booking.plan_id or "")
+        if visit.status is BookingStatus.CANCELLED
+        and _last_at(visit, ActivityKind.CANCELLED) == when
+    ]
+    return min(together, key=lambda visit: (visit.start, visit.id), default=booking)
+
+
+def _last_at(booking: Booking, kind: ActivityKind) -> datetime | None:
+    found = [a.at for a in booking.activity if a.kind is kind]
+    return found[-1] if found else None
 
 
 def quote_sent(notices: Notices, event: Event) -> Message | None:

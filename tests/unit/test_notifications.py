@@ -8,7 +8,7 @@ names), the SMTP URL and the email as written."""
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from email import message_from_bytes, policy
 
 import attrs
@@ -136,9 +136,11 @@ class World:
             drive=DRIVE,
         )
 
-    def cancel(self, booking_id: str, scope: CancelScope = CancelScope.THIS) -> list[Booking]:
+    def cancel(
+        self, booking_id: str, scope: CancelScope = CancelScope.THIS, after: date | None = None
+    ) -> list[Booking]:
         return scheduling.cancel_booking(
-            self.company.id, booking_id, scope, uow=self.uow(), clock=self.clock
+            self.company.id, booking_id, scope, after=after, uow=self.uow(), clock=self.clock
         )
 
     def sent(self, kind: MessageKind | None = None) -> list[Message]:
@@ -185,6 +187,29 @@ def test_a_visit_cancelled_before_its_confirmation_went_out_is_not_confirmed(
     assert world.sent(MessageKind.BOOKING_CONFIRMED) == []
     (cancelled,) = world.sent(MessageKind.BOOKING_CANCELLED)
     assert cancelled.subject_id == made[0].id
+
+
+@pytest.mark.parametrize("scope", [CancelScope.PLAN_AFTER, CancelScope.THIS_AND_FUTURE])
+def test_a_plans_cancellation_notice_names_the_first_visit_it_cancelled(
+    world: World, scope: CancelScope
+):
+    """The one notice of a plan's visits cancelled together named whichever visit's event
+    came first (often the last visit), so the earlier cancelled ones read as still on."""
+    visits = world.book(tuesday_at(9, weeks=1), "weekly")
+    world.worker.run_once()
+    if scope is CancelScope.PLAN_AFTER:
+        ends = visits[2].start.astimezone(NY).date()
+        cancelled = world.cancel(visits[0].id, scope, after=ends)
+    else:
+        cancelled = world.cancel(visits[3].id, scope)
+    first = min((v for v in cancelled if v.status.value == "cancelled"), key=lambda v: v.start)
+    assert first.id == visits[3].id
+    assert len([v for v in cancelled if v.status.value == "cancelled"]) > 2
+    world.worker.run_once()
+    (notice,) = world.sent(MessageKind.BOOKING_CANCELLED)
+    assert notice.subject_id == first.id
+    assert "Tuesday, December 22, 2026" in notice.subject
+    assert "The later visits of your plan are cancelled too." in notice.text
 
 
 def test_a_customer_merged_twice_is_written_to_at_the_last_survivor(world: World):
@@ -532,6 +557,23 @@ def test_the_email_carries_both_parts_and_the_message_id_of_its_message():
     assert [p.get_content_type() for p in email.iter_parts()] == ["text/plain", "text/html"]
 
 
+def test_an_email_with_8bit_parts_says_body_8bitmime():
+    """Parts of UTF-8 text go out 8bit: the MAIL FROM must say so (RFC 6152)."""
+    from adapters.notifications.smtp import SmtpMailer
+    from tests.mail_server import MailServer
+
+    server = MailServer().start()
+    try:
+        SmtpMailer(parse_smtp_url(server.url)).send(
+            a_message(text="Hello Zoë", html="<p>Hello Zoë</p>"), "Acme <bookings@example.com>"
+        )
+        ((options),) = server.mail_options
+        assert "BODY=8BITMIME" in options
+        assert server.received[0].get_body(("plain",)).get_content().strip() == "Hello Zoë"
+    finally:
+        server.stop()
+
+
 @pytest.mark.parametrize(
     "name",
     ["Sparkle Cleaning Co.", "Smith, Jones & Co.", "Zoë Cleaning, Inc.",
@@ -609,6 +651,22 @@ def test_a_reminder_offers_online_changes_only_while_they_are_open(world: World)
     (no_address,) = [m for m in world.sent(MessageKind.BOOKING_REMINDER) if m.subject_id == late.id]
     assert "To change it, call or email Acme Maids." in no_address.text
     assert "reschedule" not in no_address.text
+
+
+def test_the_confirmations_two_parts_both_offer_to_reschedule_until_the_cutoff(world: World):
+    """The HTML part had the button alone: the offer and its deadline were in the text."""
+    world.book(tuesday_at(9, weeks=2))
+    world.worker.run_once()
+    (confirmed,) = world.sent(MessageKind.BOOKING_CONFIRMED)
+    offer = "or reschedule (online until Monday, December 7, 2026 at 9:00 AM):"
+    assert offer in confirmed.text
+    assert offer in confirmed.html
+    (soon,) = world.book(NOW + timedelta(hours=5), email="bea@example.com")
+    world.worker.run_once()
+    (closed,) = [m for m in world.sent(MessageKind.BOOKING_CONFIRMED) if m.subject_id == soon.id]
+    for part in (closed.text, closed.html):
+        assert "reschedule" not in part
+        assert "See your booking and follow the crew on the day:" in part
 
 
 def test_a_multi_day_confirmation_says_how_many_days_and_each_day_s_start_across_dst(
