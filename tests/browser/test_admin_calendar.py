@@ -51,6 +51,7 @@ def _book(
     customer: str,
     *,
     frequency: str = "one_time",
+    days: int = 1,
 ) -> Booking:
     container = site.container
     start = wall_clock_instant(day, time(hour), ZoneInfo(company.timezone))
@@ -65,6 +66,7 @@ def _book(
             address=Address("9 Compiler Ct", "New York", "NY", "10001", access_notes="Lockbox"),
             parameters=ONE_BEDROOM,
             crew_ids=(crew_id,),
+            days=days,
         ),
         uow=container.uow(),
         clock=container.clock,

@@ -3,39 +3,13 @@ come in the order of that date's times, and a row counts jobs, not days."""
 
 from __future__ import annotations
 
-import secrets
 from datetime import time, timedelta
 from zoneinfo import ZoneInfo
 
-from booking_core.bookings import Booking, wall_clock_instant
-from booking_core.customers import Address
-from booking_core.services import scheduling
 from booking_core.users import Role
 from tests.browser.support import Site
+from tests.browser.test_admin_calendar import _book
 from tests.browser.test_admin_stale_forms_http import signed_in
-
-
-def _book(site: Site, company, crew_id: str, day, hour: int, *, days: int = 1) -> Booking:
-    container = site.container
-    made = scheduling.create_booking(
-        scheduling.CreateBooking(
-            company_id=company.id,
-            service_id="svc_standard_clean",
-            frequency_slug="one_time",
-            start=wall_clock_instant(day, time(hour), ZoneInfo(company.timezone)),
-            customer=scheduling.CustomerDetails(
-                name="Grace Hopper", email=f"grace-{secrets.token_hex(3)}@example.com"
-            ),
-            address=Address("9 Compiler Ct", "New York", "NY", "10001"),
-            crew_ids=(crew_id,),
-            days=days,
-        ),
-        uow=container.uow(),
-        clock=container.clock,
-        drive=container.drive,
-        phones=container.phones,
-    )
-    return made[0]
 
 
 def test_a_lane_lists_a_dates_blocks_by_that_dates_times_and_counts_jobs(site: Site):
@@ -45,8 +19,8 @@ def test_a_lane_lists_a_dates_blocks_by_that_dates_times_and_counts_jobs(site: S
     ann = site.add_member(company, "Ann Allday", (time(6), time(20)))
     first = site.container.clock.now().astimezone(ZoneInfo(company.timezone)).date()
     first += timedelta(days=7 - first.weekday())  # next Monday: one week holds it all
-    long_job = _book(site, company, ann, first, 10, days=3)
-    early = _book(site, company, ann, first + timedelta(days=2), 7)
+    long_job = _book(site, company, ann, first, 10, "Grace Hopper", days=3)
+    early = _book(site, company, ann, first + timedelta(days=2), 7, "Ada Lovelace")
     owner = signed_in(site, company, Role.OWNER)
     try:
         day = (first + timedelta(days=2)).isoformat()

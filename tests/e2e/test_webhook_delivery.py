@@ -593,21 +593,22 @@ def test_the_running_worker_sends_a_booking_made_rescheduled_and_cancelled_in_th
     assert instants == sorted(instants)
 
 
+def another_shop(backend, clock, name: str) -> Shop:
+    """A second company on the same database and clock, named ``name``."""
+    slug = f"{name.split(maxsplit=1)[0].lower()}-{secrets.token_hex(3)}"
+    made = company_cases.create_company(
+        company_cases.CreateCompany(slug=slug, name=name), uow=backend.db.uow(), clock=clock
+    )
+    return Shop(backend, made, clock)
+
+
 def test_a_companys_slow_receivers_hold_back_no_other_companys_delivery(
     shop, backend, receiver, sender, clock
 ):
     # Another company's six endpoints answer only once this company's delivery has
     # arrived (at most the sender's 5 s read timeout): sent one after another, each of
     # them would time out first; sent at once, all seven are delivered in one run.
-    slow = Shop(
-        backend,
-        company_cases.create_company(
-            company_cases.CreateCompany(slug=f"slow-{secrets.token_hex(3)}", name="Slow Co"),
-            uow=backend.db.uow(),
-            clock=clock,
-        ),
-        clock,
-    )
+    slow = another_shop(backend, clock, "Slow Co")
     arrived = threading.Event()
     receiver.scripts["/fast"] = Script(arrived=lambda seen: arrived.set())
     for index in range(6):
@@ -636,15 +637,7 @@ def test_a_stalled_receiver_holds_back_no_event_recorded_while_it_stalls(
     request is held, reaches endpoint B before that (the loop claims again while A's
     share is in flight); A's own second event waits for its first, and A's attempt
     finished as a 204 (so B arrived during it, not after a timeout)."""
-    other = Shop(
-        backend,
-        company_cases.create_company(
-            company_cases.CreateCompany(slug=f"other-{secrets.token_hex(3)}", name="Other Co"),
-            uow=backend.db.uow(),
-            clock=clock,
-        ),
-        clock,
-    )
+    other = another_shop(backend, clock, "Other Co")
     stalled, let_go, b_arrived = threading.Event(), threading.Event(), threading.Event()
     seen_by_b: list[tuple[bool, int]] = []
 

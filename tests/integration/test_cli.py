@@ -9,6 +9,8 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -234,8 +236,10 @@ def clean_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def test_serve_on_a_chosen_port_names_that_port_in_openapi_servers(tmp_path):
-    env = clean_env(BOOKING_DATABASE_URL=f"sqlite:///{tmp_path / 'port.sqlite3'}")
+@contextmanager
+def serving(tmp_path: Path, name: str) -> Iterator[int]:
+    """``booking serve --port`` on a migrated SQLite file of ``tmp_path``: its port."""
+    env = clean_env(BOOKING_DATABASE_URL=f"sqlite:///{tmp_path / name}")
     subprocess.run([str(BOOKING), "migrate"], env=env, capture_output=True, check=True)
     port = free_port()
     server = subprocess.Popen(
@@ -246,10 +250,15 @@ def test_serve_on_a_chosen_port_names_that_port_in_openapi_servers(tmp_path):
     )
     try:
         wait_for_port(port, server)
-        document = httpx.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=10).json()
-        assert document["servers"][0]["url"] == f"http://127.0.0.1:{port}"
+        yield port
     finally:
         stop_process(server)
+
+
+def test_serve_on_a_chosen_port_names_that_port_in_openapi_servers(tmp_path):
+    with serving(tmp_path, "port.sqlite3") as port:
+        document = httpx.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=10).json()
+        assert document["servers"][0]["url"] == f"http://127.0.0.1:{port}"
 
 
 def test_serve_takes_its_port_from_booking_port_when_no_flag_is_given(tmp_path):
@@ -585,25 +594,15 @@ def test_serve_counts_sign_ins_by_the_connections_address_not_x_forwarded_for(tm
     from adapters.web.throttle import PER_ADDRESS
     from tests.browser.test_brand_http import csrf
 
-    env = clean_env(BOOKING_DATABASE_URL=f"sqlite:///{tmp_path / 'peer.sqlite3'}")
-    subprocess.run([str(BOOKING), "migrate"], env=env, capture_output=True, check=True)
-    port = free_port()
-    server = subprocess.Popen(
-        [str(BOOKING), "serve", "--port", str(port)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        wait_for_port(port, server)
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as browser:
-            token = csrf(browser.get("/sign-in"))
-            for n in range(PER_ADDRESS):  # a new email each time: the address's count
-                form = {"csrf_token": token, "email": f"n{n}@x.example", "password": "x" * 12}
-                assert browser.post("/sign-in", data=form).status_code != 429, n
-            form = {"csrf_token": token, "email": "late@x.example", "password": "x" * 12}
-            assert browser.post("/sign-in", data=form).status_code == 429
-            spoofed = browser.post("/sign-in", data=form, headers={"x-forwarded-for": "1.2.3.4"})
-            assert spoofed.status_code == 429
-    finally:
-        stop_process(server)
+    with (
+        serving(tmp_path, "peer.sqlite3") as port,
+        httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as browser,
+    ):
+        token = csrf(browser.get("/sign-in"))
+        for n in range(PER_ADDRESS):  # a new email each time: the address's count
+            form = {"csrf_token": token, "email": f"n{n}@x.example", "password": "x" * 12}
+            assert browser.post("/sign-in", data=form).status_code != 429, n
+        form = {"csrf_token": token, "email": "late@x.example", "password": "x" * 12}
+        assert browser.post("/sign-in", data=form).status_code == 429
+        spoofed = browser.post("/sign-in", data=form, headers={"x-forwarded-for": "1.2.3.4"})
+        assert spoofed.status_code == 429
