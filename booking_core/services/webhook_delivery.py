@@ -231,16 +231,6 @@ class ShareSent:
     delivered: int = 0
 
 
-Run = Callable[[Sequence[Callable[[], ShareSent]]], Sequence[ShareSent]]
-"""Runs jobs and returns their results in the jobs' order; it may run them at once. Each
-job is one endpoint's share of a claim."""
-
-
-def in_turn(jobs: Sequence[Callable[[], ShareSent]]) -> list[ShareSent]:
-    """``Run`` one job after another."""
-    return [job() for job in jobs]
-
-
 def deliver_due(
     *,
     uow_factory: Callable[[], UnitOfWork],
@@ -250,23 +240,19 @@ def deliver_due(
     limit: int = DELIVERY_BATCH,
     lease: timedelta = LEASE,
     stop: Callable[[], bool] = lambda: False,
-    run: Run = in_turn,
 ) -> Delivered:
     """Claim up to ``limit`` due deliveries (``claim_shares``), attempt each once
-    (``send_share``, the shares handed to ``run``) and hand back what was left unsent
+    (``send_share``, one share after another) and hand back what was left unsent
     (``release``): one whole round, finished before it returns.
 
     A worker that must not wait for a slow endpoint's share before claiming again uses
     the three parts itself (``entrypoints.worker``: each share on a thread of its own,
     a new claim as soon as one is free)."""
     shares = claim_shares(uow_factory=uow_factory, clock=clock, limit=limit, lease=lease)
-
-    def job(share: Share) -> Callable[[], ShareSent]:
-        return lambda: send_share(
-            share, send=send, uow_factory=uow_factory, clock=clock, random=random, stop=stop
-        )
-
-    results = run([job(share) for share in shares])
+    results = [
+        send_share(share, send=send, uow_factory=uow_factory, clock=clock, random=random, stop=stop)
+        for share in shares
+    ]
     unsent = [d for result in results for d in result.unsent]
     released = release(unsent, uow_factory=uow_factory, clock=clock) if unsent else 0
     return Delivered(

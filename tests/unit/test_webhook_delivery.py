@@ -23,8 +23,10 @@ from booking_core.services import webhooks as cases
 from booking_core.services.webhook_delivery import (
     LEASE,
     SEND_BUDGET,
+    claim_shares,
     deliver_due,
     dispatch_events,
+    release,
 )
 from booking_core.webhook_endpoints import (
     DISABLE_AFTER,
@@ -551,15 +553,13 @@ def test_a_claim_is_shared_out_by_endpoint_taking_the_companies_in_turn(world):
     one = world.endpoint()
     world.record()
     assert world.dispatch() == 4
-    shares: list[int] = []
-
-    def run(jobs):  # type: ignore[no-untyped-def]
-        shares.append(len(jobs))
-        return [job() for job in jobs]
-
+    shares = claim_shares(uow_factory=world.uow, clock=world.clock)
+    assert len(shares) == 4  # one share per endpoint
+    assert len({share.endpoint for share in shares}) == 4
+    release([d for share in shares for d in share.deliveries], uow_factory=world.uow,
+            clock=world.clock)  # fmt: skip
     send = Receiver()
-    done = world.deliver(send, run=run)
-    assert shares == [4]  # one share per endpoint
+    done = world.deliver(send)
     urls = [c.url for c in send.calls]
     assert urls[1] == one.url  # its first share comes second: the companies take turns
     assert sorted(urls[:1] + urls[2:]) == [f"https://many.example.com/{i}" for i in range(3)]
