@@ -993,3 +993,12 @@ class UnitOfWork(Protocol):
     def rollback(self) -> None:
         """Discard every change since ``__enter__`` (or the last commit)."""
         ...
+
+    def undo_since_claims(self) -> None:
+        """Discard every change since ``__enter__`` (or the last commit) except the
+        ``Idempotency-Key`` claims the unit made (``IdempotencyRepository.claim``): they
+        stay stored, and held, so no other unit claims their keys before this one ends.
+        The unit goes on: it can store a refusal as a claim's answer and commit, and no
+        request with the same key runs in between. Call it before writing anything after a
+        claim you mean to keep."""
+        ...

@@ -8,8 +8,11 @@ made, and the answer is stored, and the three commit together or not at all. So:
 * the same key while the first request still runs is ``409 idempotency_key_in_use`` on
   PostgreSQL (the claim takes a transaction-scoped advisory lock without waiting); on
   SQLite, which runs one writer at a time, the copy waits and then gets the replay;
-* a refusal (4xx) made by the write itself is stored too, in a transaction of its own
-  once the effect's transaction has rolled back, and replayed like a success;
+* a refusal (4xx) made by the write itself is stored too, and replayed like a success:
+  the effect is undone, the claim kept and held (``UnitOfWork.undo_since_claims``), and
+  the refusal stored in the same transaction, so no copy of the request with another
+  body runs between the refusal and its storing (only when that transaction broke is
+  the refusal stored in one of its own, once it rolled back);
 * an answer of 5xx, or a lost race (409 ``conflict``: the slot taken, the record
   changed by another request, met before or while committing), is not stored: the key
   may be retried;
@@ -33,7 +36,7 @@ from attrs import field, frozen
 
 from adapters.http.errors import ApiError
 from adapters.http.redaction import error_fields
-from booking_core.errors import ConflictError
+from booking_core.errors import ConflictError, DomainError
 from booking_core.idempotency import (
     KEY_MAX,
     RETENTION,
@@ -171,6 +174,7 @@ def run_once(
     _purge_expired(uow_factory, gate.at)
     for _ in range(CLAIM_ROUNDS):
         claimed = committing = False
+        unkept: Answer | None = None
         try:
             with uow_factory() as uow:
                 existing = uow.idempotency.claim(gate.claim_record())
@@ -182,22 +186,30 @@ def run_once(
                     uow.commit()
                     continue
                 claimed = True
-                answer = work(SharedUnit(uow))
-                uow.idempotency.complete(gate.company_id, gate.key, answer.status, answer.body)
-                committing = True
-                uow.commit()
-                return answer
+                try:
+                    answer = work(SharedUnit(uow))
+                except (DomainError, ApiError) as error:
+                    failed = refusal(error)
+                    if not _kept_refusal(error, failed):
+                        return failed  # leaving the unit rolls everything back
+                    if _keep_in_unit(uow, gate, failed):
+                        return failed
+                    unkept = failed
+                else:
+                    uow.idempotency.complete(gate.company_id, gate.key, answer.status, answer.body)
+                    committing = True
+                    uow.commit()
+                    return answer
         except Exception as error:
             if not claimed:
                 raise
             failed = refusal(error)
-            # A lost race (409 conflict: the slot taken, the record changed meanwhile) is
-            # not the request's own outcome: like a 5xx it is not kept, and the key may be
-            # retried.
-            lost_race = isinstance(error, ConflictError)
-            if failed.status < 500 and not committing and not lost_race:
+            if _kept_refusal(error, failed) and not committing:
                 _store_refusal(uow_factory, gate, failed)
             return failed
+        if unkept is not None:  # the unit could not keep it (its transaction broke)
+            _store_refusal(uow_factory, gate, unkept)
+            return unkept
     raise ApiError(409, "idempotency_key_in_use", "This Idempotency-Key is busy; retry shortly.")
 
 
@@ -224,6 +236,28 @@ def _replay_or_refuse(existing: IdempotencyRecord, gate: Gate) -> Answer | None:
         "idempotency_key_in_use",
         "A request with this Idempotency-Key is still being processed; retry shortly.",
     )
+
+
+def _kept_refusal(error: Exception, answer: Answer) -> bool:
+    """Whether a write's refusal is stored for replays: a 4xx of its own, not a lost race
+    (409 conflict: the slot taken, the record changed meanwhile), which like a 5xx is not
+    the request's own outcome, so the key may be retried."""
+    return answer.status < 500 and not isinstance(error, ConflictError)
+
+
+def _keep_in_unit(uow: UnitOfWork, gate: Gate, answer: Answer) -> bool:
+    """Store a refusal in the request's own unit: what the write did is undone, the claim
+    stays held (``UnitOfWork.undo_since_claims``), so no other request with the key runs
+    before the refusal is stored. False when the unit could not (a statement had broken
+    its transaction): then ``_store_refusal`` stores it in a unit of its own."""
+    try:
+        uow.undo_since_claims()
+        uow.idempotency.complete(gate.company_id, gate.key, answer.status, answer.body)
+        uow.commit()
+    except Exception as error:
+        log.warning("idempotency_refusal_kept_apart", **error_fields(error))
+        return False
+    return True
 
 
 def _store_refusal(uow_factory: Callable[[], UnitOfWork], gate: Gate, answer: Answer) -> None:

@@ -170,3 +170,15 @@ class MemoryUnitOfWork:
         if self._snapshot is not None:
             self.store.restore(self._snapshot)
         self._touched.clear()
+
+    def undo_since_claims(self) -> None:
+        """The unit holds the store's lock until it ends, so nobody claims in between:
+        roll back, then put back the idempotency records this unit added."""
+        if self._snapshot is None:
+            raise RuntimeError("undo outside a unit of work")
+        before = self._snapshot["idempotency"]
+        claims = [row.value for k, row in self.store.tables["idempotency"].items()
+                  if k not in before]  # fmt: skip
+        self.rollback()
+        for record in claims:
+            self.idempotency.claim(record)

@@ -42,6 +42,10 @@ T = TypeVar("T")
 if TYPE_CHECKING:
     from typing import TypeAlias
 
+    from sqlalchemy import NestedTransaction
+
+    from booking_core.idempotency import IdempotencyRecord
+
     AnyRow: TypeAlias = Row[*tuple[Any, ...]]
     """A result row of any columns (SQLAlchemy 2.1 types rows by a TypeVarTuple)."""
     AnyResult: TypeAlias = CursorResult[*tuple[Any, ...]]
@@ -113,6 +117,9 @@ class UnitContext:
         self.dialect = dialect
         self._connection: Connection | None = None
         self._to_hold: tuple[str, ...] = ()
+        self.claims: list[IdempotencyRecord] = []
+        """The ``Idempotency-Key`` claims this unit made (``note_claim``)."""
+        self._after_claims: NestedTransaction | None = None
         self.touched: defaultdict[str, defaultdict[str, set[str]]] = defaultdict(
             lambda: defaultdict(set)
         )
@@ -134,8 +141,33 @@ class UnitContext:
     def attach(self, connection: Connection | None) -> None:
         """Start (or, with None, end) serving one unit of work."""
         self._connection = connection
-        self._to_hold = ()
+        self.forget_claims()
         self.touched.clear()
+
+    def forget_claims(self) -> None:
+        """The unit's transaction ended: no claim of its is held any more, and nothing it
+        asked ``hold`` for (the locks, if taken, ended with it)."""
+        self._to_hold = ()
+        self.claims.clear()
+        self._after_claims = None
+
+    def note_claim(self, record: IdempotencyRecord) -> None:
+        """This unit claimed ``record``'s key. On SQLite a savepoint marks the moment, for
+        ``undo_to_claims``; on PostgreSQL the unit of work keeps the key's lock past a
+        rollback instead (``SqlUnitOfWork.undo_since_claims``), which costs no statement
+        on the way that needs none."""
+        self.claims.append(record)
+        if self.dialect != "postgresql":
+            self._after_claims = self.connection.begin_nested()
+
+    def undo_to_claims(self) -> None:
+        """SQLite: roll back to the savepoint taken after the last claim (the claims, made
+        before it, stay). The unit keeps the database's one write lock throughout."""
+        if self._after_claims is None:
+            raise RuntimeError("no claim to undo to")
+        self._to_hold = ()
+        self._after_claims.rollback()
+        self._after_claims = self.connection.begin_nested()
 
     def hold(self, keys: Collection[str]) -> None:
         """Hold a transaction-scoped advisory lock on each of ``keys`` (PostgreSQL) before

@@ -19,7 +19,7 @@ from booking_core.idempotency import IdempotencyRecord, RecordState
 CLAIM_ATTEMPTS = 3
 
 
-def _lock_id(company_id: str, key: str) -> int:
+def lock_id(company_id: str, key: str) -> int:
     """The key's advisory lock number: 64 bits of a digest of company and key (two keys
     sharing one only answer ``in use`` for each other, never replay each other)."""
     digest = hashlib.sha256(f"{company_id}\x00{key}".encode()).digest()
@@ -73,6 +73,10 @@ def _claim_unless_busy(dialect: str) -> Any:
     )
 
 
+SESSION_LOCK = select(func.pg_advisory_lock(bindparam("lock_id", type_=BigInteger())))
+"""A key's advisory lock at session level: outlives the transaction, until unlocked."""
+SESSION_UNLOCK = select(func.pg_advisory_unlock(bindparam("lock_id", type_=BigInteger())))
+
 _GET = select(records).where(
     records.c.company_id == bindparam("company_id"), records.c.key == bindparam("key")
 )
@@ -115,6 +119,7 @@ class SqlIdempotencyRepository:
         # (a release) before we read it: then claim once more.
         for _ in range(CLAIM_ATTEMPTS):
             if self._cx.execute(statement, params=values).first() is not None:
+                self._cx.note_claim(record)
                 return None
             existing = self.get(record.company_id, record.key)
             if existing is not None:
@@ -129,8 +134,9 @@ class SqlIdempotencyRepository:
         until it ends, so a second claim never waits on the first: it finds the committed
         record, or, while the first still runs, an in-progress record is answered."""
         statement = self._cx.shape("idempotency.claim_unless_busy", _claim_unless_busy)
-        values["lock_id"] = _lock_id(record.company_id, record.key)
+        values["lock_id"] = lock_id(record.company_id, record.key)
         if self._cx.run_kept(statement, values).first() is not None:
+            self._cx.note_claim(record)
             return None
         existing = self.get(record.company_id, record.key)
         if existing is not None:

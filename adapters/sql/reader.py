@@ -183,6 +183,10 @@ class CachedReader:
         if self._storage is not None:
             self._storage.rollback()
 
+    def undo_since_claims(self) -> None:
+        """Refused: a reader claims no key."""
+        raise RuntimeError("a read-only unit of work claims no idempotency key")
+
 
 class _Companies:
     """Companies by id from the cache; the rest from storage."""

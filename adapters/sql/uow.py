@@ -26,7 +26,12 @@ from adapters.sql.catalogs import SqlCatalogRepository, SqlCouponRedemptionRepos
 from adapters.sql.context import UnitContext, translated_errors
 from adapters.sql.crew import SqlCrewRepository
 from adapters.sql.customers import SqlCustomerRepository
-from adapters.sql.idempotency import SqlIdempotencyRepository
+from adapters.sql.idempotency import (
+    SESSION_LOCK,
+    SESSION_UNLOCK,
+    SqlIdempotencyRepository,
+    lock_id,
+)
 from adapters.sql.leads import SqlLeadRepository
 from adapters.sql.messages import SqlMessageRepository
 from adapters.sql.payments import SqlPaymentRepository
@@ -63,6 +68,9 @@ class SqlUnitOfWork:
         self.read_only = read_only
         self._connection: Connection | None = None
         self._cx = UnitContext(engine.dialect.name)
+        self._kept_locks: list[int] = []
+        """Session-level advisory locks ``undo_since_claims`` took (PostgreSQL), given
+        back when the unit's transaction ends."""
         self.companies = SqlCompanyRepository(self._cx)
         self.api_keys = SqlApiKeyRepository(self._cx)
         self.catalogs = SqlCatalogRepository(self._cx)
@@ -104,6 +112,7 @@ class SqlUnitOfWork:
         try:
             self.rollback()
         finally:
+            self._give_back_locks()
             self._cx.attach(None)
             self._connection = None
             if connection is not None:
@@ -136,12 +145,53 @@ class SqlUnitOfWork:
                     self._stamp(connection, table_name, company_id, ids, stamp)
             connection.commit()
         touched.clear()
+        self._cx.forget_claims()
+        self._give_back_locks()
 
     def rollback(self) -> None:
         """Discard every change since ``__enter__`` or the last commit."""
         if self._connection is not None:
             self._connection.rollback()
         self._cx.touched.clear()
+        self._cx.forget_claims()
+
+    def undo_since_claims(self) -> None:
+        """SQLite: roll back to the savepoint taken after the claims; the unit holds the
+        database's one write lock all along. PostgreSQL: a claim holds its key by a
+        transaction-scoped advisory lock (``SqlIdempotencyRepository``), so the key is
+        first locked again at session level (one session may hold a lock at both
+        levels), which outlives the rollback; then the unit rolls back and claims the
+        keys afresh, and gives the session locks back when its transaction ends. A
+        second claim of the key meanwhile finds it busy (``in use``), as before. Nothing
+        of this runs on the usual way through a unit, only when it undoes."""
+        connection = self._require_connection()
+        if self._cx.dialect != "postgresql":
+            self._cx.undo_to_claims()
+            self._cx.touched.clear()  # the rows written since are no more
+            return
+        claims = list(self._cx.claims)
+        for record in claims:
+            number = lock_id(record.company_id, record.key)
+            connection.execute(SESSION_LOCK, {"lock_id": number})
+            self._kept_locks.append(number)
+        self.rollback()
+        for record in claims:
+            if self.idempotency.claim(record) is not None:
+                raise RuntimeError("a key held by this unit was claimed by another")
+
+    def _give_back_locks(self) -> None:
+        """Unlock the session-level locks ``undo_since_claims`` took; a connection that
+        cannot is dropped from the pool (its locks end with it). Ends the transaction it
+        ran them in."""
+        if not self._kept_locks or self._connection is None:
+            return
+        numbers, self._kept_locks = self._kept_locks, []
+        try:
+            for number in numbers:
+                self._connection.execute(SESSION_UNLOCK, {"lock_id": number})
+            self._connection.rollback()
+        except Exception:  # the connection is broken; its locks end with it
+            self._connection.invalidate()
 
     def _require_connection(self) -> Connection:
         if self._connection is None:
