@@ -202,7 +202,9 @@ class CustomerRepository(Protocol):
     def list(
         self, company_id: str, page: PageRequest, *, search: str | None = None
     ) -> Page[Customer]:
-        """A page of unmerged customers; ``search`` matches name or email, case-insensitive."""
+        """A page of unmerged customers; ``search`` matches name or email, case-insensitive
+        (the name casefolded, the email lower-cased, each as ``name_key`` and
+        ``normalize_email`` keep them)."""
         ...
 
     def add_portal_link(self, link: PortalLink) -> None:

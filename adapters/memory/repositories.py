@@ -224,12 +224,12 @@ class MemoryCustomerRepository:
     def list(
         self, company_id: str, page: PageRequest, *, search: str | None = None
     ) -> Page[Customer]:
-        needle = search.casefold() if search else None
-
         def keep(c: Customer) -> bool:
             if c.merged_into is not None:
                 return False
-            return needle is None or needle in c.name.casefold() or needle in c.email_key
+            if not search:
+                return True
+            return search.casefold() in c.name.casefold() or search.lower() in c.email_key
 
         return self._t.page(company_id, page, keep, lambda c: c.id)
 

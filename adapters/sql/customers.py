@@ -158,11 +158,12 @@ class SqlCustomerRepository:
     ) -> Page[Customer]:
         where: list[ColumnElement[bool]] = [customers.c.merged_into.is_(None)]
         if search:
-            needle = search.casefold()
+            # Each compared as it is stored: the name casefolded, the email lower-cased
+            # (normalize_email), so "ß" finds "straße@..." in both.
             where.append(
                 or_(
-                    customers.c.name_key.contains(needle, autoescape=True),
-                    customers.c.email_key.contains(needle, autoescape=True),
+                    customers.c.name_key.contains(search.casefold(), autoescape=True),
+                    customers.c.email_key.contains(search.lower(), autoescape=True),
                 )
             )
         return self._cx.keyset_page(customers, company_id, page, where, _customer)

@@ -101,6 +101,21 @@ def test_search_matches_name_or_email_case_insensitively(uow_factory):
         assert [c.id for c in page.items] == [ada.id]
 
 
+def test_a_search_finds_an_email_by_its_own_letters_beyond_ascii(uow_factory):
+    """The email is compared lower-cased as it is stored, not casefolded ("ß" stays "ß")."""
+    hans = f.customer("cmp_a", email="straße@example.de", name="Hans")
+    other = f.customer("cmp_a", email="STRASSE@example.de", name="Other", minutes=1)
+    with uow_factory() as uow:
+        uow.customers.add(hans)
+        uow.customers.add(other)
+        uow.commit()
+    with uow_factory() as uow:
+        page = uow.customers.list("cmp_a", PageRequest(), search="Straße@example.de")
+        assert [c.id for c in page.items] == [hans.id]
+        page = uow.customers.list("cmp_a", PageRequest(), search="strasse@")
+        assert [c.id for c in page.items] == [other.id]
+
+
 def test_updated_since_lists_by_change_ascending(uow_factory, settle):
     a, b, c = (f.customer("cmp_a", minutes=i) for i in range(3))
     for person in (a, b, c):

@@ -173,6 +173,8 @@ def test_a_cursor_continues_with_updated_since_written_at_any_offset(paged: http
 def test_filters_carry_through_the_walk(paged: httpx.Client):
     rows = walk(paged, f"{API}/customers", limit=2, search="row1")
     assert sorted(r["email"] for r in rows) == [f"row1{n}@x.com" for n in range(10)]
+    spaced = walk(paged, f"{API}/customers", limit=2, search="  ROW1 ")  # as typed in a box
+    assert sorted(r["email"] for r in spaced) == [f"row1{n}@x.com" for n in range(10)]
 
 
 # -- updatedSince -----------------------------------------------------------------------

@@ -64,14 +64,17 @@ class CustomerListQuery(PageQuery):
     """Customers, optionally searched."""
 
     search: ShortText | None = field(
-        default=None, metadata={"description": "matches name or email, case-insensitive"}
+        default=None,
+        metadata={
+            "description": "matches name or email, case-insensitive; spaces around it are ignored"
+        },
     )
 
 
 def get_customers(ctx: Context) -> Reply:
     """List and search customers, each with its statistics (two queries for the page)."""
     query: CustomerListQuery = ctx.query
-    search = query.search or None
+    search = (query.search or "").strip() or None
     page = ctx.page_request("customers", {"search": search})
     result = list_customers(ctx.company_id, page, search=search, uow=ctx.deps.read())
     with ctx.deps.read() as uow:
