@@ -145,7 +145,10 @@ def dispute_won(
     if dispute.id not in ledger or not is_dispute(dispute):
         raise LedgerRuleViolation(f"Entry {dispute.id} is not a dispute on this booking.")
     if dispute.id in ledger.reversed_ids:
-        raise LedgerRuleViolation(f"Dispute {dispute.id} was already put back in full.")
+        raise LedgerRuleViolation(
+            f"Dispute {dispute.id} was already put back in full "
+            f"({-dispute.amount_cents} cents came back)."
+        )
     _processor_amount(returned_cents, "returned_cents")
     disputed_cents = -dispute.amount_cents
     left = disputed_cents - ledger.returned_on(dispute)

@@ -271,7 +271,10 @@ def land_processor_event(event: ProcessorEvent, *, uow: UnitOfWork, clock: Clock
                 at=at,
             )
         case CardDisputeWon():
-            dispute = ledger.find_open_dispute(event.payment_ref, tip=event.tip)
+            # A dispute put back in full already is named as such (``dispute_won``).
+            dispute = ledger.find_open_dispute(
+                event.payment_ref, tip=event.tip
+            ) or ledger.find_dispute(event.payment_ref, tip=event.tip)
             if dispute is None:
                 raise NotFoundError("dispute", event.payment_ref)
             entry = dispute_won(

@@ -132,7 +132,10 @@ def test_a_tip_puts_back_a_disputed_tip_which_is_then_closed() -> None:
     assert ledger.find_open_dispute("pi_t", tip=True) is None
     assert ledger.tips_cents == 1_200
     with pytest.raises(
-        LedgerRuleViolation, match=exactly(f"Dispute {disputed.id} was already put back in full.")
+        LedgerRuleViolation,
+        match=exactly(
+            f"Dispute {disputed.id} was already put back in full (1200 cents came back)."
+        ),
     ):
         dispute_won(ledger, disputed, entry_id=_id(), returned_cents=1_200, at=AT)
 

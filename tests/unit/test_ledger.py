@@ -911,8 +911,10 @@ def test_card_processor_events_land_in_the_ledger(
     assert ledger.tips_cents == 1_500
     assert uow.commits == 7
 
+    with pytest.raises(LedgerRuleViolation, match=r"already put back in full \(8000 cents"):
+        apply(CardDisputeWon(returned_cents=1, **common))  # named, not "no such dispute"
     with pytest.raises(NotFoundError):
-        apply(CardDisputeWon(returned_cents=8_000, **common))
+        apply(CardDisputeWon(returned_cents=8_000, **{**common, "payment_ref": "pi_unknown"}))
     with pytest.raises(NotFoundError):
         apply(CardMoneyRefunded(amount_cents=1, **{**common, "payment_ref": "pi_unknown"}))
     assert uow.commits == 7
