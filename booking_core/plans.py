@@ -243,7 +243,9 @@ def extend_plan(
 
     The rhythm continues from the last visit that is not cancelled (its ``planned_start``,
     so a visit moved alone does not move the plan); the crew, address, selection and notes
-    are the last visit's; each new visit is priced ``Visit.LATER``.
+    are the last visit's; each new visit is priced ``Visit.LATER``. A date of the rhythm
+    that a visit of the plan not cancelled was moved onto gets no second visit: that
+    one takes its place (its index stays unused).
     """
     require_aware(at, "at")
     if not visits or visits[0].plan_id is None:
@@ -251,8 +253,9 @@ def extend_plan(
     if any(v.plan_id != visits[0].plan_id for v in visits):
         raise ValueError("extend_plan takes the visits of one plan")
     last = max(visits, key=lambda v: v.visit_index)
-    kept = [v for v in visits if v.status is not BookingStatus.CANCELLED] or [last]
-    anchor = max(kept, key=lambda v: v.visit_index)
+    live = [v for v in visits if v.status is not BookingStatus.CANCELLED]
+    anchor = max(live or [last], key=lambda v: v.visit_index)
+    taken = {start.astimezone(anchor.zone).date() for v in live for start, _ in v.day_blocks()}
     ends_on = plan_ends_on(visits)
     order = order_of(last)
     added: list[Booking] = []
@@ -271,6 +274,8 @@ def extend_plan(
             visit_index=index,
             details={"planExtension": True},
         )
+        if any(start.astimezone(anchor.zone).date() in taken for start, _ in visit.day_blocks()):
+            continue  # a visit of the plan was moved onto this date already
         added.append(attrs.evolve(visit, plan_ends_on=ends_on))
     return distinct_codes(added, rng=rng)
 

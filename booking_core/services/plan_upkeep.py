@@ -103,6 +103,7 @@ def _extend_one(
     with uow_factory() as uow:
         visits = uow.bookings.of_plan(company_id, plan_id)
         catalog = uow.catalogs.get(company_id)
+        first = min(visits, key=lambda v: v.visit_index)
         last = max(visits, key=lambda v: v.visit_index)
         frequency = catalog.frequencies_by_slug.get(last.frequency_slug)
         if frequency is None:
@@ -117,7 +118,9 @@ def _extend_one(
             visit
             for visit in plans.extend_plan(
                 visits,
-                plans.plan_horizon_end(visits[0].start, at, last.zone),
+                # From the first visit's place in the rhythm: a first visit moved alone
+                # (months ahead, say) does not move the horizon.
+                plans.plan_horizon_end(first.planned_start or first.start, at, last.zone),
                 interval_days=frequency.interval_days,
                 price_visit=catalog_pricer(terms, order_of(last), at=at),
                 at=at,

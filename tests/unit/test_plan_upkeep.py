@@ -5,7 +5,7 @@ counted in the company's local days across DST changes."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import UTC, datetime, time, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -23,6 +23,7 @@ from booking_core.customers import Address
 from booking_core.demo import demo_catalog
 from booking_core.drive import TableDriveTime
 from booking_core.errors import CouponRejected, UnknownCatalogItem
+from booking_core.plans import RescheduleScope
 from booking_core.pricing import DiscountKind
 from booking_core.services import companies, scheduling
 from booking_core.services.plan_upkeep import extend_plans
@@ -336,3 +337,23 @@ def test_visits_whose_start_passed_while_runs_were_missed_are_not_made(world):
     assert len(new) == added > 0
     assert all(visit.start > world.clock.now() for visit in new)
     assert new[0].start - world.clock.now() <= timedelta(days=7)  # the next one is made
+
+
+def test_moving_the_first_visit_months_ahead_does_not_move_the_plans_horizon(world):
+    first = world.book(at_local(NOW + timedelta(days=3), 11))  # Thursday 2026-11-26
+    plan_id = first[0].plan_id
+    with world.uow() as unit:  # a fresh plan's last visit: 7 weeks after the first
+        assert max(v.visit_index for v in unit.bookings.of_plan(world.company.id, plan_id)) == 7
+    scheduling.reschedule_booking(
+        world.company.id,
+        first[0].id,
+        at_local(NOW + timedelta(days=101), 11),  # Thursday 2027-03-04
+        RescheduleScope.THIS,
+        uow=world.uow(),
+        clock=world.clock,
+        drive=DRIVE,
+    )
+    world.clock.advance(timedelta(days=7))
+    assert world.extend() == [(plan_id, 1, None)]  # one week on, one more visit
+    visits = world.plan(plan_id)
+    assert max(v.local_start for v in visits if v.visit_index > 0).date() == date(2027, 1, 21)

@@ -872,3 +872,18 @@ def test_changes_of_one_plan_keep_the_plan_id():
     moved = _move(visits, 0, local(2026, 3, 4, 9), RescheduleScope.THIS_AND_FUTURE)
     assert {v.plan_id for v in moved} == {visits[0].plan_id}
     assert all(attrs.evolve(v, version=1) != v for v in moved)
+
+
+def test_extend_makes_no_second_visit_on_a_date_a_visit_of_the_plan_was_moved_onto():
+    visits = weekly()  # Tuesdays 09:00, indexes 0-7, the last on 2026-04-21
+    moved = reschedule(
+        visits, visits[2].id, local(2026, 5, 5, 14), RescheduleScope.THIS, at=AT, cutoff_hours=24
+    )
+    kept = [*visits[:2], *moved, *visits[3:]]
+    added = _extend(kept, local(2026, 5, 20))
+    assert [(v.visit_index, v.local_start) for v in added] == [
+        (8, local(2026, 4, 28, 9)),
+        (10, local(2026, 5, 12, 9)),  # 2026-05-05 is the moved visit's: index 9 stays unused
+        (11, local(2026, 5, 19, 9)),
+    ]
+    assert _extend([*kept, *added], local(2026, 5, 20)) == []
