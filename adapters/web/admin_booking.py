@@ -1,8 +1,11 @@
 """One booking for the owner and dispatchers: ``/admin/bookings/{id}`` (an id or a human
 code) shows the customer, address, selection, price, what was paid (the ledger's paid
 total and tips), crew, status and activity log, with the admin's actions as POST forms:
-start, complete, cancel (with the API's scopes) and reschedule (a new local date and
-time, a scope, optionally another crew member).
+start, complete, cancel (with the API's scopes), reschedule (a new local date and
+time, a scope, optionally another crew member) and record a payment or tip received by
+hand (cash, check, bank transfer, other: ``POST /payments``'s rules, its
+``payment.recorded`` event; a random token in the form is the write's idempotency key,
+so a double submit records once).
 
 Every action goes through the domain's use cases with the admin-grade rules of the API
 (``crew_member_id=None``; a reschedule is checked against real availability with the
@@ -14,6 +17,7 @@ the 404 page, as an id that never existed.
 from __future__ import annotations
 
 import re
+import secrets
 from collections.abc import Callable, Sequence
 from datetime import date, datetime, time
 from zoneinfo import ZoneInfo
@@ -22,11 +26,15 @@ from attrs import frozen
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from adapters.http import idempotency
+from adapters.http.errors import ApiError
 from adapters.web.calendar import calendar_href, read_date, service_name
 from adapters.web.crew import STATUS_LABELS
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, crew_named, page, roster_names
+from adapters.web.setup_forms import FieldErrors
+from adapters.web.setup_forms import money as read_money
 from adapters.web.time_text import clock_range, clock_time, moment
 from booking_core import plans
 from booking_core.bookings import (
@@ -42,6 +50,7 @@ from booking_core.catalog import FeeKind
 from booking_core.crew import CrewMember
 from booking_core.errors import (
     ConflictError,
+    DomainError,
     InvalidTransition,
     PriceNotConfirmed,
     RuleViolation,
@@ -49,8 +58,9 @@ from booking_core.errors import (
     SlotUnavailable,
     ValidationFailed,
 )
+from booking_core.ledger import MAX_NOTE_CHARS, Kind, Method
 from booking_core.pricing import LineKind, PriceBreakdown
-from booking_core.services.payments import booking_totals
+from booking_core.services.payments import RecordPayment, booking_totals, record_payment
 from booking_core.services.scheduling import (
     active_crew,
     cancel_booking,
@@ -71,6 +81,14 @@ RESCHEDULE_SCOPES = {
     plans.RescheduleScope.THIS: "This visit only",
     plans.RescheduleScope.THIS_AND_FUTURE: "This visit and the later visits (same shift)",
 }
+PAYMENT_KINDS = {Kind.PAYMENT: "Payment", Kind.TIP: "Tip"}
+PAYMENT_METHODS = {
+    Method.CASH: "Cash",
+    Method.CHECK: "Check",
+    Method.BANK_TRANSFER: "Bank transfer",
+    Method.OTHER: "Other",
+}
+"""What the payment form records: money received by hand (``ledger.HAND_METHODS``)."""
 CHANGED_MEANWHILE = "The booking changed meanwhile; here it is as it is now. Try again."
 
 
@@ -200,6 +218,7 @@ class Forms:
     """A move's price change (``price_change``), shown for the admin to confirm first."""
     cancel_confirm: str | None = None
     """What a cancel of several visits takes away, shown for the admin to confirm first."""
+    payment_alert: str | None = None
 
 
 def _load(visit: Visit) -> Booking:
@@ -241,8 +260,15 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         "reason": "",
         "confirm": "",
         "fold": "",
+        "pay_kind": Kind.PAYMENT.value,
+        "pay_amount": "",
+        "pay_method": Method.CASH.value,
+        "pay_note": "",
         **forms.values,
     }
+    # A fresh token per form shown: the payment's idempotency key (a resubmit replays).
+    values["pay_token"] = forms.values.get("pay_token") or secrets.token_urlsafe(18)
+    due = booking.price.total_cents - totals.paid_cents
     # A time the clocks show twice that night: the form asks which (kept once chosen).
     folds = _start_of(values, booking, {})[1] if "date" in forms.values else []
     return visit.render(
@@ -259,6 +285,11 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         price=price_rows(booking),
         paid=money(totals.paid_cents),
         tips=money(totals.tips_cents),
+        due=money(due) if due > 0 and booking.status is not BookingStatus.CANCELLED else "",
+        payment_kinds=PAYMENT_KINDS,
+        payment_methods=PAYMENT_METHODS,
+        note_limit=MAX_NOTE_CHARS,
+        payment_alert=forms.payment_alert,
         activity=[activity_line(entry, zone) for entry in reversed(booking.activity)],
         can_start=scheduled,
         can_complete=completion_problem(booking, now) is None,
@@ -546,8 +577,84 @@ def reschedule(visit: Visit) -> Response:
     return render_booking(visit, booking, Forms(values, errors), status=422)
 
 
+def record(visit: Visit) -> Response:
+    """``POST /admin/bookings/{ref}/payment``: a payment or tip received by hand."""
+    booking = _load(visit)
+    values = {
+        "pay_kind": visit.field("pay_kind"),
+        "pay_amount": visit.field("pay_amount").strip(),
+        "pay_method": visit.field("pay_method"),
+        "pay_note": visit.field("pay_note").strip(),
+        "pay_token": visit.field("pay_token").strip(),
+    }
+    errors = FieldErrors()
+    kinds = {kind.value: kind for kind in PAYMENT_KINDS}
+    methods = {method.value: method for method in PAYMENT_METHODS}
+    kind = kinds.get(values["pay_kind"])
+    if kind is None:
+        errors.add("pay_kind", "Choose a payment or a tip.")
+    method = methods.get(values["pay_method"])
+    if method is None:
+        errors.add("pay_method", "Choose how the money came in.")
+    cents = read_money(errors, "pay_amount", values["pay_amount"], low=1)
+    if len(values["pay_note"]) > MAX_NOTE_CHARS:
+        errors.add("pay_note", f"At most {MAX_NOTE_CHARS:,} characters.")
+    if not values["pay_token"] or len(values["pay_token"]) > 64:
+        values["pay_token"] = ""  # a form not from this page: a fresh one is shown
+        errors.add("pay_amount", "The form was out of date; check it and record again.")
+    if errors or kind is None or method is None:
+        return render_booking(visit, booking, Forms(values, dict(errors)), status=422)
+    company = visit.signed_in_company
+    deps = visit.deps
+    body = {"kind": kind.value, "amountCents": cents, "method": method.value,
+            "note": values["pay_note"]}  # fmt: skip
+    gate = idempotency.Gate.of(
+        company.id,
+        f"admin-payment:{values['pay_token']}",
+        "POST",
+        f"/admin/bookings/{booking.id}/payment",
+        body,
+        deps.clock.now(),
+    )
+
+    def work(unit: object) -> idempotency.Answer:
+        entry = record_payment(
+            RecordPayment(
+                company_id=company.id,
+                booking_id=booking.id,
+                kind=kind,
+                amount_cents=cents,
+                method=method,
+                note=values["pay_note"],
+            ),
+            uow=unit,  # type: ignore[arg-type]
+            clock=deps.clock,
+        )
+        return idempotency.Answer(201, entry.id.encode())
+
+    def refused(error: Exception) -> idempotency.Answer:
+        if isinstance(error, DomainError) and not isinstance(error, ConflictError):
+            return idempotency.Answer(422, str(error).encode())
+        raise error
+
+    try:
+        answer = idempotency.run_once(deps.uow, gate, work, refused)
+    except ApiError:  # the same form sent again while the first is still being recorded
+        alert = "This payment is being recorded; reload the page in a moment."
+        return render_booking(visit, _load(visit), Forms(values, {}, payment_alert=alert), 409)
+    except ConflictError:
+        forms = Forms(values, {}, payment_alert=CHANGED_MEANWHILE)
+        return render_booking(visit, _load(visit), forms, status=409)
+    if answer.status != 201:
+        alert = f"Not recorded: {answer.body.decode()}"
+        return render_booking(visit, booking, Forms(values, {}, payment_alert=alert), 422)
+    what = "Tip" if kind is Kind.TIP else "Payment"
+    flash = f"{what} of {money(cents)} ({PAYMENT_METHODS[method].lower()}) recorded."
+    return visit.redirect(f"/admin/bookings/{booking.id}", flash=flash)
+
+
 def routes(deps: WebDeps) -> list[BaseRoute]:
-    """The booking's page and its four actions."""
+    """The booking's page and its actions."""
     post = ("POST",)
     return [
         page("/admin/bookings/{ref}", deps, booking_page, roles=ADMINS),
@@ -556,4 +663,5 @@ def routes(deps: WebDeps) -> list[BaseRoute]:
         page("/admin/bookings/{ref}/undo-start", deps, undo_start, methods=post, roles=ADMINS),
         page("/admin/bookings/{ref}/cancel", deps, cancel, methods=post, roles=ADMINS),
         page("/admin/bookings/{ref}/reschedule", deps, reschedule, methods=post, roles=ADMINS),
+        page("/admin/bookings/{ref}/payment", deps, record, methods=post, roles=ADMINS),
     ]

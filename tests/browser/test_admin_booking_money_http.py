@@ -68,3 +68,40 @@ def test_the_booking_page_shows_paid_and_tips_in_dollars(site: Site):
     )
     later = page()
     assert (shown(later, "Paid"), shown(later, "Tips")) == ("$1,230.00", "$5.00")
+
+
+def test_the_office_records_a_payment_by_hand_once_however_often_the_form_is_sent(site: Site):
+    job = site.crew_job()
+    booking = job.booking
+    owner = site.user(job.company, Role.OWNER)
+    path = f"/admin/bookings/{booking.id}"
+    cash = {"pay_kind": "PAYMENT", "pay_amount": "$123.45", "pay_method": "CASH",
+            "pay_note": "Paid at the door", "pay_token": "form-1"}  # fmt: skip
+    tip = {**cash, "pay_kind": "TIP", "pay_amount": "5", "pay_method": "OTHER", "pay_token": "t2"}
+    answers = fetch(
+        site,
+        booking.start + timedelta(hours=3),
+        *signing_in(owner.email),
+        ("GET", path, {}),
+        ("POST", f"{path}/payment", cash),
+        ("POST", f"{path}/payment", cash),  # a double click: the same form again
+        ("POST", f"{path}/payment", {**cash, "pay_amount": "12,50", "pay_token": "t3"}),
+        ("POST", f"{path}/payment", tip),
+        ("GET", path, {}),
+    )
+    before, first, again, wrong, tipped, after = answers[2:]
+    total = booking.price.total_cents
+    assert f"Still to pay: ${total // 100:,}.{total % 100:02d}" in before.text
+    assert first.status_code == 303
+    assert again.status_code == 303
+    assert wrong.status_code == 422
+    assert "Write the amount as digits with at most two decimals" in wrong.text
+    assert 'value="12,50"' in wrong.text  # what was typed is kept
+    assert tipped.status_code == 303
+    assert (shown(after.text, "Paid"), shown(after.text, "Tips")) == ("$123.45", "$5.00")
+    with site.container.uow() as uow:
+        entries = uow.payments.for_booking(job.company.id, booking.id)
+    assert sorted((e.kind, e.method, e.amount_cents, e.note) for e in entries) == [
+        (Kind.PAYMENT, Method.CASH, 12_345, "Paid at the door"),
+        (Kind.TIP, Method.OTHER, 500, "Paid at the door"),
+    ]
