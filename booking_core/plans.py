@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -506,16 +506,20 @@ def reschedule(
     if errors := reschedule_errors(new_start, crew_ids, zone=zone, at=at):
         raise ValidationFailed(errors)
     require_scheduled(target, "reschedule")
-    shift = local_wall(new_start, zone) - local_wall(target.start, zone)
+    times = {local_wall(v.planned_start or v.start, zone).time() for v in visits}
+    shift = local_wall(new_start, zone) - _meant_wall(target.start, zone, times)
     moving = [target]
     if scope is RescheduleScope.THIS_AND_FUTURE:
         moving += [v for v in later if _not_begun(v, at)]
     changed = []
     for visit in moving:
-        start = new_start.astimezone(UTC) if visit is target else _shifted(visit.start, shift, zone)
+        if visit is target:
+            start = new_start.astimezone(UTC)
+        else:
+            start = _shifted(visit.start, shift, zone, times)
         planned = visit.planned_start
         if planned is not None and scope is RescheduleScope.THIS_AND_FUTURE:
-            planned = _shifted(planned, shift, zone)
+            planned = _shifted(planned, shift, zone, times)
         crew = tuple(crew_ids) if crew_ids is not None else visit.crew_ids
         if start == visit.start and crew == visit.crew_ids and planned == visit.planned_start:
             continue
@@ -577,7 +581,22 @@ def moved_price(visit: Booking, start: datetime, catalog: Catalog) -> PriceBreak
     return redated(visit.price, catalog, new_date)
 
 
-def _shifted(instant: datetime, shift: timedelta, zone: ZoneInfo) -> datetime:
-    """``instant`` moved by ``shift`` of wall-clock time in ``zone``."""
-    moved = local_wall(instant, zone) + shift
+def _meant_wall(instant: datetime, zone: ZoneInfo, times: Collection[time]) -> datetime:
+    """The wall-clock reading a visit at ``instant`` stands for: one of the plan's times of
+    day (``times``) when a DST gap pushed it on (02:30 shown as 03:30 on the night the
+    clocks spring forward), else its own reading."""
+    local = local_wall(instant, zone)
+    for meant in sorted(times):
+        if meant != local.time() and wall_clock_instant(local.date(), meant, zone) == instant:
+            return datetime.combine(local.date(), meant)
+    return local
+
+
+def _shifted(
+    instant: datetime, shift: timedelta, zone: ZoneInfo, times: Collection[time] = ()
+) -> datetime:
+    """``instant`` moved by ``shift`` of wall-clock time in ``zone``, from the reading it
+    stands for (``_meant_wall``), so a visit a DST gap had pushed on lands at the plan's
+    new time of day with the others."""
+    moved = _meant_wall(instant, zone, times) + shift
     return wall_clock_instant(moved.date(), moved.time(), zone)

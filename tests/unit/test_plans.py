@@ -887,3 +887,16 @@ def test_extend_makes_no_second_visit_on_a_date_a_visit_of_the_plan_was_moved_on
         (11, local(2026, 5, 19, 9)),
     ]
     assert _extend([*kept, *added], local(2026, 5, 20)) == []
+
+
+def test_a_this_and_future_move_takes_a_visit_a_dst_gap_had_pushed_to_the_new_time_too():
+    before = AT - timedelta(days=1)
+    visits = booked(order("weekly"), start=local(2026, 3, 1, 2, 30), at=before)  # Sundays
+    assert visits[1].local_start.time() == time(3, 30)  # 2026-03-08: 02:30 does not exist
+    moved = reschedule(
+        visits, visits[0].id, local(2026, 3, 2, 3), RescheduleScope.THIS_AND_FUTURE,
+        at=before, cutoff_hours=24,
+    )  # fmt: skip
+    assert len(moved) == len(visits)
+    assert {(v.local_start.weekday(), v.local_start.time()) for v in moved} == {(0, time(3))}
+    assert {local_wall(v.planned_start, NY).time() for v in moved if v.planned_start} == {time(3)}
