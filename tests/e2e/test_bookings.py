@@ -807,6 +807,9 @@ def test_cancel_scopes_on_a_plan(shop: Shop, client: httpx.Client, tuesday: date
     assert response.status_code == 200, response.text
     assert [v["id"] for v in response.json()["data"]] == ids[6:]
     assert statuses() == ["scheduled", "cancelled"] + ["scheduled"] * 4 + ["cancelled"] * 2
+    # The plan's end is shown on the visits the cancel changed, left unset on the others.
+    assert {v["planEndsOn"] for v in response.json()["data"]} == {after}
+    assert fetch(client, ids[5])["planEndsOn"] is None
 
     # This and future from visit 3: visits 3 to 5 go; 0 and 2 stay. The last visit, already
     # cancelled, is neither changed nor listed.

@@ -4,7 +4,7 @@ with their activity, as made, as cancelled and as moved."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import datetime
+from datetime import date, datetime
 
 from attrs import field, frozen
 
@@ -83,6 +83,15 @@ class BookingView:
     notes: str
     plan_id: str | None
     visit_index: Count
+    plan_ends_on: date | None = field(
+        metadata=schema(
+            description="The plan's last date once it was ended (a cancel with scope "
+            "this_and_future or plan_after), on the visits that cancel changed: those "
+            "cancelled and the plan's last visit left scheduled. Null on the visits before "
+            "the end, which it left alone, and on a plan not ended: the plan's end is that "
+            "of any of its visits that carries one."
+        )
+    )
     group_id: str | None
     quote_id: str | None
     tracking_url: Url
