@@ -906,7 +906,7 @@ def _fee_values(fee: FeeDraft | None) -> dict[str, str]:
 
 def _fee_dates(errors: FieldErrors, text: str) -> tuple[date, ...]:
     days: list[date] = []
-    for entry in items(text):
+    for entry in items(text, spaces=True):
         try:
             if not ISO_DATE.match(entry):
                 raise ValueError(entry)
@@ -917,7 +917,7 @@ def _fee_dates(errors: FieldErrors, text: str) -> tuple[date, ...]:
 
 
 def _fee_zips(errors: FieldErrors, text: str) -> tuple[str, ...]:
-    zips = items(text)
+    zips = items(text, spaces=True)
     for entry in zips:
         if not ZIP.match(entry):
             errors.add("zips", f"{entry!r} is not a 5-digit US zip code.")

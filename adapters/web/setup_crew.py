@@ -356,7 +356,7 @@ def member_form(visit: Visit) -> Response:
             id=current.id if current else None,
             name=values["name"].strip(),
             home_zip=values["home_zip"].strip(),
-            service_areas=items(values["service_areas"]),
+            service_areas=items(values["service_areas"], spaces=True),
             excluded_service_ids=excluded,
             working_hours=tuple(hours),
             time_off=tuple(time_off),

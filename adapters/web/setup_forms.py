@@ -197,6 +197,9 @@ def stale(form: Mapping[str, str], stored: Mapping[str, str]) -> bool:
     return shown is not None and shown != fingerprint(stored)
 
 
-def items(text: str) -> tuple[str, ...]:
-    """Entries written one a line or separated by commas, blanks left out."""
-    return tuple(part.strip() for part in re.split(r"[,\n]", text) if part.strip())
+def items(text: str, *, spaces: bool = False) -> tuple[str, ...]:
+    """Entries written one a line or separated by commas, blanks left out; with
+    ``spaces``, separated by spaces too (entries that hold none: zips, dates)."""
+    return tuple(
+        part.strip() for part in re.split(r"[,\s]" if spaces else r"[,\n]", text) if part.strip()
+    )

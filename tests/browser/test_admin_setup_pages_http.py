@@ -321,3 +321,25 @@ def test_a_fee_with_nothing_to_apply_by_says_what_to_tick_or_write(
     assert page.status_code == 422
     assert field_error(page, field) == text
     assert field_error(page, "name") == "Required."
+
+
+def test_a_crew_members_zips_may_be_separated_by_spaces_commas_or_lines(
+    site: Site, shop: Company, owner: httpx.Client
+):
+    page = post(
+        owner,
+        "/admin/crew/new",
+        {
+            "name": "Sam Lee",
+            "home_zip": "11201",
+            "service_areas": "11201 11215  10003,10001\n10002",
+            "time_off": "",
+            "day_1": "09:00-18:00",
+            "active": "on",
+        },
+    )
+
+    assert page.status_code == 303, page.text
+    with site.container.uow() as uow:
+        [sam] = scheduling.active_crew(uow, shop.id)
+    assert sorted(sam.service_areas) == ["10001", "10002", "10003", "11201", "11215"]
