@@ -280,6 +280,13 @@ def extend_plan(
     return distinct_codes(added, rng=rng)
 
 
+def next_visit(visits: Sequence[Booking], after: datetime) -> Booking | None:
+    """The plan's earliest visit still scheduled and starting after ``after``, if any: what
+    a customer whose one visit was cancelled still has booked."""
+    later = [v for v in visits if v.status is BookingStatus.SCHEDULED and v.start > after]
+    return min(later, key=lambda v: (v.start, v.id), default=None)
+
+
 def days_past_interval(days: int, interval_days: int | None) -> str | None:
     """Why a job of ``days`` days cannot be a plan repeating every ``interval_days`` days
     (its visits would overlap), or None when it can (or the job does not repeat)."""

@@ -32,6 +32,7 @@ from adapters.web.deps import WebDeps
 from adapters.web.pages import Handler, Visit, crew_named
 from adapters.web.setup_catalog import minutes_text
 from adapters.web.time_text import clock_time, zoned_range
+from booking_core import plans
 from booking_core.availability import Slot
 from booking_core.bookings import Booking, BookingStatus, tracking_active
 from booking_core.companies import Company
@@ -160,10 +161,17 @@ def _render_track(
     now = visit.deps.clock.now()
     changeable = self_service.can_change(company, booking, now)
     closed = booking.status is BookingStatus.SCHEDULED and not changeable
+    going_on = ""  # a plan's visit cancelled alone: when the plan's next visit is
+    if booking.status is BookingStatus.CANCELLED and booking.plan_id:
+        with visit.deps.reader() as uow:
+            kept = plans.next_visit(uow.bookings.of_plan(company.id, booking.plan_id), now)
+        if kept is not None:
+            going_on = long_date(kept.local_start.date())
     return visit.render(
         "track.html",
         status=status,
         can_change=changeable,
+        next_visit=going_on,
         closed_message=self_service.closed_message(company) if closed else "",
         alert=alert,
         **_facts(visit, company, booking),

@@ -26,6 +26,7 @@ from email.utils import formataddr
 import attrs
 from attrs import define, frozen
 
+from booking_core import plans
 from booking_core.bookings import ActivityKind, Booking, BookingStatus, tracking_url
 from booking_core.companies import Company
 from booking_core.customers import Customer, merge_survivor
@@ -338,6 +339,11 @@ def booking_cancelled(notices: Notices, event: Event) -> Message | None:
     cancelled = _last_detail(booking, ActivityKind.CANCELLED)
     if cancelled.get("scope") not in (None, CancelScope.THIS) and booking.plan_id:
         booking = _first_cancelled_with(notices, booking)
+    kept = None  # one visit of a plan cancelled alone: the plan goes on
+    if cancelled.get("scope") in (None, CancelScope.THIS) and booking.plan_id:
+        kept = plans.next_visit(
+            notices.uow.bookings.of_plan(booking.company_id, booking.plan_id), notices.at
+        )
     return _to_customer(
         notices,
         notices.uow.companies.get(event.company_id),
@@ -346,6 +352,7 @@ def booking_cancelled(notices: Notices, event: Event) -> Message | None:
         dedupe_key=f"booking.cancelled:{_change_key(booking, event)}",
         extra={
             "later_visits_cancelled": cancelled.get("scope") not in (None, CancelScope.THIS),
+            "next_visit": when(kept.start, kept) if kept is not None else "",
             "reason": booking.cancel_reason or "",
         },
     )

@@ -170,9 +170,10 @@ class Site:
             SelectedItem("ext_windows", 4),
         ),
         parameters: tuple[SelectedItem, ...] = PARAMETERS,
+        frequency: str = "one_time",
     ) -> Booking:
         """A job some days ahead at the first (or ``latest``: last) open start, with
-        parameters, extras and access notes."""
+        parameters, extras and access notes (of a plan: its first visit)."""
         container = self.container
         zone = ZoneInfo(company.timezone)
         day = container.clock.now().astimezone(zone).date() + timedelta(days=days_ahead)
@@ -194,7 +195,7 @@ class Site:
             scheduling.CreateBooking(
                 company_id=company.id,
                 service_id="svc_standard_clean",
-                frequency_slug="one_time",
+                frequency_slug=frequency,
                 start=start,
                 customer=scheduling.CustomerDetails(name=name, email=email),
                 address=Address(

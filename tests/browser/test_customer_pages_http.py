@@ -9,16 +9,20 @@ import secrets
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import attrs
 import httpx
 import pytest
 
+from adapters.web.admin_booking import long_date
 from booking_core.bookings import Booking, BookingStatus
 from booking_core.clock import FixedClock
 from booking_core.companies import RESERVED_SLUGS, SLUG_PATTERN
 from booking_core.customers import Address
 from booking_core.events import EventType
+from booking_core.plans import CancelScope
 from booking_core.pricing import Selection
 from booking_core.quotes import ManualLine, Quote, QuoteStatus, public_url
+from booking_core.services import scheduling
 from booking_core.services.customers import CreateCustomer, create_customer
 from booking_core.services.quotes import CreateQuote, create_quote
 from booking_core.services.setup import UpdateCompanySettings, update_company_settings
@@ -632,3 +636,44 @@ def test_every_field_of_the_details_step_is_described_only_by_what_is_on_the_pag
     assert refused.status_code == 422, refused.text
     assert 'aria-describedby="email-hint email-error"' in refused.text
     assert dangling(refused.text) == set()
+
+
+@pytest.mark.parametrize("email", ["hello@brightside.example", None])
+def test_a_zip_no_one_serves_says_how_to_reach_the_company(site: Site, email: str | None):
+    job = site.crew_job()
+    with site.container.uow() as uow:
+        uow.companies.save(attrs.evolve(job.company, notify_email=email))
+        uow.commit()
+    answer = get(
+        site, job.booking.start - timedelta(days=2), f"/{job.company.slug}/book?zip=90210&step=date"
+    )
+    assert answer.status_code == 200, answer.text
+    assert "There are no open times in the next three weeks for this job in 90210." in answer.text
+    assert "Please call us" not in answer.text
+    if email:
+        assert f'<a href="mailto:{email}">{email}</a> to find a time.' in answer.text
+    else:
+        assert f"Try another zip code, or call or email {job.company.name}." in answer.text
+
+
+def test_a_plans_visit_cancelled_alone_says_when_the_next_visit_is(site: Site):
+    job = site.crew_job()
+    first = site.book(
+        job.company, job.customer_email, "Grace Hopper", days_ahead=3, frequency="weekly"
+    )
+    scheduling.cancel_booking(
+        job.company.id, first.id, CancelScope.THIS, uow=site.container.uow(),
+        clock=site.container.clock,
+    )  # fmt: skip
+    page = get(site, first.start - timedelta(days=2), track(job, first)).text
+    week_on = long_date(first.local_start.date() + timedelta(days=7))
+    assert f"This visit is cancelled. Your other visits stay booked: the next is on {week_on}." in (
+        page
+    )
+    scheduling.cancel_booking(
+        job.company.id, job.booking.id, CancelScope.THIS, uow=site.container.uow(),
+        clock=site.container.clock,
+    )  # fmt: skip
+    alone = get(site, first.start - timedelta(days=2), track(job)).text
+    assert "This visit is cancelled." in alone
+    assert "other visits" not in alone  # a one-time job: no plan goes on

@@ -212,6 +212,24 @@ def test_a_plans_cancellation_notice_names_the_first_visit_it_cancelled(
     assert "The later visits of your plan are cancelled too." in notice.text
 
 
+def test_one_visit_of_a_plan_cancelled_alone_says_the_plan_goes_on_and_when(world: World):
+    visits = world.book(tuesday_at(9, weeks=1), "weekly")
+    world.worker.run_once()
+    world.cancel(visits[1].id, CancelScope.THIS)
+    world.worker.run_once()
+    (notice,) = world.sent(MessageKind.BOOKING_CANCELLED)
+    assert notice.subject_id == visits[1].id
+    assert "The later visits of your plan are cancelled too." not in notice.text
+    assert (  # the earliest visit still booked: the first, a week before the one cancelled
+        "Only this visit is cancelled: your other visits stay booked. "
+        "The next is on Tuesday, December 1, 2026 at 9:00 AM."
+    ) in notice.text
+    (one_time,) = world.book(tuesday_at(14, weeks=2), email="once@example.com")
+    world.cancel(one_time.id, CancelScope.THIS)
+    world.worker.run_once()
+    assert "Only this visit" not in world.sent(MessageKind.BOOKING_CANCELLED)[-1].text
+
+
 def test_a_customer_merged_twice_is_written_to_at_the_last_survivor(world: World):
     (made,) = world.book(tuesday_at(9))
     middle = factories.customer(world.company.id, "middle@example.com")
