@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 import random
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import UTC, date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -280,6 +280,15 @@ def extend_plan(
     return distinct_codes(added, rng=rng)
 
 
+def cancelled_alone(visit: Booking) -> bool:
+    """Whether ``visit`` is a plan's visit cancelled on its own (scope ``this``), so the
+    plan goes on, rather than with the later visits or by ending the plan."""
+    if visit.plan_id is None or visit.status is not BookingStatus.CANCELLED:
+        return False
+    cancels = [a for a in visit.activity if a.kind is ActivityKind.CANCELLED]
+    return bool(cancels) and cancels[-1].details.get("scope") in (None, CancelScope.THIS)
+
+
 def next_visit(visits: Sequence[Booking], after: datetime) -> Booking | None:
     """The plan's earliest visit still scheduled and starting after ``after``, if any: what
     a customer whose one visit was cancelled still has booked."""
@@ -513,8 +522,9 @@ def reschedule(
     if errors := reschedule_errors(new_start, crew_ids, zone=zone, at=at):
         raise ValidationFailed(errors)
     require_scheduled(target, "reschedule")
-    times = {local_wall(v.planned_start or v.start, zone).time() for v in visits}
-    shift = local_wall(new_start, zone) - _meant_wall(target.start, zone, times)
+    shift = local_wall(new_start, zone) - _meant_wall(
+        target.start, zone, _rhythm_time(visits, target)
+    )
     moving = [target]
     if scope is RescheduleScope.THIS_AND_FUTURE:
         moving += [v for v in later if _not_begun(v, at)]
@@ -523,10 +533,10 @@ def reschedule(
         if visit is target:
             start = new_start.astimezone(UTC)
         else:
-            start = _shifted(visit.start, shift, zone, times)
+            start = _shifted(visit.start, shift, zone, _rhythm_time(visits, visit))
         planned = visit.planned_start
         if planned is not None and scope is RescheduleScope.THIS_AND_FUTURE:
-            planned = _shifted(planned, shift, zone, times)
+            planned = _shifted(planned, shift, zone, _rhythm_time(visits, visit))
         crew = tuple(crew_ids) if crew_ids is not None else visit.crew_ids
         if start == visit.start and crew == visit.crew_ids and planned == visit.planned_start:
             continue
@@ -588,22 +598,40 @@ def moved_price(visit: Booking, start: datetime, catalog: Catalog) -> PriceBreak
     return redated(visit.price, catalog, new_date)
 
 
-def _meant_wall(instant: datetime, zone: ZoneInfo, times: Collection[time]) -> datetime:
-    """The wall-clock reading a visit at ``instant`` stands for: one of the plan's times of
-    day (``times``) when a DST gap pushed it on (02:30 shown as 03:30 on the night the
-    clocks spring forward), else its own reading."""
+def _rhythm_time(visits: Sequence[Booking], visit: Booking) -> time | None:
+    """The time of day the plan kept just before ``visit``: the planned start of the
+    plan's visit before it (by ``visit_index``), in the visit's zone; None for a first
+    visit (or outside a plan)."""
+    before = [
+        v
+        for v in visits
+        if visit.plan_id is not None
+        and v.plan_id == visit.plan_id
+        and v.visit_index < visit.visit_index
+    ]
+    if not before:
+        return None
+    previous = max(before, key=lambda v: v.visit_index)
+    return local_wall(previous.planned_start or previous.start, visit.zone).time()
+
+
+def _meant_wall(instant: datetime, zone: ZoneInfo, rhythm: time | None) -> datetime:
+    """The wall-clock reading a visit at ``instant`` stands for: the plan's time of day
+    (``rhythm``, ``_rhythm_time``) when a DST gap pushed it on (02:30 shown as 03:30 on the
+    night the clocks spring forward), else its own reading."""
     local = local_wall(instant, zone)
-    for meant in sorted(times):
-        if meant != local.time() and wall_clock_instant(local.date(), meant, zone) == instant:
-            return datetime.combine(local.date(), meant)
+    if (
+        rhythm is not None
+        and rhythm != local.time()
+        and wall_clock_instant(local.date(), rhythm, zone) == instant
+    ):
+        return datetime.combine(local.date(), rhythm)
     return local
 
 
-def _shifted(
-    instant: datetime, shift: timedelta, zone: ZoneInfo, times: Collection[time] = ()
-) -> datetime:
+def _shifted(instant: datetime, shift: timedelta, zone: ZoneInfo, rhythm: time | None) -> datetime:
     """``instant`` moved by ``shift`` of wall-clock time in ``zone``, from the reading it
     stands for (``_meant_wall``), so a visit a DST gap had pushed on lands at the plan's
     new time of day with the others."""
-    moved = _meant_wall(instant, zone, times) + shift
+    moved = _meant_wall(instant, zone, rhythm) + shift
     return wall_clock_instant(moved.date(), moved.time(), zone)

@@ -900,3 +900,23 @@ def test_a_this_and_future_move_takes_a_visit_a_dst_gap_had_pushed_to_the_new_ti
     assert len(moved) == len(visits)
     assert {(v.local_start.weekday(), v.local_start.time()) for v in moved} == {(0, time(3))}
     assert {local_wall(v.planned_start, NY).time() for v in moved if v.planned_start} == {time(3)}
+
+
+def test_a_visit_moved_onto_the_dst_night_keeps_moving_with_the_plan():
+    """The plan moved from its second visit to 03:30 puts the spring-forward night's visit
+    at a real 03:30; moved on to 04:30, that visit goes along: it is no pushed-on 02:30
+    any more, though the first visit (left alone) still keeps 02:30."""
+    before = AT - timedelta(days=8)
+    visits = booked(order("weekly"), start=local(2026, 2, 22, 2, 30), at=before)  # Sundays
+    step = reschedule(
+        visits, visits[1].id, local(2026, 3, 1, 3, 30), RescheduleScope.THIS_AND_FUTURE,
+        at=before, cutoff_hours=24,
+    )  # fmt: skip
+    current = list(({v.id: v for v in visits} | {v.id: v for v in step}).values())
+    assert [v.local_start.time() for v in current] == [time(2, 30)] + [time(3, 30)] * 7
+    again = reschedule(
+        current, visits[1].id, local(2026, 3, 1, 4, 30), RescheduleScope.THIS_AND_FUTURE,
+        at=before, cutoff_hours=24,
+    )  # fmt: skip
+    assert len(again) == len(visits) - 1
+    assert {v.local_start.time() for v in again} == {time(4, 30)}
