@@ -162,7 +162,7 @@ def _render_track(
     changeable = self_service.can_change(company, booking, now)
     closed = booking.status is BookingStatus.SCHEDULED and not changeable
     going_on = ""  # a plan's visit cancelled alone: when the plan's next visit is
-    if booking.status is BookingStatus.CANCELLED and booking.plan_id:
+    if plans.cancelled_alone(booking) and booking.plan_id:
         with visit.deps.reader() as uow:
             kept = plans.next_visit(uow.bookings.of_plan(company.id, booking.plan_id), now)
         if kept is not None:

@@ -340,7 +340,7 @@ def booking_cancelled(notices: Notices, event: Event) -> Message | None:
     if cancelled.get("scope") not in (None, CancelScope.THIS) and booking.plan_id:
         booking = _first_cancelled_with(notices, booking)
     kept = None  # one visit of a plan cancelled alone: the plan goes on
-    if cancelled.get("scope") in (None, CancelScope.THIS) and booking.plan_id:
+    if plans.cancelled_alone(booking) and booking.plan_id:
         kept = plans.next_visit(
             notices.uow.bookings.of_plan(booking.company_id, booking.plan_id), notices.at
         )

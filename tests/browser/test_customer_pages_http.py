@@ -670,6 +670,16 @@ def test_a_plans_visit_cancelled_alone_says_when_the_next_visit_is(site: Site):
     assert f"This visit is cancelled. Your other visits stay booked: the next is on {week_on}." in (
         page
     )
+    with site.container.uow() as uow:
+        visits = uow.bookings.of_plan(job.company.id, first.plan_id or "")
+    third = sorted(visits, key=lambda v: v.visit_index)[2]
+    scheduling.cancel_booking(
+        job.company.id, third.id, CancelScope.THIS_AND_FUTURE, uow=site.container.uow(),
+        clock=site.container.clock,
+    )  # fmt: skip
+    ended = get(site, first.start - timedelta(days=2), track(job, third)).text
+    assert "This visit is cancelled." in ended
+    assert "other visits" not in ended  # cancelled with the later ones: the plan ended
     scheduling.cancel_booking(
         job.company.id, job.booking.id, CancelScope.THIS, uow=site.container.uow(),
         clock=site.container.clock,
