@@ -477,7 +477,11 @@ class Cli:
                 f"  customer portal   {base}/{d.company.slug}/portal",
                 file=self.out,
             )
-        print(f"\nAPI:      {base}/api/v1   (OpenAPI: {base}/api/openapi.json)", file=self.out)
+        print(
+            f"\nAPI:      {base}/api/v1   (the base URL of every call, with the key above;"
+            f" OpenAPI: {base}/api/openapi.json)",
+            file=self.out,
+        )
         print(f"Docs:     {base}/docs   (the API reference, in the browser)", file=self.out)
         print(
             f"Sign in:  {base}/sign-in   (each link above works once, for 15 minutes;"

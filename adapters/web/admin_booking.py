@@ -639,9 +639,14 @@ def record(visit: Visit) -> Response:
 
     try:
         answer = idempotency.run_once(deps.uow, gate, work, refused)
-    except ApiError:  # the same form sent again while the first is still being recorded
-        alert = "This payment is being recorded; reload the page in a moment."
-        return render_booking(visit, _load(visit), Forms(values, {}, payment_alert=alert), 409)
+    except ApiError as busy:  # the form's token: still in use, or used for another payment
+        alert = (
+            "This form already recorded another payment; record this one in the fresh form below."
+            if busy.code == "idempotency_key_reused"
+            else "This payment is being recorded; reload the page in a moment."
+        )
+        fresh = {**values, "pay_token": ""}
+        return render_booking(visit, _load(visit), Forms(fresh, {}, payment_alert=alert), 409)
     except ConflictError:
         forms = Forms(values, {}, payment_alert=CHANGED_MEANWHILE)
         return render_booking(visit, _load(visit), forms, status=409)

@@ -87,9 +87,10 @@ def test_the_office_records_a_payment_by_hand_once_however_often_the_form_is_sen
         ("POST", f"{path}/payment", cash),  # a double click: the same form again
         ("POST", f"{path}/payment", {**cash, "pay_amount": "12,50", "pay_token": "t3"}),
         ("POST", f"{path}/payment", tip),
+        ("POST", f"{path}/payment", {**cash, "pay_amount": "99"}),  # a used form, edited
         ("GET", path, {}),
     )
-    before, first, again, wrong, tipped, after = answers[2:]
+    before, first, again, wrong, tipped, reused, after = answers[2:]
     total = booking.price.total_cents
     assert f"Still to pay: ${total // 100:,}.{total % 100:02d}" in before.text
     assert first.status_code == 303
@@ -98,6 +99,10 @@ def test_the_office_records_a_payment_by_hand_once_however_often_the_form_is_sen
     assert "Write the amount as digits with at most two decimals" in wrong.text
     assert 'value="12,50"' in wrong.text  # what was typed is kept
     assert tipped.status_code == 303
+    assert reused.status_code == 409
+    assert "This form already recorded another payment" in reused.text
+    assert 'value="99"' in reused.text
+    assert 'name="pay_token" value="form-1"' not in reused.text  # a fresh form to send
     assert (shown(after.text, "Paid"), shown(after.text, "Tips")) == ("$123.45", "$5.00")
     with site.container.uow() as uow:
         entries = uow.payments.for_booking(job.company.id, booking.id)

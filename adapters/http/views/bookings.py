@@ -86,10 +86,12 @@ class BookingView:
     plan_ends_on: date | None = field(
         metadata=schema(
             description="The plan's last date once it was ended (a cancel with scope "
-            "this_and_future or plan_after), on the visits that cancel changed: those "
-            "cancelled and the plan's last visit left scheduled. Null on the visits before "
-            "the end, which it left alone, and on a plan not ended: the plan's end is that "
-            "of any of its visits that carries one."
+            "this_and_future or plan_after), on the visits that cancel changed: every visit "
+            "it cancelled, and the plan's last visit made so far when the end left that one "
+            "scheduled. Null on the visits before the end, which it left alone, and on a "
+            "plan not ended. An end only ever moves "
+            "earlier, and a visit cancelled by an earlier end keeps the date it was given: "
+            "the plan's end is the earliest planEndsOn among its visits."
         )
     )
     group_id: str | None
