@@ -104,7 +104,11 @@ class EncodedSlashes:
     The server decodes the whole path, so ``/api/v1%2Fservices`` was served as
     ``/api/v1/services`` and ``/bookings/a%2Fcancel`` reached the cancel route of ``a``.
     An encoded slash is part of a segment (no id holds one): such a path names the route
-    its real slashes name, with a segment no record has (404, as any unknown id)."""
+    its real slashes name, with a segment no record has (404, as any unknown id).
+
+    A ``%0A`` stays ``%0A`` too: a mount's pattern (``.*``) does not cross a line feed,
+    so ``/api/v1/bookings/a%0Ab`` matched no route at all ("No such route", 404 for a
+    wrong method too) where any other id no record has is "No such booking"."""
 
     def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
         self.app = app
@@ -115,6 +119,8 @@ class EncodedSlashes:
             parts = ENCODED_SLASH.split(raw)
             path = "%2F".join(unquote(part.decode("latin-1")) for part in parts)
             scope = {**scope, "path": path}
+        if scope["type"] == "http" and "\n" in scope["path"]:
+            scope = {**scope, "path": scope["path"].replace("\n", "%0A")}
         await self.app(scope, receive, send)
 
 

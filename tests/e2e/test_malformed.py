@@ -487,7 +487,7 @@ def test_a_missing_id_a_stale_id_and_a_foreign_id_answer_one_text(stack: Stack, 
         theirs = other.post(f"{API}/customers", json=_customer()).json()["id"]
     answers = [
         api.get(f"{API}/bookings/{ident}").json()["error"]["message"]
-        for ident in ("bkg_nope", "SC-ZZZZZ", "bkg_" + "0" * 24, "%00")
+        for ident in ("bkg_nope", "SC-ZZZZZ", "bkg_" + "0" * 24, "%00", "a%0Ab", "a%0Db")
     ]
     assert len(set(answers)) == 1
     assert all("bkg_nope" not in text for text in answers)
@@ -505,6 +505,7 @@ def test_a_wrong_method_lists_every_method_the_path_takes(api: httpx.Client):
     assert {m.strip() for m in response.headers["allow"].split(",")} >= {"GET", "POST"}
     response = api.put(f"{API}/leads/lead_x")
     error_of(response, 405, "method_not_allowed")
+    error_of(api.delete(f"{API}/bookings/a%0Ab"), 405, "method_not_allowed")  # a line feed too
     assert {m.strip() for m in response.headers["allow"].split(",")} >= {"GET", "PATCH"}
 
 
