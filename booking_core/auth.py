@@ -144,13 +144,19 @@ def matches(key: ApiKey, secret: str) -> bool:
     return hmac.compare_digest(key.secret_hash, hash_secret(secret))
 
 
+MAX_KEY_NAME = 200
+"""A key's name: one line naming the tool that will use it."""
+
+
 def validate_key_settings(
     name: str | None, scopes: Iterable[str] | None, rate_limit: int | None
 ) -> dict[str, str]:
     """Field errors for a key's name, scopes and rate limit (None means not being set)."""
     errors: dict[str, str] = {}
-    if name is not None and (not name.strip() or len(name) > 200):
+    if name is not None and not name.strip():
         errors["name"] = "A name is required: the tool that will use this key (at most 200)."
+    elif name is not None and len(name) > MAX_KEY_NAME:
+        errors["name"] = f"At most {MAX_KEY_NAME} characters ({len(name)} given)."
     elif name is not None and has_hidden_characters(name):
         errors["name"] = NOT_ONE_LINE
     if scopes is not None:

@@ -134,6 +134,13 @@ def test_key_without_a_usable_name_is_refused(name: str) -> None:
     assert list(refused.value.field_errors) == ["name"]
 
 
+def test_a_key_name_too_long_is_told_so_not_that_it_is_missing() -> None:
+    with pytest.raises(ValidationFailed) as refused:
+        auth.issue_key(key_id="key_1", company_id="cmp_1", name="x" * 201, at=T0)
+
+    assert refused.value.field_errors == {"name": "At most 200 characters (201 given)."}
+
+
 def test_key_name_of_200_characters_is_accepted_and_trimmed_names_are_kept_trimmed() -> None:
     long = auth.issue_key(key_id="key_1", company_id="cmp_1", name="n" * 200, at=T0)
     padded = auth.issue_key(key_id="key_2", company_id="cmp_1", name="  CRM sync  ", at=T0)
