@@ -530,13 +530,14 @@ def reschedule(
         moving += [v for v in later if _not_begun(v, at)]
     changed = []
     for visit in moving:
+        rhythm = _rhythm_time(visits, visit)
         if visit is target:
             start = new_start.astimezone(UTC)
         else:
-            start = _shifted(visit.start, shift, zone, _rhythm_time(visits, visit))
+            start = _shifted(visit.start, shift, zone, rhythm)
         planned = visit.planned_start
         if planned is not None and scope is RescheduleScope.THIS_AND_FUTURE:
-            planned = _shifted(planned, shift, zone, _rhythm_time(visits, visit))
+            planned = _shifted(planned, shift, zone, rhythm)
         crew = tuple(crew_ids) if crew_ids is not None else visit.crew_ids
         if start == visit.start and crew == visit.crew_ids and planned == visit.planned_start:
             continue
