@@ -101,6 +101,29 @@ def test_a_quote_needs_a_customer_or_lead_and_a_price(api: httpx.Client):
     assert set(errors) == {"customerId", "manualLines"}
 
 
+def test_a_hand_priced_quote_sent_parts_of_a_selection_is_refused_naming_each(
+    api: httpx.Client, customer_id: str
+):
+    selection_parts = {
+        "couponCode": "WELCOME10",
+        "manualFeeIds": ["fee_x"],
+        "frequencySlug": "weekly",
+        "startIso": START,
+        "zip": "10001",
+        "parameters": [{"id": "par_bedrooms", "quantity": 2}],
+        "extras": [{"id": "ext_baseboards", "quantity": 1}],
+    }
+    before = api.get(f"{API}/quotes", params={"customerId": customer_id}).json()["data"]
+    body = {"customerId": customer_id, "send": True, **selection_parts}
+    body["manualLines"] = [{"description": "Labour", "amountCents": 10000}]
+    response = api.post(f"{API}/quotes", json=body, headers=idem())
+    errors = error_of(response, 400, "invalid_request")["fieldErrors"]
+    assert set(errors) == set(selection_parts)  # each named: none is dropped without a word
+    assert api.get(f"{API}/quotes", params={"customerId": customer_id}).json()["data"] == before
+    # "one_time" is what a hand-priced quote is anyway: naming it is no conflict.
+    assert create(api, customerId=customer_id, frequencySlug="one_time")["totalCents"] == 42000
+
+
 def test_a_quote_for_another_companys_customer_or_lead_answers_like_one_that_never_existed(
     stack: Stack, api: httpx.Client
 ):

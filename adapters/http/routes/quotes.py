@@ -56,10 +56,30 @@ class QuoteBody:
     send: bool = False
 
     def selection(self) -> Selection | None:
-        """The catalog selection, if the quote is priced from the catalog."""
+        """The catalog selection, if the quote is priced from the catalog. A hand-priced
+        quote (no ``serviceId``) sent any part of a selection is refused naming each part:
+        dropping a coupon or a fee without a word would quote another price than meant."""
         if self.service_id is None:
+            given = {
+                "frequency_slug": self.frequency_slug != "one_time",
+                "parameters": bool(self.parameters),
+                "extras": bool(self.extras),
+                "coupon_code": self.coupon_code is not None,
+                "zip": self.zip is not None,
+                "start_iso": self.start_iso is not None,
+                "manual_fee_ids": bool(self.manual_fee_ids),
+            }
+            if any(given.values()):
+                raise ValidationFailed(
+                    {name: HAND_PRICED for name, sent in given.items() if sent},
+                    "A hand-priced quote (no serviceId) takes no part of a catalog selection: "
+                    "give serviceId to price it from the catalog, or leave these out.",
+                )
             return None
         return selection_of(self.service_id, self)
+
+
+HAND_PRICED = "Only with serviceId: a hand-priced quote is priced by its manualLines alone."
 
 
 class Action(enum.StrEnum):
