@@ -35,6 +35,7 @@ import structlog
 from attrs import field, frozen
 
 from adapters.http.errors import ApiError
+from adapters.http.reading import sent_twice
 from adapters.http.redaction import error_fields
 from booking_core.errors import ConflictError, DomainError
 from booking_core.idempotency import (
@@ -58,6 +59,8 @@ first (in a transaction of its own), then the key is claimed afresh."""
 
 def key_from(headers: Mapping[str, str]) -> str:
     """The request's key, or ``invalid_request`` naming the header."""
+    if (text := sent_twice(headers, "Idempotency-Key")) is not None:
+        raise ApiError(400, "invalid_request", text, field_errors={"Idempotency-Key": text})
     key = headers.get(HEADER)
     if key is not None and not key.strip():  # sent, but blank: a client's bug, named so
         raise ApiError(

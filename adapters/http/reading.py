@@ -181,17 +181,25 @@ async def read_limited(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-ONCE_ONLY = ("Content-Type", "Content-Encoding", "Idempotency-Key")
+ONCE_ONLY = ("Content-Type", "Content-Encoding")
 """Headers of a write that are refused when sent more than once, as a query parameter
-or a JSON key is: which copy counts would be a guess (two keys could record one payment
-twice)."""
+or a JSON key is: which copy counts would be a guess. (``Idempotency-Key`` is too, where
+the key is read (``adapters/http/idempotency.py``), so that its refusal is named beside
+the body's problems: two keys could record one payment twice.)"""
+
+
+def sent_twice(headers: Any, name: str) -> str | None:
+    """The refusal's text when header ``name`` came more than once, else None (``headers``
+    without ``getlist`` hold one value per name)."""
+    getlist = getattr(headers, "getlist", None)
+    copies = len(getlist(name)) if getlist is not None else 0
+    return f"Send the {name} header once: it came {copies} times." if copies > 1 else None
 
 
 async def json_body(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
     """The body of a JSON request, at most ``limit`` bytes (``read_limited``)."""
     for name in ONCE_ONLY:
-        if (copies := len(request.headers.getlist(name))) > 1:
-            text = f"Send the {name} header once: it came {copies} times."
+        if (text := sent_twice(request.headers, name)) is not None:
             raise ApiError(400, "invalid_request", text, field_errors={name: text})
     content_type = request.headers.get("content-type")
     if content_type is not None and not _is_json(content_type):

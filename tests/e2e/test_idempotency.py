@@ -210,6 +210,14 @@ def test_an_idempotency_key_sent_twice_is_refused_and_nothing_is_written(
     error = error_of(response, 400, "invalid_request")
     assert "once" in error["fieldErrors"]["Idempotency-Key"]
     assert write.effects() == 0
+    # With a body of the wrong shape too, one answer names both.
+    response = fresh.request(
+        write.method, API + write.path, content='{"unknownField": 1}', headers=headers
+    )
+    error = error_of(response, 400, "invalid_request")
+    assert "once" in error["fieldErrors"]["Idempotency-Key"]
+    assert "unknownField" in error["fieldErrors"]
+    assert write.effects() == 0
     assert send(fresh, write, "copy-a").status_code in (200, 201)  # not used up
     assert write.effects() == 1
 
