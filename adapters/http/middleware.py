@@ -92,14 +92,27 @@ class RequestContextMiddleware:
         finally:
             state: dict[str, Any] = scope.get("state", {})
             key = state.get("key")
-            route = scope.get("route")
             log.info(
                 "request",
                 request_id=request_id,
                 method=scope.get("method"),
-                route=masked_path(getattr(route, "path", None) or scope.get("path")),
+                route=masked_path(route_of(scope)),
                 status=status,
                 duration_ms=round((time.perf_counter() - started) * 1000, 2),
-                company_id=getattr(key, "company_id", None),
+                company_id=getattr(key, "company_id", state.get("company_id")),
                 key_id=getattr(key, "id", None),
             )
+
+
+def route_of(scope: Scope) -> str | None:
+    """The route's template as a whole path (``/api/v1/bookings/{id}``,
+    ``/api/public/{slug}/book``: a mount's prefix and its route's path), else the path
+    itself when no route matched."""
+    route = scope.get("route")
+    template = getattr(route, "path", None)
+    if not isinstance(template, str):
+        path = scope.get("path")
+        return path if isinstance(path, str) else None
+    mounted = str(scope.get("root_path", ""))
+    mounted = mounted.removeprefix(str(scope.get("app_root_path", "")))
+    return mounted + template

@@ -48,7 +48,7 @@ from typing import Annotated, Any
 import attrs
 from attrs import field, frozen
 from starlette.concurrency import run_in_threadpool
-from starlette.datastructures import MutableHeaders
+from starlette.datastructures import MutableHeaders, State
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -349,9 +349,15 @@ def public_message(status: int, body: bytes) -> tuple[int, str]:
 
 
 def _run(
-    deps: HttpDeps, endpoint: Endpoint, incoming: Incoming, slug: str, address: str
+    deps: HttpDeps,
+    endpoint: Endpoint,
+    incoming: Incoming,
+    slug: str,
+    address: str,
+    state: State | None = None,
 ) -> Response:
-    """The slug's company, then the ``/api/v1`` pipeline for it (in a worker thread)."""
+    """The slug's company, then the ``/api/v1`` pipeline for it (in a worker thread);
+    the company is noted on the request's ``state`` for its log line."""
     assert incoming.admitted is not None
     headers = incoming.admitted[1].headers()
     try:
@@ -366,6 +372,8 @@ def _run(
         if not verdict.allowed:
             return public_error(429, rate_limited(verdict).message, verdict.headers())
         return public_error(404, "No such company.", verdict.headers())
+    if state is not None:
+        state.company_id = company_id
     admitted = (_public_key(company_id, endpoint.scope), incoming.admitted[1])
     if endpoint.idempotent and idempotency.HEADER not in incoming.headers:
         endpoint = attrs.evolve(endpoint, idempotent=False)  # optional here: just book
@@ -468,7 +476,9 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
             admitted=(_public_key("", endpoint.scope), verdict),
             early=early,
         )
-        return await run_in_threadpool(_run, deps, endpoint, incoming, slug, address)
+        return await run_in_threadpool(
+            _run, deps, endpoint, incoming, slug, address, request.state
+        )
 
     return run
 

@@ -191,8 +191,8 @@ def test_a_request_line_names_the_route_not_the_body_or_query(stack: Stack, serv
     assert_nothing_private(lines)
     requests = [json.loads(line) for line in lines if '"request"' in line]
     assert [(r["method"], r["route"], r["status"]) for r in requests] == [
-        ("GET", "/customers", 200),
-        ("POST", "/customers", 400),
+        ("GET", "/api/v1/customers", 200),
+        ("POST", "/api/v1/customers", 400),
     ]
 
 
@@ -244,3 +244,20 @@ def test_a_client_gone_mid_body_is_logged_as_gone_not_as_a_fault(stack: Stack, s
     gone = [line for line in ours if line["event"] == "client_disconnected"]
     assert {line["request_id"] for line in gone} == set(sent), ours
     assert _rows(stack, "bookings") == before
+
+
+def test_a_public_request_line_names_its_company_and_whole_route(
+    stack: Stack, server_logs: Path
+):
+    """The slug settles the company: its line says which, and the route is the public
+    API's (``/api/public/{slug}/catalog``), not to be mistaken for a page's."""
+    offset = server_logs.stat().st_size
+    with stack.client() as c:
+        assert c.get(f"/api/public/{stack.company.slug}/catalog").status_code == 200
+        assert c.get("/api/public/no-such-company-here/catalog").status_code == 404
+    lines = lines_since(server_logs, offset, requests=2)
+    requests = [json.loads(line) for line in lines if '"request"' in line]
+    assert [(r["route"], r["status"], r["company_id"], r["key_id"]) for r in requests] == [
+        ("/api/public/{slug}/catalog", 200, stack.company.id, None),
+        ("/api/public/{slug}/catalog", 404, None, None),
+    ]

@@ -331,7 +331,7 @@ def test_each_request_logs_one_line_with_ids_and_never_the_key(api: httpx.Client
     assert line["status"] == 200
     assert line["company_id"] == stack.company.id
     assert line["key_id"].startswith("key_")
-    assert line["route"] == "/leads"
+    assert line["route"] == "/api/v1/leads"
     assert isinstance(line["duration_ms"], float)
     assert stack.key not in repr(logs)
 
