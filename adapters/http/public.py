@@ -476,9 +476,7 @@ def _handler(endpoint: Endpoint, deps: HttpDeps) -> Callable[[Request], Awaitabl
             admitted=(_public_key("", endpoint.scope), verdict),
             early=early,
         )
-        return await run_in_threadpool(
-            _run, deps, endpoint, incoming, slug, address, request.state
-        )
+        return await run_in_threadpool(_run, deps, endpoint, incoming, slug, address, request.state)
 
     return run
 

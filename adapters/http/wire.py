@@ -4,8 +4,9 @@ the service's error shape instead of uvicorn's plain-text ``Invalid HTTP request
 received.``.
 
 The answer is 400: ``{"error": {"code": "invalid_request", "message", "requestId"}}``
-with ``x-request-id``, or, when the broken request was already known to be for
-``/api/public/*`` (its head was read and its body was not), ``{"error": "<message>"}``
+with ``x-request-id``, or, when the broken request is known to be for ``/api/public/*``
+(its head was read and its body was not, or its request line names such a path though
+a header after it is broken), ``{"error": "<message>"}``
 with ``Access-Control-Allow-Origin: *`` and the public answers' expose-headers;
 ``x-request-id`` on both. No key has been read,
 so there are no rate-limit headers. The connection is closed, as uvicorn closes it, and
@@ -135,17 +136,45 @@ class _UvicornLine(logging.Filter):
 logging.getLogger("uvicorn.error").addFilter(_UvicornLine())
 
 
+REQUEST_LINE = re.compile(rb"[A-Za-z]+ (/[^ ?#\r\n]*)")
+HEAD_SEEN = 2048
+"""How much of a new request's head is kept to read its path from when the head as a
+whole cannot be read (a broken header after a good request line)."""
+
+
 class _JsonBadRequest:
-    """Mixed in before uvicorn's protocol class: its ``send_400_response`` replaced."""
+    """Mixed in before uvicorn's protocol class: its ``send_400_response`` replaced, and
+    the start of each new request's head kept (``data_received``) so that a request
+    whose head is unreadable but whose request line names a ``/api/public/*`` path is
+    answered in the public shape, with its CORS headers."""
 
     transport: asyncio.Transport
     cycle: Any
+    _head: bytes = b""
+    _head_after: Any = None
+
+    def data_received(self, data: bytes) -> None:
+        cycle = getattr(self, "cycle", None)
+        if cycle is None or cycle.response_complete:  # between requests: a head begins
+            if self._head_after is not cycle:
+                self._head, self._head_after = b"", cycle
+            if len(self._head) < HEAD_SEEN:
+                self._head = (self._head + data)[:HEAD_SEEN]
+        super().data_received(data)  # type: ignore[misc]
+
+    def _head_scope(self) -> dict[str, Any] | None:
+        """What the kept head says of a request whose head could not be read: its path,
+        when it names a ``/api/public/*`` one (else None, the plain shape)."""
+        line = REQUEST_LINE.match(self._head.lstrip(b"\r\n"))
+        path = unquote(line.group(1).decode("latin-1")) if line else ""
+        return {"path": path} if path.startswith(PUBLIC_PREFIX) else None
 
     def send_400_response(self, msg: str) -> None:
         cycle = getattr(self, "cycle", None)
         scope = None
         if cycle is None or cycle.response_complete:  # a new request's head was unreadable
-            answer, request_id = error_response(None)
+            scope = self._head_scope()
+            answer, request_id = error_response(scope)
         elif not cycle.response_started:  # its head was read, its body was not
             scope = cycle.scope
             answer, request_id = error_response(scope)

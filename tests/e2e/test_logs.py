@@ -246,9 +246,7 @@ def test_a_client_gone_mid_body_is_logged_as_gone_not_as_a_fault(stack: Stack, s
     assert _rows(stack, "bookings") == before
 
 
-def test_a_public_request_line_names_its_company_and_whole_route(
-    stack: Stack, server_logs: Path
-):
+def test_a_public_request_line_names_its_company_and_whole_route(stack: Stack, server_logs: Path):
     """The slug settles the company: its line says which, and the route is the public
     API's (``/api/public/{slug}/catalog``), not to be mistaken for a page's."""
     offset = server_logs.stat().st_size

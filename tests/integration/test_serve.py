@@ -81,6 +81,11 @@ def _raw(port: int, data: bytes) -> tuple[str, dict[str, str], bytes]:
         answer = b""
         while chunk := connection.recv(65536):
             answer += chunk
+    return _parsed(answer)
+
+
+def _parsed(answer: bytes) -> tuple[str, dict[str, str], bytes]:
+    """An answer's status line, headers and what follows its head."""
     head, _, body = answer.partition(b"\r\n\r\n")
     status, *lines = head.decode("latin-1").split("\r\n")
     headers = {k.lower(): v.strip() for k, _, v in (h.partition(":") for h in lines)}
@@ -132,13 +137,28 @@ def test_a_request_that_is_not_readable_http_is_answered_in_the_error_shape(tmp_
         assert "x-request-id" in headers["access-control-expose-headers"]
         assert isinstance(json.loads(body)["error"], str)
         assert headers["x-request-id"].startswith("req_")
+        # A broken header after a public request line: the line says whose shape it is,
+        # also for a second request on a kept-alive connection (the first one was fine).
+        broken = (
+            b"GET /api/public/sparkle-cleaning/catalog HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n"
+        )
+        fine = b"GET /api/public/sparkle-cleaning/catalog HTTP/1.1\r\nHost: x\r\n\r\n"
+        for data, answered in ((broken, None), (fine + broken, "HTTP/1.1 200 OK")):
+            status, headers, body = _raw(port, data)
+            if answered is not None:  # the fine request's answer first, then the 400
+                assert status == answered
+                length = int(headers["content-length"])
+                status, headers, body = _parsed(body[length:])
+            assert status == "HTTP/1.1 400 Bad Request"
+            assert headers["access-control-allow-origin"] == "*"
+            assert isinstance(json.loads(body)["error"], str)
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=30) == 0
         assert server.stderr is not None
         logged = server.stderr.read()
     assert "Invalid HTTP request received" not in logged  # uvicorn's plain-text line
     unreadable = [json.loads(line) for line in logged.splitlines() if "http_unreadable" in line]
-    assert len(unreadable) == len(MALFORMED) + 1
+    assert len(unreadable) == len(MALFORMED) + 3
     assert {"mine-1", headers["x-request-id"]} <= {line["request_id"] for line in unreadable}
 
 
