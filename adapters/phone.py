@@ -22,3 +22,20 @@ class PhonenumbersNormalizer:
         if not phonenumbers.is_valid_number(number):
             return None
         return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def shown(e164: str, home_region: str = "US") -> str:
+    """A stored number as a person reads it: ``(212) 555-0101`` for one of
+    ``home_region``, ``+44 20 7946 0958`` for another country's; as stored when it does not
+    parse (a number kept from before it was checked)."""
+    try:
+        number = phonenumbers.parse(e164, home_region)
+    except phonenumbers.NumberParseException:
+        return e164
+    home = phonenumbers.region_code_for_number(number) == home_region
+    style = (
+        phonenumbers.PhoneNumberFormat.NATIONAL
+        if home
+        else phonenumbers.PhoneNumberFormat.INTERNATIONAL
+    )
+    return phonenumbers.format_number(number, style)

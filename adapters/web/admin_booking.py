@@ -58,7 +58,7 @@ from booking_core.errors import (
     SlotUnavailable,
     ValidationFailed,
 )
-from booking_core.ledger import MAX_NOTE_CHARS, Kind, Method
+from booking_core.ledger import MAX_NOTE_CHARS, Kind, Method, PaymentEntry
 from booking_core.pricing import LineKind, PriceBreakdown
 from booking_core.services.payments import RecordPayment, booking_totals, record_payment
 from booking_core.services.scheduling import (
@@ -81,6 +81,23 @@ RESCHEDULE_SCOPES = {
     plans.RescheduleScope.THIS: "This visit only",
     plans.RescheduleScope.THIS_AND_FUTURE: "This visit and the later visits (same shift)",
 }
+ENTRY_LABELS = {
+    Kind.PAYMENT: "Payment",
+    Kind.TIP: "Tip",
+    Kind.REFUND: "Refund",
+    Kind.TIP_REFUND: "Tip refund",
+    Kind.DISPUTE: "Disputed",
+    Kind.REVERSAL: "Correction",
+}
+METHOD_LABELS = {
+    Method.CARD: "Card",
+    Method.CASH: "Cash",
+    Method.CHECK: "Check",
+    Method.BANK_TRANSFER: "Bank transfer",
+    Method.OTHER: "Other",
+    Method.OFFLINE: "Offline",
+}
+"""Each ledger entry's kind and method as the pages name them (here and the portal)."""
 PAYMENT_KINDS = {Kind.PAYMENT: "Payment", Kind.TIP: "Tip"}
 PAYMENT_METHODS = {
     Method.CASH: "Cash",
@@ -205,6 +222,33 @@ def breakdown_rows(price: PriceBreakdown) -> list[PriceRow]:
 
 
 @frozen
+class LedgerRow:
+    """One ledger entry of the booking as its page lists it."""
+
+    when: str
+    what: str
+    method: str
+    note: str
+    amount: str
+    negative: bool
+
+
+def ledger_rows(entries: Sequence[PaymentEntry], zone: ZoneInfo) -> list[LedgerRow]:
+    """The booking's ledger entries, oldest first, in words."""
+    return [
+        LedgerRow(
+            when=moment(entry.created_at, zone),
+            what=ENTRY_LABELS.get(entry.kind, entry.kind.value.capitalize()),
+            method=METHOD_LABELS.get(entry.method, entry.method.value.capitalize()),
+            note=entry.note,
+            amount=money(entry.amount_cents),
+            negative=entry.amount_cents < 0,
+        )
+        for entry in sorted(entries, key=lambda e: (e.created_at, e.id))
+    ]
+
+
+@frozen
 class Forms:
     """What the action forms show: submitted values and the problems found."""
 
@@ -234,6 +278,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
     with visit.deps.reader() as uow:
         customer = uow.customers.get(company.id, booking.customer_id)
         totals = booking_totals(uow, company.id, [booking.id])[booking.id]
+        entries = uow.payments.for_booking(company.id, booking.id)
         roster = active_crew(uow, company.id)
         crew: list[tuple[CrewMember, bool]] = []
         active = {m.id: m for m in roster}
@@ -285,6 +330,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         price=price_rows(booking),
         paid=money(totals.paid_cents),
         tips=money(totals.tips_cents),
+        ledger=ledger_rows(entries, zone),
         due=money(due) if due > 0 and booking.status is not BookingStatus.CANCELLED else "",
         payment_kinds=PAYMENT_KINDS,
         payment_methods=PAYMENT_METHODS,

@@ -31,6 +31,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from adapters import phone
 from adapters.http.redaction import error_fields
 from adapters.notifications.composer import end_sentence
 from adapters.web.deps import WebDeps
@@ -75,6 +76,7 @@ templates = Environment(
 
 
 templates.filters["end_sentence"] = end_sentence  # the emails' filter, one rule
+templates.filters["phone"] = phone.shown  # E.164 as stored, shown as people write it
 
 _NAMED_ID = re.compile(r"\b(?:crew|svc)_[A-Za-z0-9_-]+")
 

@@ -34,7 +34,7 @@ from attrs import frozen
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from adapters.web.admin_booking import long_date, money
+from adapters.web.admin_booking import ENTRY_LABELS, METHOD_LABELS, long_date, money
 from adapters.web.calendar import service_name
 from adapters.web.crew import STATUS_LABELS
 from adapters.web.customer import NOT_FOUND, customer_page
@@ -47,7 +47,6 @@ from booking_core.bookings import Booking, BookingStatus, tracking_active
 from booking_core.companies import Company
 from booking_core.customers import Address, Customer
 from booking_core.errors import RuleViolation, ValidationFailed
-from booking_core.ledger import Kind, Method
 from booking_core.pricing import LineKind
 from booking_core.quotes import Quote, effective_status
 from booking_core.services import portal as cases
@@ -63,22 +62,6 @@ from booking_core.users import SignInRefused
 
 SIGNED_OUT = "You are signed out."
 SIGN_IN_AGAIN = "Please sign in again to see your account."
-ENTRY_LABELS = {
-    Kind.PAYMENT: "Payment",
-    Kind.TIP: "Tip",
-    Kind.REFUND: "Refund",
-    Kind.TIP_REFUND: "Tip refund",
-    Kind.DISPUTE: "Disputed",
-    Kind.REVERSAL: "Correction",
-}
-METHOD_LABELS = {
-    Method.CARD: "Card",
-    Method.CASH: "Cash",
-    Method.CHECK: "Check",
-    Method.BANK_TRANSFER: "Bank transfer",
-    Method.OTHER: "Other",
-    Method.OFFLINE: "Offline",
-}
 ADDRESS_FIELDS = ("line1", "line2", "city", "state", "zip", "access_notes")
 
 

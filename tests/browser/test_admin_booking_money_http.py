@@ -68,6 +68,20 @@ def test_the_booking_page_shows_paid_and_tips_in_dollars(site: Site):
     )
     later = page()
     assert (shown(later, "Paid"), shown(later, "Tips")) == ("$1,230.00", "$5.00")
+    # Each entry is listed, oldest first: what, how, its note and its amount.
+    assert "Payments and refunds" not in first
+    rows = re.findall(
+        r"<tr>\s*<td>[^<]*</td>\s*<td>([^<]*)<br><span class=\"muted\">([^<·]*)(?: · ([^<]*))?"
+        r"</span></td>\s*<td class=\"num[^\"]*\">([^<]*)</td>",
+        later,
+    )
+    assert rows == [
+        ("Payment", "Cash", "", "$1,234.50"),
+        ("Refund", "Offline", "", "-$4.50"),
+        ("Tip", "Cash", "", "$20.00"),
+        ("Tip", "Cash", "", "$5.00"),
+        ("Correction", "Cash", "Wrong booking.", "-$20.00"),
+    ]
 
 
 def test_the_office_records_a_payment_by_hand_once_however_often_the_form_is_sent(site: Site):

@@ -123,6 +123,9 @@ def test_a_customer_signs_in_by_email_link_and_reschedules_from_the_portal(
     expect(page.get_by_role("status")).to_have_text("Your details are saved.")
     with site.container.uow() as uow:
         assert uow.customers.get(job.company.id, booking.customer_id).phone == "+12125550199"
+    page.get_by_role("link", name="Back to your account").click()
+    expect(page.locator("dd", has_text="(212) 555-0199")).to_be_visible()  # as people write it
+    page.get_by_role("link", name="Edit details and addresses").click()
 
     page.get_by_role("link", name="Add an address").click()
     page.get_by_label("Street address").fill("1 Lake Rd")
