@@ -504,6 +504,7 @@ def reschedule(
     cutoff_hours: int,
     crew_ids: Sequence[str] | None = None,
     catalog: Catalog | None = None,
+    by_customer: bool = False,
 ) -> list[Booking]:
     """Move the target to ``new_start`` (and, for ``this_and_future``, every later visit of
     its plan that is scheduled and not yet begun by the same wall-clock shift, so each keeps
@@ -515,6 +516,8 @@ def reschedule(
     ``catalog`` each moved visit's price is re-dated (``moved_price``: its date fees
     follow it) and an entry whose total changed carries ``fromTotalCents`` and
     ``toTotalCents``; without it prices are kept. Durations are always kept.
+    ``by_customer``: the customer moved it on their own page; each entry says so
+    (``by: "customer"``).
     """
     require_aware(at, "at")
     target, later = _target(visits, target_id)
@@ -552,6 +555,8 @@ def reschedule(
         }
         if visit is not target:
             details["targetId"] = target.id
+        if by_customer:
+            details["by"] = "customer"
         if crew != visit.crew_ids:
             details["crewIds"] = ",".join(crew)
         if breakdown.total_cents != visit.price.total_cents:

@@ -170,6 +170,8 @@ def activity_line(entry: ActivityEntry, zone: ZoneInfo) -> tuple[str, str, str]:
         parts = [
             f"From {_iso_moment(data.get('from'), zone)} to {_iso_moment(data.get('to'), zone)}"
         ]
+        if data.get("by") == "customer":
+            parts.append("by the customer on their page")
         if "crewIds" in data:
             parts.append("crew changed")
         if data.get("insideCutoff"):

@@ -936,6 +936,7 @@ def reschedule_in_unit(
     *,
     crew_ids: tuple[str, ...] | None = None,
     confirmed_totals: Mapping[str, int] | None = None,
+    by_customer: bool = False,
     at: datetime,
     drive: DriveTime,
 ) -> list[Booking]:
@@ -946,7 +947,8 @@ def reschedule_in_unit(
     slot is looked up, which reads the crew as a set.
     ``confirmed_totals`` (booking id to the total a page showed for it after the move):
     when given, a moved visit whose price changes to a total not confirmed there refuses
-    the whole move with ``PriceNotConfirmed``; None (the API) takes the new prices."""
+    the whole move with ``PriceNotConfirmed``; None (the API) takes the new prices.
+    ``by_customer``: the customer moves it on their own page (``plans.reschedule``)."""
     if errors := plans.reschedule_errors(new_start, crew_ids, zone=target.zone, at=at):
         raise ValidationFailed(errors)
     catalog = uow.catalogs.get(company.id)
@@ -984,6 +986,7 @@ def reschedule_in_unit(
         cutoff_hours=company.self_service_cutoff_hours,
         crew_ids=None if crew_ids is None else slot.crew_ids,  # None: each keeps its own
         catalog=catalog,  # date fees follow each moved visit
+        by_customer=by_customer,
     )
     for visit in changed:  # the later visits moved along must be open too
         if visit.id != target.id:

@@ -185,6 +185,7 @@ def customer_reschedule(
             new_start,
             plans.RescheduleScope.THIS,
             confirmed_totals=shown,
+            by_customer=True,
             at=at,
             drive=drive,
         )

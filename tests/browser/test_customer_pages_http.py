@@ -26,6 +26,7 @@ from booking_core.services import scheduling
 from booking_core.services.customers import CreateCustomer, create_customer
 from booking_core.services.quotes import CreateQuote, create_quote
 from booking_core.services.setup import UpdateCompanySettings, update_company_settings
+from booking_core.users import Role
 from tests.browser.support import PASSWORD, Job, Site
 from tests.browser.test_pages_http import CSRF, app_with, client, run_async
 
@@ -215,6 +216,11 @@ def test_a_customer_moves_the_visit_to_a_listed_time(site: Site):
     assert stored.start == datetime.fromisoformat(chosen)
     assert "Your visit is moved to" in after.text
     assert booking.id in events_of(site, job.company.id, EventType.BOOKING_RESCHEDULED)
+    owner = site.user(job.company, Role.OWNER)
+    office = fetch(
+        site, at, *signing_in(owner.email), ("GET", f"/admin/bookings/{booking.id}", {})
+    )[-1]
+    assert "by the customer on their page" in office.text  # the office sees who moved it
     bad = fetch(
         site,
         at,

@@ -143,6 +143,7 @@ def test_a_customer_moves_the_visit_to_a_listed_time_and_it_records_booking_resc
     assert moved.start == new_start
     assert moved.crew_ids == booking.crew_ids
     assert subjects(world.recorded(), EventType.BOOKING_RESCHEDULED) == [moved]
+    assert moved.activity[-1].details["by"] == "customer"  # the office sees who moved it
 
 
 @pytest.mark.parametrize(
