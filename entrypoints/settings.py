@@ -6,6 +6,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from attrs import field, frozen
 
@@ -82,6 +83,9 @@ class Settings:
     request_threads: int = DEFAULT_REQUEST_THREADS
     """How many API requests of one server process do their database work at once
     (``BOOKING_REQUEST_THREADS``; ``adapters.http.deps.HttpDeps.request_threads``)."""
+    log_level: str = "INFO"
+    """How much is logged (``BOOKING_LOG_LEVEL``: DEBUG, INFO, WARNING, ERROR or
+    CRITICAL; ``entrypoints.logs.configure_logging`` reads it)."""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -105,19 +109,74 @@ class Settings:
         return cls(
             database_url=env.get("BOOKING_DATABASE_URL") or default_db,
             redis_url=env.get("BOOKING_REDIS_URL") or None,
-            base_url=(env.get("BOOKING_BASE_URL") or local_url(host, port)).rstrip("/"),
+            base_url=_base_url(env.get("BOOKING_BASE_URL")) or local_url(host, port),
             database_schema=env.get("BOOKING_DATABASE_SCHEMA") or None,
             osrm_url=env.get("BOOKING_OSRM_URL") or None,
             host=host,
             port=port,
             stripe_webhook_secret=env.get("BOOKING_STRIPE_WEBHOOK_SECRET") or None,
             webhook_allow_hosts=allowed_hosts(env.get("BOOKING_WEBHOOK_ALLOW_HOSTS") or ""),
-            session_secret=env.get("BOOKING_SESSION_SECRET") or None,
+            session_secret=_session_secret(env.get("BOOKING_SESSION_SECRET")),
             smtp_url=_smtp_url(env.get("BOOKING_SMTP_URL")),
             mail_from=_mail_from(env.get("BOOKING_MAIL_FROM")),
-            mail_templates=env.get("BOOKING_MAIL_TEMPLATES") or None,
+            mail_templates=_mail_templates(env.get("BOOKING_MAIL_TEMPLATES")),
             request_threads=_request_threads(env.get("BOOKING_REQUEST_THREADS")),
+            log_level=_log_level(env.get("BOOKING_LOG_LEVEL")),
         )
+
+
+MIN_SESSION_SECRET = 32
+"""Characters a ``BOOKING_SESSION_SECRET`` has at least: it signs the session cookies."""
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _base_url(text: str | None) -> str | None:
+    """The public address every link is built on, checked: http or https, a host, no
+    query or fragment (a link made on anything else would not open)."""
+    if text is None or not text.strip():
+        return None
+    url = text.strip().rstrip("/")
+    parts = urlsplit(url)
+    if (
+        parts.scheme.lower() not in ("http", "https")
+        or not parts.hostname
+        or parts.query
+        or parts.fragment
+        or any(c.isspace() for c in url)
+    ):
+        raise ConfigError(
+            "BOOKING_BASE_URL must be an http or https address such as"
+            f" https://book.example.com, not {text!r}"
+        )
+    return url
+
+
+def _session_secret(text: str | None) -> str | None:
+    if text is None or not text:
+        return None
+    if len(text) < MIN_SESSION_SECRET:
+        raise ConfigError(
+            f"BOOKING_SESSION_SECRET must be at least {MIN_SESSION_SECRET} random characters"
+            f" (it signs the session cookies), not {len(text)};"
+            " make one with: python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
+        )
+    return text
+
+
+def _mail_templates(text: str | None) -> str | None:
+    if text is None or not text.strip():
+        return None
+    if not Path(text).is_dir():
+        raise ConfigError(f"BOOKING_MAIL_TEMPLATES must name a folder; {text!r} is not one")
+    return text
+
+
+def _log_level(text: str | None) -> str:
+    if text is None or not text.strip():
+        return "INFO"
+    if text.strip().upper() not in LOG_LEVELS:
+        raise ConfigError(f"BOOKING_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, not {text!r}")
+    return text.strip().upper()
 
 
 def _request_threads(text: str | None) -> int:

@@ -319,6 +319,43 @@ def test_a_port_setting_that_is_no_port_is_one_line_and_exit_status_2(tmp_path, 
     assert "BOOKING_PORT" in one_line(done.stderr)
 
 
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        ("BOOKING_BASE_URL", "not a url"),
+        ("BOOKING_BASE_URL", "ftp://book.example.com"),
+        ("BOOKING_BASE_URL", "https://book.example.com/?x=1"),
+        ("BOOKING_SESSION_SECRET", "abc"),
+        ("BOOKING_MAIL_TEMPLATES", "/no/such/folder"),
+        ("BOOKING_LOG_LEVEL", "BOGUS"),
+    ],
+)
+def test_a_setting_the_service_cannot_use_is_refused_at_start_naming_it(tmp_path, setting, value):
+    """A short session secret would sign cookies weakly, a base address that is no http
+    address would print links that do not open, a templates folder or log level that is
+    not one would be ignored without a word: each is one line and exit status 2."""
+    env = clean_env(BOOKING_DATABASE_URL=f"sqlite:///{tmp_path / 'x.sqlite3'}", **{setting: value})
+    done = booking(env, "migrate")
+    assert done.returncode == 2
+    assert one_line(done.stderr).startswith(f"booking: {setting} must ")
+    assert not (tmp_path / "x.sqlite3").exists()  # nothing was done
+
+
+def test_settings_the_service_can_use_are_taken():
+    from entrypoints.settings import Settings
+
+    settings = Settings.from_env(
+        {
+            "BOOKING_BASE_URL": " https://book.example.com/app/ ",
+            "BOOKING_SESSION_SECRET": "s" * 32,
+            "BOOKING_LOG_LEVEL": "warning",
+        }
+    )
+    assert settings.base_url == "https://book.example.com/app"
+    assert settings.session_secret == "s" * 32
+    assert settings.log_level == "WARNING"
+
+
 def booking(env: dict[str, str], *argv: str, cwd: Path | None = None):
     """``booking argv`` as a console script: its exit status, stdout and stderr."""
     return subprocess.run(
