@@ -49,6 +49,8 @@ class MessageKind(StrEnum):
     QUOTE_FOLLOW_UP = "quote.follow_up"
     LEAD_FOLLOW_UP = "lead.follow_up"
     PORTAL_SIGN_IN = "portal.sign_in"
+    OFFICE_CUSTOMER_CHANGE = "office.customer_change"
+    """To the company: a customer moved or cancelled a visit on their own page."""
 
 
 class MessageStatus(StrEnum):
@@ -122,9 +124,11 @@ def new_message(
     subject_id: str | None,
     at: datetime,
     order: int = 0,
+    reply_to: str | None = None,
 ) -> Message:
     """A pending message of ``company``, due at ``at``, from its composed ``(subject, text,
-    html)``; replies go to the company's ``notify_email``. Every queued message is made here.
+    html)``; replies go to ``reply_to``, else the company's ``notify_email``. Every queued
+    message is made here.
     ``order``: its place among messages queued at the same instant, kept as that many
     microseconds on its ``created_at``, which orders messages due together."""
     subject, text, html = composed
@@ -137,7 +141,7 @@ def new_message(
         text=text,
         html=html,
         dedupe_key=dedupe_key,
-        reply_to=company.notify_email or None,
+        reply_to=reply_to or company.notify_email or None,
         subject_id=subject_id,
         next_attempt_at=at,
         created_at=at + timedelta(microseconds=order),

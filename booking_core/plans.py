@@ -425,6 +425,7 @@ def cancel_visits(
     at: datetime,
     reason: str | None = None,
     after: date | None = None,
+    by_customer: bool = False,
 ) -> list[Booking]:
     """Cancel with a scope; returns the changed bookings in ``visit_index`` order.
 
@@ -436,6 +437,8 @@ def cancel_visits(
     plan's last scheduled visit (a ``plan_ended`` entry when it is not cancelled with
     them); a completed or cancelled visit is never changed. ``InvalidTransition`` when the
     target cannot be cancelled (or, for ``plan_after``, belongs to no plan).
+    ``by_customer``: the customer cancelled on their own page; the entries say so
+    (``by: "customer"``).
     """
     require_aware(at, "at")
     errors = reason_errors(reason)
@@ -447,6 +450,8 @@ def cancel_visits(
         raise ValidationFailed(errors)
     target, later = _target(visits, target_id)
     details: dict[str, DetailValue] = {"scope": scope.value}
+    if by_customer:
+        details["by"] = "customer"
     if scope is CancelScope.THIS or (
         target.plan_id is None and scope is CancelScope.THIS_AND_FUTURE
     ):

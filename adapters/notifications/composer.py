@@ -75,7 +75,9 @@ class JinjaComposer:
             **context,
             "company": company,
             "brand_color": company.brand_color or DEFAULT_BRAND_COLOR,
-            "reply_to": company.notify_email,
+            # Where replies go: the company's address, unless the message names another
+            # (the office's own notices: the customer's).
+            "reply_to": context.get("reply_to", company.notify_email),
         }
         try:
             rendered = [

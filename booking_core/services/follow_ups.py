@@ -306,7 +306,8 @@ def _lead_message(
 ) -> Message | None:
     """The reminder about ``lead`` to its owner, or None with no address to mail.
     Context: ``lead_name``, ``lead_email``, ``lead_phone``, ``lead_stage``,
-    ``lead_message``, ``lead_id``, ``owner`` ("" for none) and ``follow_up_on``."""
+    ``lead_message``, ``lead_id``, ``owner`` ("" for none), ``follow_up_on``, and
+    ``to_office`` (true); replies go to the lead's email, else the company's address."""
     owner = (lead.owner or "").strip()
     to = owner if is_email_address(owner) else staff_address(company)
     if to is None:
@@ -320,6 +321,9 @@ def _lead_message(
         "lead_id": lead.id,
         "owner": lead.owner or "",
         "follow_up_on": f"{on:%A}, {on:%B} {on.day}, {on.year}",
+        # To the office: a reply writes to the lead (when it gave an email).
+        "to_office": True,
+        "reply_to": lead.email or None,
     }
     composed = composer.compose(MessageKind.LEAD_FOLLOW_UP, company, context)
     return new_message(
@@ -330,6 +334,7 @@ def _lead_message(
         dedupe_key=key,
         subject_id=lead.id,
         at=at,
+        reply_to=lead.email or None,
     )
 
 

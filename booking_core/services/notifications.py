@@ -47,7 +47,7 @@ from booking_core.paging import Page, PageRequest
 from booking_core.plans import CancelScope, RescheduleScope
 from booking_core.ports import Clock, Composer, Mailer, UnitOfWork
 from booking_core.quotes import Quote, QuoteStatus, effective_status
-from booking_core.services.follow_ups import quote_sent_message
+from booking_core.services.follow_ups import quote_sent_message, staff_address
 from booking_core.services.self_service import can_change, changes_close_at
 
 MAIL_BATCH = 100
@@ -77,9 +77,10 @@ class Notices:
         context: Mapping[str, object],
         dedupe_key: str,
         subject_id: str | None = None,
+        reply_to: str | None = None,
     ) -> Message | None:
         """Compose and queue one message (due now); None when its cause already queued
-        one. The reply-to is the company's ``notify_email``."""
+        one. The reply-to is ``reply_to``, else the company's ``notify_email``."""
         return queue_message(
             self.uow,
             self.composer,
@@ -91,6 +92,7 @@ class Notices:
             subject_id=subject_id,
             at=self.at,
             order=self.order,
+            reply_to=reply_to,
         )
 
 
@@ -106,11 +108,15 @@ def queue_message(
     subject_id: str | None = None,
     at: datetime,
     order: int = 0,
+    reply_to: str | None = None,
 ) -> Message | None:
     """Compose ``kind`` for ``company`` with ``context`` and queue it in ``uow`` (the
     caller's open unit, which commits), due at ``at``; None, queueing nothing, when the
     company already has a message for ``dedupe_key``. ``ValueError`` for an address with
-    a line break (it would be a header)."""
+    a line break (it would be a header). ``reply_to``: where replies go, when not to the
+    company's ``notify_email`` (it is then the templates' ``reply_to`` too)."""
+    if reply_to:
+        context = {**context, "reply_to": reply_to}
     message = new_message(
         company,
         kind,
@@ -120,6 +126,7 @@ def queue_message(
         subject_id=subject_id,
         at=at,
         order=order,
+        reply_to=reply_to,
     )
     return message if uow.messages.add(message) else None
 
@@ -401,6 +408,50 @@ def quote_sent(notices: Notices, event: Event) -> Message | None:
     return message if message is not None and notices.uow.messages.add(message) else None
 
 
+def office_customer_change(notices: Notices, event: Event) -> Message | None:
+    """To the company's ``notify_email`` (none without one): a visit its customer moved
+    or cancelled on their own page (the tracking page, or the portal's links to it),
+    which no one in the office did and so no one there knows of. One per change."""
+    booking = event.subject
+    if not isinstance(booking, Booking):
+        return None
+    cancelled = event.type is EventType.BOOKING_CANCELLED
+    change = _last_detail(
+        booking, ActivityKind.CANCELLED if cancelled else ActivityKind.RESCHEDULED
+    )
+    if change.get("by") != "customer":
+        return None
+    company = notices.uow.companies.get(event.company_id)
+    to = staff_address(company)
+    customer = _customer(notices.uow, company.id, booking.customer_id)
+    if to is None or customer is None:
+        return None
+    previous = change.get("from")
+    context = booking_context(booking, customer, notices.base_url, company)
+    context.update(
+        {
+            "change": "cancelled" if cancelled else "moved",
+            "previous_starts": (
+                when(datetime.fromisoformat(previous), booking) if isinstance(previous, str) else ""
+            ),
+            "customer_email": customer.email or "",
+            "customer_phone": customer.phone or "",
+            "admin_url": f"{notices.base_url.rstrip('/')}/admin/bookings/{booking.id}",
+            "previous_total_cents": change.get("fromTotalCents"),
+            "to_office": True,
+        }
+    )
+    return notices.queue(
+        company,
+        MessageKind.OFFICE_CUSTOMER_CHANGE,
+        to=to,
+        context=context,
+        dedupe_key=f"office.customer_change:{_change_key(booking, event)}",
+        subject_id=booking.id,
+        reply_to=customer.email or None,  # a reply writes to the customer
+    )
+
+
 EventNotice = Callable[[Notices, Event], "Message | None"]
 
 EVENT_NOTICES: dict[EventType, EventNotice] = {
@@ -409,7 +460,14 @@ EVENT_NOTICES: dict[EventType, EventNotice] = {
     EventType.BOOKING_CANCELLED: booking_cancelled,
     EventType.QUOTE_SENT: quote_sent,
 }
-"""The notice each event type queues; an event type not listed queues none."""
+"""The notice each event type queues to the customer; an event type not listed queues
+none."""
+
+OFFICE_NOTICES: dict[EventType, EventNotice] = {
+    EventType.BOOKING_RESCHEDULED: office_customer_change,
+    EventType.BOOKING_CANCELLED: office_customer_change,
+}
+"""The notice each event type queues to the company itself, beside the customer's."""
 
 
 def _preferred_first(events: Sequence[Event]) -> list[Event]:
@@ -452,18 +510,21 @@ def mail_events(
     with uow:
         events = list(uow.outbox.claim_unmailed(limit))
         for order, one in enumerate(_preferred_first(events)):
-            handler = EVENT_NOTICES.get(one.type)
-            if handler is None:
-                continue
+            handlers = [
+                handler
+                for handler in (EVENT_NOTICES.get(one.type), OFFICE_NOTICES.get(one.type))
+                if handler is not None
+            ]
             # The messages of a batch are due together and go out in the order of their
             # causes (``order``), not in the order of their random ids.
             notices = Notices(uow, composer, base_url, at, order)
-            try:
-                made = handler(notices, one)
-            except (ValueError, LookupError) as error:  # a template or data problem
-                failed.append((one, f"{type(error).__name__}: {error}"))
-                continue
-            queued += made is not None
+            for handler in handlers:
+                try:
+                    made = handler(notices, one)
+                except (ValueError, LookupError) as error:  # a template or data problem
+                    failed.append((one, f"{type(error).__name__}: {error}"))
+                    continue
+                queued += made is not None
         uow.outbox.mark_mailed([one.id for one in events], at)
         uow.commit()
     return Mailed(claimed=len(events), queued=queued, failed=tuple(failed))

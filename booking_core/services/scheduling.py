@@ -879,11 +879,19 @@ def cancel_in_unit(
     at: datetime,
     reason: str | None = None,
     after: date | None = None,
+    by_customer: bool = False,
 ) -> list[Booking]:
     """``cancel_booking``'s work inside the caller's open unit (which commits): cancel,
-    save, and record one ``booking.cancelled`` per booking cancelled."""
+    save, and record one ``booking.cancelled`` per booking cancelled. ``by_customer``:
+    the customer cancels on their own page (``plans.cancel_visits``)."""
     changed = plans.cancel_visits(
-        _visits(uow, target), target.id, scope, at=at, reason=reason, after=after
+        _visits(uow, target),
+        target.id,
+        scope,
+        at=at,
+        reason=reason,
+        after=after,
+        by_customer=by_customer,
     )
     uow.bookings.save_all(changed)
     cancelled = [b for b in changed if b.status is BookingStatus.CANCELLED]

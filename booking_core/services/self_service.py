@@ -214,7 +214,12 @@ def customer_cancel(company_id: str, token: str, *, uow: UnitOfWork, clock: Cloc
         target = tracked_booking(uow, company_id, token)
         _require_open(company, target, at, "cancel")
         changed = cancel_in_unit(
-            uow, target, plans.CancelScope.THIS, at=at, reason=CUSTOMER_CANCEL_REASON
+            uow,
+            target,
+            plans.CancelScope.THIS,
+            at=at,
+            reason=CUSTOMER_CANCEL_REASON,
+            by_customer=True,
         )
         uow.commit()
     return changed[0]

@@ -405,7 +405,9 @@ def test_an_owner_that_is_not_an_address_is_reminded_through_the_company_address
     assert shop.sweep(LOCAL_EIGHT).lead_reminders == 1
     (message,) = shop.messages()
     assert message.to == "office@sparkle.example"
-    assert message.reply_to == "office@sparkle.example"
+    assert lead.email
+    assert message.reply_to == lead.email  # a reply writes to the lead, not to the office
+    assert "to_office=True" in message.text  # the templates say so (no "write to" itself)
     assert "owner=Sam" in message.text
     assert message.subject_id == lead.id
 

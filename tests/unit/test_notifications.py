@@ -38,7 +38,7 @@ from booking_core.notifications import (
 from booking_core.paging import PageRequest
 from booking_core.plans import CancelScope, RescheduleScope
 from booking_core.pricing import SelectedItem
-from booking_core.services import companies, scheduling
+from booking_core.services import companies, scheduling, self_service
 from booking_core.services.notifications import (
     booking_context,
     change_context,
@@ -758,3 +758,51 @@ def test_notices_of_one_batch_go_out_in_the_order_of_their_changes(world):
         "11:00 AM",
         "1:00 PM",
     ]
+
+
+def test_the_office_is_told_when_a_customer_moves_or_cancels_on_their_own_page(world: World):
+    """The office changed nothing: without this notice it learns of the customer's own
+    move or cancellation only from the calendar. The office's own changes send none."""
+    (moved, kept, office) = (world.book(tuesday_at(h, weeks=1)) for h in (9, 12, 15))
+    world.worker.run_once()
+    with world.uow() as unit:
+        settled = unit.companies.get(world.company.id)
+    to = self_service.reschedule_times(
+        settled, moved[0], moved[0].local_start.date() + timedelta(days=1),
+        uow=world.uow(), clock=world.clock, drive=DRIVE,
+    )[0].start  # fmt: skip
+    self_service.customer_reschedule(
+        world.company.id, moved[0].tracking_token, to, shown_total_cents=None,
+        uow=world.uow(), clock=world.clock, drive=DRIVE,
+    )  # fmt: skip
+    self_service.customer_cancel(
+        world.company.id, kept[0].tracking_token, uow=world.uow(), clock=world.clock
+    )
+    world.cancel(office[0].id)  # by the office: no notice to itself
+    world.worker.run_once()
+    by_visit = {m.subject_id: m for m in world.sent(MessageKind.OFFICE_CUSTOMER_CHANGE)}
+    assert set(by_visit) == {moved[0].id, kept[0].id}  # not the office's own cancellation
+    told = [by_visit[moved[0].id], by_visit[kept[0].id]]
+    assert {m.to for m in told} == {"office@acme.example"}
+    assert told[0].subject.startswith(f"Ada moved {moved[0].code} (")
+    assert "moved a visit from Tuesday, December 1, 2026 at 9:00 AM" in told[0].text
+    assert f"https://book.example.com/admin/bookings/{moved[0].id}" in told[0].text
+    assert told[1].subject.startswith(f"Ada cancelled {kept[0].code} (")
+    assert {m.reply_to for m in told} == {"ada@example.com"}  # a reply writes to the customer
+    assert "A reply goes to ada@example.com." in told[1].html
+    # The customers were written to as ever.
+    assert len(world.sent(MessageKind.BOOKING_CANCELLED)) == 2
+    assert len(world.sent(MessageKind.BOOKING_RESCHEDULED)) == 1
+
+
+def test_a_company_without_a_notify_email_is_not_told(world: World):
+    with world.uow() as unit:
+        unit.companies.save(attrs.evolve(world.company, notify_email=None))
+        unit.commit()
+    (booked,) = world.book(tuesday_at(9, weeks=1))
+    self_service.customer_cancel(
+        world.company.id, booked.tracking_token, uow=world.uow(), clock=world.clock
+    )
+    world.worker.run_once()
+    assert world.sent(MessageKind.OFFICE_CUSTOMER_CHANGE) == []
+    assert len(world.sent(MessageKind.BOOKING_CANCELLED)) == 1
