@@ -26,11 +26,13 @@ class PhonenumbersNormalizer:
 
 def shown(e164: str, home_region: str = "US") -> str:
     """A stored number as a person reads it: ``(212) 555-0101`` for one of
-    ``home_region``, ``+44 20 7946 0958`` for another country's; as stored when it does not
-    parse (a number kept from before it was checked)."""
+    ``home_region``, ``+44 20 7946 0958`` for another country's; as stored when it is not a valid
+    number (one kept from before numbers were checked)."""
     try:
         number = phonenumbers.parse(e164, home_region)
     except phonenumbers.NumberParseException:
+        return e164
+    if not phonenumbers.is_valid_number(number):  # kept as typed: no country made up
         return e164
     home = phonenumbers.region_code_for_number(number) == home_region
     style = (

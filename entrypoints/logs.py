@@ -42,7 +42,7 @@ def _line(event: object, **options: Any) -> str:
 
 def configure_logging(level: str | None = None) -> None:
     """JSON logs at ``BOOKING_LOG_LEVEL`` (default INFO)."""
-    name = (level or os.environ.get("BOOKING_LOG_LEVEL") or "INFO").upper()
+    name = (level or os.environ.get("BOOKING_LOG_LEVEL") or "INFO").strip().upper()
     numeric = logging.getLevelNamesMapping().get(name, logging.INFO)
     structlog.configure(
         processors=json_processors(),

@@ -136,28 +136,34 @@ def _base_url(text: str | None) -> str | None:
     if text is None or not text.strip():
         return None
     url = text.strip().rstrip("/")
-    parts = urlsplit(url)
+    refused = ConfigError(
+        "BOOKING_BASE_URL must be an http or https address such as"
+        f" https://book.example.com (no query, fragment or user), not {text!r}"
+    )
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 (read for its check: a port that is no port is refused)
+    except ValueError:  # a bracket left open, a port out of range or not a number
+        raise refused from None
     if (
         parts.scheme.lower() not in ("http", "https")
         or not parts.hostname
-        or parts.query
-        or parts.fragment
-        or any(c.isspace() for c in url)
+        or "?" in url
+        or "#" in url
+        or "@" in parts.netloc
+        or any(c.isspace() or ord(c) < 32 for c in url)
     ):
-        raise ConfigError(
-            "BOOKING_BASE_URL must be an http or https address such as"
-            f" https://book.example.com, not {text!r}"
-        )
+        raise refused
     return url
 
 
 def _session_secret(text: str | None) -> str | None:
     if text is None or not text:
         return None
-    if len(text) < MIN_SESSION_SECRET:
+    if len(text.strip()) < MIN_SESSION_SECRET:
         raise ConfigError(
             f"BOOKING_SESSION_SECRET must be at least {MIN_SESSION_SECRET} random characters"
-            f" (it signs the session cookies), not {len(text)};"
+            f" (it signs the session cookies), not {len(text.strip())};"
             " make one with: python3 -c 'import secrets; print(secrets.token_urlsafe(32))'"
         )
     return text
@@ -166,9 +172,9 @@ def _session_secret(text: str | None) -> str | None:
 def _mail_templates(text: str | None) -> str | None:
     if text is None or not text.strip():
         return None
-    if not Path(text).is_dir():
+    if not Path(text.strip()).is_dir():
         raise ConfigError(f"BOOKING_MAIL_TEMPLATES must name a folder; {text!r} is not one")
-    return text
+    return text.strip()
 
 
 def _log_level(text: str | None) -> str:

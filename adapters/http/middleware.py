@@ -20,6 +20,7 @@ from typing import Any
 import structlog
 from starlette.datastructures import MutableHeaders
 from starlette.requests import ClientDisconnect
+from starlette.routing import Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from adapters.http.endpoint import json_response
@@ -110,7 +111,7 @@ def route_of(scope: Scope) -> str | None:
     itself when no route matched."""
     route = scope.get("route")
     template = getattr(route, "path", None)
-    if not isinstance(template, str):
+    if not isinstance(template, str) or isinstance(route, Mount):  # no route inside it
         path = scope.get("path")
         return path if isinstance(path, str) else None
     mounted = str(scope.get("root_path", ""))

@@ -136,36 +136,46 @@ class _UvicornLine(logging.Filter):
 logging.getLogger("uvicorn.error").addFilter(_UvicornLine())
 
 
-REQUEST_LINE = re.compile(rb"[A-Za-z]+ (/[^ ?#\r\n]*)")
+REQUEST_LINE = re.compile(rb"(?:\A|\n)[A-Za-z]+ (/[^ ?#\r\n]*)[^\r\n]* HTTP/")
 HEAD_SEEN = 2048
-"""How much of a new request's head is kept to read its path from when the head as a
-whole cannot be read (a broken header after a good request line)."""
+"""How much of what arrives between requests is kept to read a request line from when
+the head as a whole cannot be read (a broken header after a good request line)."""
 
 
 class _JsonBadRequest:
     """Mixed in before uvicorn's protocol class: its ``send_400_response`` replaced, and
-    the start of each new request's head kept (``data_received``) so that a request
-    whose head is unreadable but whose request line names a ``/api/public/*`` path is
-    answered in the public shape, with its CORS headers."""
+    what arrives between requests kept (``data_received``; each request's head dropped
+    from it once parsed, when its cycle begins) so that a request whose head is
+    unreadable but whose request line names a ``/api/public/*`` path is answered in the
+    public shape, with its CORS headers, pipelined behind other requests or not."""
 
     transport: asyncio.Transport
-    cycle: Any
     _head: bytes = b""
-    _head_after: Any = None
+
+    @property
+    def cycle(self) -> Any:
+        return self.__dict__.get("_cycle")
+
+    @cycle.setter
+    def cycle(self, value: Any) -> None:
+        self.__dict__["_cycle"] = value
+        if value is not None:  # a request's head was parsed: keep what follows it
+            line = REQUEST_LINE.search(self._head)
+            end = self._head.find(b"\r\n\r\n", line.end()) if line else -1
+            self._head = self._head[end + 4 :] if end >= 0 else b""
 
     def data_received(self, data: bytes) -> None:
-        cycle = getattr(self, "cycle", None)
-        if cycle is None or cycle.response_complete:  # between requests: a head begins
-            if self._head_after is not cycle:
-                self._head, self._head_after = b"", cycle
-            if len(self._head) < HEAD_SEEN:
-                self._head = (self._head + data)[:HEAD_SEEN]
+        cycle = self.cycle
+        between = cycle is None or cycle.response_complete
+        if between and len(self._head) < HEAD_SEEN:
+            self._head = (self._head + data)[:HEAD_SEEN]
         super().data_received(data)  # type: ignore[misc]
 
     def _head_scope(self) -> dict[str, Any] | None:
-        """What the kept head says of a request whose head could not be read: its path,
-        when it names a ``/api/public/*`` one (else None, the plain shape)."""
-        line = REQUEST_LINE.match(self._head.lstrip(b"\r\n"))
+        """What the kept bytes say of a request whose head could not be read: its path,
+        when its request line names a ``/api/public/*`` one (else None, the plain
+        shape)."""
+        line = REQUEST_LINE.search(self._head)
         path = unquote(line.group(1).decode("latin-1")) if line else ""
         return {"path": path} if path.startswith(PUBLIC_PREFIX) else None
 

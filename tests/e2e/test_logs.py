@@ -253,9 +253,13 @@ def test_a_public_request_line_names_its_company_and_whole_route(stack: Stack, s
     with stack.client() as c:
         assert c.get(f"/api/public/{stack.company.slug}/catalog").status_code == 200
         assert c.get("/api/public/no-such-company-here/catalog").status_code == 404
-    lines = lines_since(server_logs, offset, requests=2)
+        assert c.get("/api/public/nowhere").status_code == 404  # no route: the path
+        assert c.get("/api/v1/nowhere").status_code in (401, 404)
+    lines = lines_since(server_logs, offset, requests=4)
     requests = [json.loads(line) for line in lines if '"request"' in line]
-    assert [(r["route"], r["status"], r["company_id"], r["key_id"]) for r in requests] == [
-        ("/api/public/{slug}/catalog", 200, stack.company.id, None),
-        ("/api/public/{slug}/catalog", 404, None, None),
+    assert [(r["route"], r["company_id"], r["key_id"]) for r in requests] == [
+        ("/api/public/{slug}/catalog", stack.company.id, None),
+        ("/api/public/{slug}/catalog", None, None),
+        ("/api/public/nowhere", None, None),
+        ("/api/v1/nowhere", None, None),
     ]

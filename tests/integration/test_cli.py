@@ -325,6 +325,13 @@ def test_a_port_setting_that_is_no_port_is_one_line_and_exit_status_2(tmp_path, 
         ("BOOKING_BASE_URL", "not a url"),
         ("BOOKING_BASE_URL", "ftp://book.example.com"),
         ("BOOKING_BASE_URL", "https://book.example.com/?x=1"),
+        ("BOOKING_BASE_URL", "https://book.example.com?"),
+        ("BOOKING_BASE_URL", "https://book.example.com#"),
+        ("BOOKING_BASE_URL", "https://book.example.com:99999"),
+        ("BOOKING_BASE_URL", "https://book.example.com:abc"),
+        ("BOOKING_BASE_URL", "http://[::1"),
+        ("BOOKING_BASE_URL", "https://user:pw@book.example.com"),
+        ("BOOKING_SESSION_SECRET", " " * 40),
         ("BOOKING_SESSION_SECRET", "abc"),
         ("BOOKING_MAIL_TEMPLATES", "/no/such/folder"),
         ("BOOKING_LOG_LEVEL", "BOGUS"),
@@ -346,12 +353,15 @@ def test_settings_the_service_can_use_are_taken():
 
     settings = Settings.from_env(
         {
-            "BOOKING_BASE_URL": " https://book.example.com/app/ ",
+            "BOOKING_BASE_URL": " https://book.example.com:8443/app/ ",
             "BOOKING_SESSION_SECRET": "s" * 32,
             "BOOKING_LOG_LEVEL": "warning",
         }
     )
-    assert settings.base_url == "https://book.example.com/app"
+    assert settings.base_url == "https://book.example.com:8443/app"
+    assert Settings.from_env({"BOOKING_BASE_URL": "http://[::1]:8000"}).base_url == (
+        "http://[::1]:8000"
+    )
     assert settings.session_secret == "s" * 32
     assert settings.log_level == "WARNING"
 

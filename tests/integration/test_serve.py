@@ -143,7 +143,18 @@ def test_a_request_that_is_not_readable_http_is_answered_in_the_error_shape(tmp_
             b"GET /api/public/sparkle-cleaning/catalog HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n"
         )
         fine = b"GET /api/public/sparkle-cleaning/catalog HTTP/1.1\r\nHost: x\r\n\r\n"
-        for data, answered in ((broken, None), (fine + broken, "HTTP/1.1 200 OK")):
+        plain = b"GET /api/v1/services HTTP/1.1\r\nHost: x\r\nBad Header: 1\r\n\r\n"
+        status, headers, body = _raw(port, fine + plain)  # pipelined: the second's shape
+        status, headers, body = _parsed(body[int(headers["content-length"]) :])
+        assert status == "HTTP/1.1 400 Bad Request"
+        assert "access-control-allow-origin" not in headers
+        assert json.loads(body)["error"]["code"] == "invalid_request"
+        api = b"GET /api/v1/services HTTP/1.1\r\nHost: x\r\n\r\n"
+        for data, answered in (
+            (broken, None),
+            (fine + broken, "HTTP/1.1 200 OK"),
+            (api + broken, "HTTP/1.1 401 Unauthorized"),
+        ):
             status, headers, body = _raw(port, data)
             if answered is not None:  # the fine request's answer first, then the 400
                 assert status == answered
@@ -158,7 +169,7 @@ def test_a_request_that_is_not_readable_http_is_answered_in_the_error_shape(tmp_
         logged = server.stderr.read()
     assert "Invalid HTTP request received" not in logged  # uvicorn's plain-text line
     unreadable = [json.loads(line) for line in logged.splitlines() if "http_unreadable" in line]
-    assert len(unreadable) == len(MALFORMED) + 3
+    assert len(unreadable) == len(MALFORMED) + 5
     assert {"mine-1", headers["x-request-id"]} <= {line["request_id"] for line in unreadable}
 
 
