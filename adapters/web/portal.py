@@ -34,6 +34,7 @@ from attrs import frozen
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from adapters import phone
 from adapters.web.admin_booking import ENTRY_LABELS, METHOD_LABELS, long_date, money
 from adapters.web.calendar import service_name
 from adapters.web.crew import STATUS_LABELS
@@ -387,7 +388,7 @@ def _details_page(
     status: int = 200,
 ) -> Response:
     company = _company(visit)
-    shown = values or {"name": customer.name, "phone": customer.phone or ""}
+    shown = values or {"name": customer.name, "phone": phone.shown(customer.phone or "")}
     return visit.render(
         "portal_details.html",
         status=status,

@@ -126,6 +126,7 @@ def test_a_customer_signs_in_by_email_link_and_reschedules_from_the_portal(
     page.get_by_role("link", name="Back to your account").click()
     expect(page.locator("dd", has_text="(212) 555-0199")).to_be_visible()  # as people write it
     page.get_by_role("link", name="Edit details and addresses").click()
+    expect(page.get_by_label("Phone")).to_have_value("(212) 555-0199")  # and so to edit
 
     page.get_by_role("link", name="Add an address").click()
     page.get_by_label("Street address").fill("1 Lake Rd")
