@@ -535,6 +535,45 @@ def book_in_unit(
     drive: DriveTime,
     first_price: PriceBreakdown | None = None,
 ) -> list[Booking]:
+    """``_book_in_unit``; a slot lost to a racing request names no crew member unless the
+    request named its crew (``SlotTaken.crew_id``): the caller chose none, so the member
+    chosen for it means nothing to it (and is not an anonymous booker's to see)."""
+    try:
+        return _book_in_unit(
+            uow,
+            company,
+            catalog,
+            order_fields,
+            selection,
+            start,
+            crew_ids=crew_ids,
+            additional_starts=additional_starts,
+            customer_id=customer_id,
+            at=at,
+            drive=drive,
+            first_price=first_price,
+        )
+    except SlotTaken as taken:
+        if crew_ids is not None or taken.crew_id is None:
+            raise
+        raise SlotTaken(taken.start, None, taken.field, taken.hint) from None
+
+
+def _book_in_unit(
+    uow: UnitOfWork,
+    company: Company,
+    catalog: Catalog,
+    order_fields: dict[str, object],
+    selection: Selection,
+    start: datetime,
+    *,
+    crew_ids: tuple[str, ...] | None,
+    additional_starts: Sequence[datetime],
+    customer_id: str,
+    at: datetime,
+    drive: DriveTime,
+    first_price: PriceBreakdown | None = None,
+) -> list[Booking]:
     """Check, make and store the bookings of one create request (all or nothing); the
     caller records their ``booking.created`` events with its own (one outbox write).
 

@@ -86,6 +86,41 @@ def test_a_listed_slot_books_and_then_is_no_longer_listed(world):
         book(world, chosen.start, email="grace@example.com")
 
 
+def test_a_slot_lost_to_a_racing_request_names_the_member_only_when_the_request_did(
+    world, monkeypatch
+):
+    """The hold of the chosen member fails (another request took it meanwhile): a
+    request that named no crew is not told which member the service had chosen."""
+    from adapters.memory.bookings import MemoryBookingRepository
+
+    def lost(self, bookings):
+        raise SlotTaken(bookings[0].start.isoformat(), bookings[0].crew_ids[0])
+
+    monkeypatch.setattr(MemoryBookingRepository, "add_all", lost)
+    with pytest.raises(SlotTaken) as anonymous:
+        book(world, tuesday_at(9))
+    assert anonymous.value.crew_id is None
+    assert "crew member" not in str(anonymous.value)
+    _, clock, uow, company = world
+    with pytest.raises(SlotTaken) as named:
+        scheduling.create_booking(
+            scheduling.CreateBooking(
+                company_id=company.id,
+                service_id="svc_standard_clean",
+                frequency_slug="one_time",
+                start=tuesday_at(9),
+                customer=scheduling.CustomerDetails(name="Ada", email="ada@example.com"),
+                address=HOME,
+                crew_ids=("crew_rosa",),
+            ),
+            uow=uow(),
+            clock=clock,
+            drive=DRIVE,
+            phones=PhonenumbersNormalizer(),
+        )
+    assert named.value.crew_id == "crew_rosa"
+
+
 def test_a_start_outside_working_hours_is_unavailable(world):
     with pytest.raises(SlotUnavailable):
         book(world, tuesday_at(19))
