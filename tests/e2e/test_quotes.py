@@ -120,6 +120,10 @@ def test_a_hand_priced_quote_sent_parts_of_a_selection_is_refused_naming_each(
     errors = error_of(response, 400, "invalid_request")["fieldErrors"]
     assert set(errors) == set(selection_parts)  # each named: none is dropped without a word
     assert api.get(f"{API}/quotes", params={"customerId": customer_id}).json()["data"] == before
+    # The quote's other problems are named in the same answer.
+    response = api.post(f"{API}/quotes", json={"couponCode": "WELCOME10"}, headers=idem())
+    errors = error_of(response, 400, "invalid_request")["fieldErrors"]
+    assert set(errors) == {"couponCode", "customerId", "manualLines"}
     # "one_time" is what a hand-priced quote is anyway: naming it is no conflict.
     assert create(api, customerId=customer_id, frequencySlug="one_time")["totalCents"] == 42000
 

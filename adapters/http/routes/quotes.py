@@ -18,7 +18,7 @@ from adapters.http.views.quotes import (
     quote_view,
     quote_with_follow_ups_view,
 )
-from booking_core import conversion
+from booking_core import conversion, quotes
 from booking_core.errors import ValidationFailed
 from booking_core.pricing import Selection
 from booking_core.quotes import ManualLine, QuoteStatus
@@ -55,7 +55,7 @@ class QuoteBody:
     note: Note = ""
     send: bool = False
 
-    def selection(self) -> Selection | None:
+    def selection(self, at: datetime) -> Selection | None:
         """The catalog selection, if the quote is priced from the catalog. A hand-priced
         quote (no ``serviceId``) sent any part of a selection is refused naming each part:
         dropping a coupon or a fee without a word would quote another price than meant."""
@@ -70,13 +70,30 @@ class QuoteBody:
                 "manual_fee_ids": bool(self.manual_fee_ids),
             }
             if any(given.values()):
+                problems = {name: HAND_PRICED for name, sent in given.items() if sent}
                 raise ValidationFailed(
-                    {name: HAND_PRICED for name, sent in given.items() if sent},
+                    {**self._other_problems(at), **problems},
                     "A hand-priced quote (no serviceId) takes no part of a catalog selection: "
                     "give serviceId to price it from the catalog, or leave these out.",
                 )
             return None
         return selection_of(self.service_id, self)
+
+    def _other_problems(self, at: datetime) -> dict[str, str]:
+        """What the quote's own rules refuse in this body besides its selection (no
+        customer or lead, no lines, an expiry in the past), named in the same answer."""
+        try:
+            quotes.create_quote(
+                company_id="-",
+                at=at,
+                customer_id=self.customer_id,
+                lead_id=self.lead_id,
+                manual_lines=[ManualLine(x.description, x.amount_cents) for x in self.manual_lines],
+                expires_at=self.expires_at,
+            )
+        except ValidationFailed as failed:
+            return dict(failed.field_errors)
+        return {}
 
 
 HAND_PRICED = "Only with serviceId: a hand-priced quote is priced by its manualLines alone."
@@ -165,7 +182,7 @@ def post_quote(ctx: Context) -> Reply:
             company_id=ctx.company_id,
             customer_id=body.customer_id,
             lead_id=body.lead_id,
-            selection=body.selection(),
+            selection=body.selection(ctx.now()),
             manual_lines=tuple(
                 ManualLine(x.description, x.amount_cents) for x in body.manual_lines
             ),
