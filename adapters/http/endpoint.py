@@ -277,6 +277,23 @@ def _key_problem(endpoint: Endpoint, incoming: Incoming) -> dict[str, str]:
     return {}
 
 
+def _with_key_problem(error: ApiError, endpoint: Endpoint, incoming: Incoming) -> ApiError:
+    """``error`` (a body or header the write cannot be read from: not JSON, a header
+    sent twice) naming the ``Idempotency-Key``'s own problem beside its own, so that one
+    answer names them all."""
+    extra = _key_problem(endpoint, incoming) if error.status == 400 else {}
+    if not extra or set(extra) <= set(error.field_errors or {}):
+        return error
+    return ApiError(
+        error.status,
+        error.code,
+        error.message,
+        field_errors={**(error.field_errors or {}), **extra},
+        headers=error.headers,
+        **error.extra,
+    )
+
+
 def _safe_path_params(params: Mapping[str, Any]) -> dict[str, str]:
     """Path ids no record can have (NUL, overlong) become one that matches nothing, so
     they answer the same ``not_found`` as any other unknown id."""
@@ -368,11 +385,14 @@ def process_request(endpoint: Endpoint, deps: HttpDeps, incoming: Incoming) -> _
         if not key.allows(endpoint.scope):
             raise insufficient_scope(endpoint.scope)
         if incoming.early is not None:
-            raise incoming.early
+            raise _with_key_problem(incoming.early, endpoint, incoming)
         raw: Any = None
         found: dict[str, str] = {}
         if endpoint.body is not None:
-            raw, found = parse_json(incoming.raw_body)
+            try:
+                raw, found = parse_json(incoming.raw_body)
+            except ApiError as unreadable:
+                raise _with_key_problem(unreadable, endpoint, incoming) from None
             # Told before the body's shape is checked: its refusal announces the form too.
             headers = {**headers, **_announced(endpoint, raw)}
             # So is the further scope a body asks for: a missing scope is the answer,

@@ -176,6 +176,14 @@ def test_a_missing_idempotency_key_is_named_beside_the_body_s_problems(
     assert "unknownField" in error["fieldErrors"]
     assert "Required" in error["fieldErrors"]["Idempotency-Key"]
     assert write.effects() == 0
+    # So with a body that is not JSON at all, and with a Content-Type sent twice.
+    error = error_of(send(fresh, write, None, content="{not json"), 400, "invalid_request")
+    assert set(error["fieldErrors"]) == {"body", "Idempotency-Key"}
+    twice = [("content-type", "application/json")] * 2
+    response = fresh.request(write.method, API + write.path, content="{}", headers=twice)
+    error = error_of(response, 400, "invalid_request")
+    assert set(error["fieldErrors"]) == {"Content-Type", "Idempotency-Key"}
+    assert write.effects() == 0
 
 
 def test_a_blank_idempotency_key_is_refused_as_blank_not_as_missing(
