@@ -125,10 +125,12 @@ def new_message(
     at: datetime,
     order: int = 0,
     reply_to: str | None = None,
+    to_office: bool = False,
 ) -> Message:
     """A pending message of ``company``, due at ``at``, from its composed ``(subject, text,
-    html)``; replies go to ``reply_to``, else the company's ``notify_email``. Every queued
-    message is made here.
+    html)``; replies go to ``reply_to``, else (unless the message is ``to_office``: the
+    company's own people, who would reply to themselves) the company's ``notify_email``.
+    Every queued message is made here.
     ``order``: its place among messages queued at the same instant, kept as that many
     microseconds on its ``created_at``, which orders messages due together."""
     subject, text, html = composed
@@ -141,7 +143,7 @@ def new_message(
         text=text,
         html=html,
         dedupe_key=dedupe_key,
-        reply_to=reply_to or company.notify_email or None,
+        reply_to=reply_to or (None if to_office else company.notify_email) or None,
         subject_id=subject_id,
         next_attempt_at=at,
         created_at=at + timedelta(microseconds=order),

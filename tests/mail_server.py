@@ -59,7 +59,8 @@ class _Handler:
 class MailServer:
     """See the module."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, utf8: bool = False) -> None:
+        """``utf8``: the server offers SMTPUTF8 (RFC 6531)."""
         self.port = _free_port()
         self.received: list[EmailMessage] = []
         self.envelopes: list[tuple[str, list[str]]] = []
@@ -69,7 +70,9 @@ class MailServer:
         self.refused: set[str] = set()
         self.held = threading.Event()
         self.lock = threading.Lock()
-        self._controller = Controller(_Handler(self), hostname="127.0.0.1", port=self.port)
+        self._controller = Controller(
+            _Handler(self), hostname="127.0.0.1", port=self.port, enable_SMTPUTF8=utf8
+        )
 
     @property
     def url(self) -> str:

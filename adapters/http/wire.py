@@ -147,7 +147,9 @@ class _JsonBadRequest:
     what arrives between requests kept (``data_received``; each request's head dropped
     from it once parsed, when its cycle begins) so that a request whose head is
     unreadable but whose request line names a ``/api/public/*`` path is answered in the
-    public shape, with its CORS headers, pipelined behind other requests or not."""
+    public shape, with its CORS headers. Behind pipelined requests this is best effort
+    (a request line straight after a body, or arriving while an answer is under way, is
+    not seen): browsers, the only readers of CORS headers, never pipeline."""
 
     transport: asyncio.Transport
     _head: bytes = b""

@@ -24,6 +24,7 @@ from pathlib import Path
 from jinja2 import ChoiceLoader, FileSystemLoader, StrictUndefined, TemplateError
 from jinja2.sandbox import SandboxedEnvironment
 
+from adapters import phone
 from booking_core.companies import Company
 from booking_core.notifications import MAX_SUBJECT_LENGTH, MessageKind, one_line
 
@@ -63,6 +64,7 @@ class JinjaComposer:
         )
         self._env.globals["money"] = money
         self._env.filters["end_sentence"] = end_sentence
+        self._env.filters["phone"] = phone.shown  # as the pages show numbers
 
     def _names(self, company: Company, kind: MessageKind, part: str) -> list[str]:
         name = f"{kind.value}.{part}"

@@ -167,6 +167,20 @@ class SmtpMailer:
             # The parts are 8bit UTF-8 where their text is not ASCII: say so (RFC 6152).
             # For an address that is not ASCII the library says it itself (SMTPUTF8).
             plain = envelope_from.isascii() and message.to.isascii()
+            if plain and not (message.reply_to or "").isascii():
+                # Only the Reply-To (a customer's address, on the office's mail) is not
+                # ASCII: the library would write it as an encoded word, which no reader
+                # can reply to (RFC 2047, 5). Sent in UTF-8 where the server takes it
+                # (RFC 6531); else without it, replies then going to the sender.
+                if smtp.has_extn("smtputf8"):
+                    smtp.sendmail(
+                        envelope_from,
+                        [message.to],
+                        email.as_bytes(policy=POLICY.clone(utf8=True)),
+                        mail_options=["SMTPUTF8", "BODY=8BITMIME"],
+                    )
+                    return
+                del email["Reply-To"]
             options = ["BODY=8BITMIME"] if plain and smtp.has_extn("8bitmime") else []
             smtp.send_message(
                 email, from_addr=envelope_from, to_addrs=[message.to], mail_options=options

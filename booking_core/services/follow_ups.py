@@ -335,6 +335,7 @@ def _lead_message(
         subject_id=lead.id,
         at=at,
         reply_to=lead.email or None,
+        to_office=True,
     )
 
 

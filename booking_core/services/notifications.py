@@ -78,9 +78,11 @@ class Notices:
         dedupe_key: str,
         subject_id: str | None = None,
         reply_to: str | None = None,
+        to_office: bool = False,
     ) -> Message | None:
         """Compose and queue one message (due now); None when its cause already queued
-        one. The reply-to is ``reply_to``, else the company's ``notify_email``."""
+        one. The reply-to is ``reply_to``, else (not ``to_office``) the company's
+        ``notify_email``."""
         return queue_message(
             self.uow,
             self.composer,
@@ -93,6 +95,7 @@ class Notices:
             at=self.at,
             order=self.order,
             reply_to=reply_to,
+            to_office=to_office,
         )
 
 
@@ -109,6 +112,7 @@ def queue_message(
     at: datetime,
     order: int = 0,
     reply_to: str | None = None,
+    to_office: bool = False,
 ) -> Message | None:
     """Compose ``kind`` for ``company`` with ``context`` and queue it in ``uow`` (the
     caller's open unit, which commits), due at ``at``; None, queueing nothing, when the
@@ -127,6 +131,7 @@ def queue_message(
         at=at,
         order=order,
         reply_to=reply_to,
+        to_office=to_office,
     )
     return message if uow.messages.add(message) else None
 
@@ -449,6 +454,7 @@ def office_customer_change(notices: Notices, event: Event) -> Message | None:
         dedupe_key=f"office.customer_change:{_change_key(booking, event)}",
         subject_id=booking.id,
         reply_to=customer.email or None,  # a reply writes to the customer
+        to_office=True,
     )
 
 

@@ -412,6 +412,22 @@ def test_an_owner_that_is_not_an_address_is_reminded_through_the_company_address
     assert message.subject_id == lead.id
 
 
+def test_a_reminder_of_a_lead_without_an_email_has_no_reply_to_the_office_itself(
+    shop: Shop,
+) -> None:
+    with shop.uow() as uow:
+        uow.companies.save(attrs.evolve(shop.company, notify_email="office@sparkle.example"))
+        uow.commit()
+    lead = attrs.evolve(f.lead(shop.company.id), email=None, phone_e164="+12125550101")
+    lead = leads.update(lead, at=f.T0, owner="Sam", follow_up_on=ON)
+    with shop.uow() as uow:
+        uow.leads.add(lead)
+        uow.commit()
+    assert shop.sweep(LOCAL_EIGHT).lead_reminders == 1
+    (message,) = shop.messages()
+    assert (message.to, message.reply_to) == ("office@sparkle.example", None)
+
+
 def test_a_lead_reminder_keeps_what_the_lead_typed_out_of_headers_and_markup(
     shop: Shop,
 ) -> None:
