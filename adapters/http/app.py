@@ -37,7 +37,7 @@ from adapters.http.public import (
     public_error,
     public_routes,
 )
-from adapters.http.wire import EncodedSlashes, SingleFraming
+from adapters.http.wire import AbsoluteForm, EncodedSlashes, SingleFraming
 
 API_PREFIX = "/api/v1"
 
@@ -111,6 +111,7 @@ def create_app(
         # PublicCors outermost: even a 500 that escapes everything carries its header.
         middleware=[
             Middleware(SingleFraming),
+            Middleware(AbsoluteForm),
             Middleware(EncodedSlashes),
             Middleware(PublicCors),
             Middleware(RequestContextMiddleware),

@@ -97,6 +97,31 @@ class SingleFraming:
         await self.app(scope, receive, send)
 
 
+ABSOLUTE_FORM = re.compile(r"\Ahttps?://[^/]*", re.IGNORECASE)
+
+
+class AbsoluteForm:
+    """ASGI middleware: a request target in absolute form (``GET http://host/api/...``,
+    which RFC 9112, 3.2.2, says a server must accept) is routed by its path, as the same
+    request in origin form (``GET /api/...``) is; uvicorn hands the whole URL on as the
+    path, which matched no route."""
+
+    def __init__(self, app: Callable[..., Awaitable[None]]) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and ABSOLUTE_FORM.match(scope.get("path", "")):
+            path = ABSOLUTE_FORM.sub("", scope["path"], count=1) or "/"
+            raw = scope.get("raw_path")
+            raw_path = (
+                ABSOLUTE_FORM.sub("", raw.decode("latin-1"), count=1).encode("latin-1") or b"/"
+                if isinstance(raw, bytes)
+                else raw
+            )
+            scope = {**scope, "path": path, "raw_path": raw_path}
+        await self.app(scope, receive, send)
+
+
 ENCODED_SLASH = re.compile(rb"%2f", re.IGNORECASE)
 
 

@@ -181,3 +181,20 @@ def test_the_answer_to_unreadable_http_is_whole_and_closes_the_connection(path):
     head, _, body = answer.partition(b"\r\n\r\n")
     assert f"content-length: {len(body)}".encode() in head.split(b"\r\n")
     assert b"connection: close" in head.split(b"\r\n")
+
+
+def test_a_request_target_in_absolute_form_is_routed_by_its_path(tmp_path):
+    """RFC 9112, 3.2.2: a server must accept ``GET http://host/path`` as ``GET /path``."""
+    with serving(tmp_path) as (_server, port, _line, key):
+        host = f"127.0.0.1:{port}"
+        public = f"GET http://{host}/api/public/sparkle-cleaning/catalog HTTP/1.1\r\n"
+        status, headers, _ = _raw(
+            port, f"{public}Host: {host}\r\nConnection: close\r\n\r\n".encode()
+        )
+        assert status == "HTTP/1.1 200 OK"
+        assert headers["access-control-allow-origin"] == "*"
+        api = f"GET HTTP://{host}/api/v1/services HTTP/1.1\r\nHost: {host}\r\n"
+        request = f"{api}Authorization: Bearer {key}\r\nConnection: close\r\n\r\n"
+        status, _, body = _raw(port, request.encode())
+        assert status == "HTTP/1.1 200 OK"
+        assert json.loads(body)["industries"]
