@@ -9,8 +9,10 @@ serialised writes on SQLite) turns a lost race into ``SlotTaken``, never a doubl
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime, time, timedelta
+from typing import ParamSpec
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -520,46 +522,30 @@ def store_new(uow: UnitOfWork, made: list[Booking]) -> list[Booking]:
     raise ConflictError("Could not draw a free booking code; try again.")
 
 
-def book_in_unit(
-    uow: UnitOfWork,
-    company: Company,
-    catalog: Catalog,
-    order_fields: dict[str, object],
-    selection: Selection,
-    start: datetime,
-    *,
-    crew_ids: tuple[str, ...] | None,
-    additional_starts: Sequence[datetime],
-    customer_id: str,
-    at: datetime,
-    drive: DriveTime,
-    first_price: PriceBreakdown | None = None,
-) -> list[Booking]:
-    """``_book_in_unit``; a slot lost to a racing request names no crew member unless the
+P = ParamSpec("P")
+
+
+def _naming_only_named_crew(
+    book: Callable[P, list[Booking]],
+) -> Callable[P, list[Booking]]:
+    """``book``, whose slot lost to a racing request names no crew member unless the
     request named its crew (``SlotTaken.crew_id``): the caller chose none, so the member
     chosen for it means nothing to it (and is not an anonymous booker's to see)."""
-    try:
-        return _book_in_unit(
-            uow,
-            company,
-            catalog,
-            order_fields,
-            selection,
-            start,
-            crew_ids=crew_ids,
-            additional_starts=additional_starts,
-            customer_id=customer_id,
-            at=at,
-            drive=drive,
-            first_price=first_price,
-        )
-    except SlotTaken as taken:
-        if crew_ids is not None or taken.crew_id is None:
-            raise
-        raise SlotTaken(taken.start, None, taken.field, taken.hint) from None
+
+    @functools.wraps(book)
+    def run(*args: P.args, **kwargs: P.kwargs) -> list[Booking]:
+        try:
+            return book(*args, **kwargs)
+        except SlotTaken as taken:
+            if kwargs.get("crew_ids") is not None or taken.crew_id is None:
+                raise
+            raise SlotTaken(taken.start, None, taken.field, taken.hint) from None
+
+    return run
 
 
-def _book_in_unit(
+@_naming_only_named_crew
+def book_in_unit(
     uow: UnitOfWork,
     company: Company,
     catalog: Catalog,
