@@ -52,7 +52,9 @@ class QuestionBody:
     label: Name
     kind: QuestionKind = QuestionKind.TEXT
     required: bool = False
-    choices: tuple[ShortText, ...] = attrs.field(default=(), metadata=schema(maxItems=MAX_CHOICES))
+    choices: tuple[ShortText, ...] = attrs.field(
+        default=(), metadata=schema(maxItems=MAX_CHOICES, uniqueItems=True)
+    )
 
     def draft(self) -> QuestionDraft:
         """The question as the core takes it."""
@@ -71,12 +73,20 @@ class BookingFormBody:
     extras it offers (empty: every one), and up to 100 questions."""
 
     name: Name
-    service_ids: tuple[Id, ...] = attrs.field(metadata=schema(minItems=1))
+    service_ids: tuple[Id, ...] = attrs.field(metadata=schema(minItems=1, uniqueItems=True))
     frequency_slugs: tuple[Id, ...] = attrs.field(
-        default=(), metadata={"description": "empty: every frequency of the catalog"}
+        default=(),
+        metadata={
+            "description": "empty: every frequency of the catalog",
+            **schema(uniqueItems=True),
+        },
     )
     extra_ids: tuple[Id, ...] = attrs.field(
-        default=(), metadata={"description": "empty: every extra of the form's services"}
+        default=(),
+        metadata={
+            "description": "empty: every extra of the form's services",
+            **schema(uniqueItems=True),
+        },
     )
     questions: tuple[QuestionBody, ...] = attrs.field(
         default=(), metadata=schema(maxItems=MAX_QUESTIONS)
@@ -90,9 +100,11 @@ class BookingFormPatch:
     (questions given without an id get new ones)."""
 
     name: Name = attrs.field(default=KEEP)
-    service_ids: tuple[Id, ...] = attrs.field(default=KEEP, metadata=schema(minItems=1))
-    frequency_slugs: tuple[Id, ...] = attrs.field(default=KEEP)
-    extra_ids: tuple[Id, ...] = attrs.field(default=KEEP)
+    service_ids: tuple[Id, ...] = attrs.field(
+        default=KEEP, metadata=schema(minItems=1, uniqueItems=True)
+    )
+    frequency_slugs: tuple[Id, ...] = attrs.field(default=KEEP, metadata=schema(uniqueItems=True))
+    extra_ids: tuple[Id, ...] = attrs.field(default=KEEP, metadata=schema(uniqueItems=True))
     questions: tuple[QuestionBody, ...] = attrs.field(
         default=KEEP, metadata=schema(maxItems=MAX_QUESTIONS)
     )
