@@ -236,11 +236,22 @@ class LedgerRow:
 
 
 def ledger_rows(entries: Sequence[PaymentEntry], zone: ZoneInfo) -> list[LedgerRow]:
-    """The booking's ledger entries, oldest first, in words."""
+    """The booking's ledger entries, oldest first, in words; a correction names the entry
+    it reverses (its kind and when it was recorded)."""
+    by_id = {entry.id: entry for entry in entries}
+
+    def what(entry: PaymentEntry) -> str:
+        label = ENTRY_LABELS.get(entry.kind, entry.kind.value.capitalize())
+        reversed_entry = by_id.get(entry.reverses or "")
+        if reversed_entry is None:
+            return label
+        of = ENTRY_LABELS.get(reversed_entry.kind, reversed_entry.kind.value).lower()
+        return f"{label} of the {of} of {moment(reversed_entry.created_at, zone)}"
+
     return [
         LedgerRow(
             when=moment(entry.created_at, zone),
-            what=ENTRY_LABELS.get(entry.kind, entry.kind.value.capitalize()),
+            what=what(entry),
             method=METHOD_LABELS.get(entry.method, entry.method.value.capitalize()),
             note=entry.note,
             amount=money(entry.amount_cents),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
+from adapters.web.time_text import moment
 from booking_core.ledger import Kind, Method
 from booking_core.services.payments import (
     RecordPayment,
@@ -68,6 +69,9 @@ def test_the_booking_page_shows_paid_and_tips_in_dollars(site: Site):
     )
     later = page()
     assert (shown(later, "Paid"), shown(later, "Tips")) == ("$1,230.00", "$5.00")
+    with site.container.uow() as uow:
+        tipped_at = uow.payments.get(job.company.id, tip).created_at
+    when_tipped = moment(tipped_at, booking.zone)
     # Each entry is listed, oldest first: what, how, its note and its amount.
     assert "Payments and refunds" not in first
     rows = re.findall(
@@ -80,7 +84,7 @@ def test_the_booking_page_shows_paid_and_tips_in_dollars(site: Site):
         ("Refund", "Offline", "", "-$4.50"),
         ("Tip", "Cash", "", "$20.00"),
         ("Tip", "Cash", "", "$5.00"),
-        ("Correction", "Cash", "Wrong booking.", "-$20.00"),
+        ("Correction of the tip of " + when_tipped, "Cash", "Wrong booking.", "-$20.00"),
     ]
 
 
