@@ -152,10 +152,15 @@ def question_errors(index: int, question: Question) -> dict[str, str]:
     return errors
 
 
-def form_errors(form: BookingForm, catalog: Catalog) -> dict[str, str]:
+def form_errors(
+    form: BookingForm, catalog: Catalog, *, stored: BookingForm | None = None
+) -> dict[str, str]:
     """Every field error of ``form`` against the company's catalog: the name, services
-    (at least one, each the catalog's, not all of them retired), frequencies and extras
-    (each the catalog's; an extra one of the form's services'), and the questions."""
+    (at least one, each the catalog's, not all of them retired, unless they are the
+    services ``stored``, the form as stored, already named: retiring them since is the
+    catalog's change, and the form must still export and import back), frequencies and
+    extras (each the catalog's; an extra one of the form's services'), and the
+    questions."""
     errors: dict[str, str] = {}
     if not form.name.strip():
         errors["name"] = "Required: may not be empty."
@@ -167,7 +172,9 @@ def form_errors(form: BookingForm, catalog: Catalog) -> dict[str, str]:
         errors["service_ids"] = "List at least one service the form books."
     errors.update(_list_errors("service_ids", form.service_ids, catalog.services_by_id, "service"))
     known = [catalog.services_by_id[s] for s in form.service_ids if s in catalog.services_by_id]
-    if known and len(known) == len(form.service_ids) and not any(s.active for s in known):
+    named_before = stored is not None and set(stored.service_ids) == set(form.service_ids)
+    retired = known and len(known) == len(form.service_ids) and not any(s.active for s in known)
+    if retired and not named_before:
         # A form of retired services only would book nothing (its page would offer none).
         errors["service_ids"] = "None of these services is offered now: list an active one."
     errors.update(
@@ -274,7 +281,7 @@ def build_form(
         created_at=stored.created_at if stored is not None else at,
         updated_at=at,
     )
-    errors.update(form_errors(form, catalog))
+    errors.update(form_errors(form, catalog, stored=stored))
     if errors:
         raise ValidationFailed(errors)
     return form

@@ -421,7 +421,7 @@ def reference_problems(
                     f"service {service_id!r} (excluded by crew member {member.name})"
                 )
     for form in forms:
-        for path, problem in form_errors(form, new).items():
+        for path, problem in form_errors(form, new, stored=form).items():
             where = "frequencies" if path.startswith("frequency_slugs") else "industries"
             named.setdefault(where, []).append(f"{problem} (booking form {form.name!r})")
     return {

@@ -94,13 +94,16 @@ def list_forms(company_id: str, page: PageRequest, *, uow: UnitOfWork) -> Page[B
 
 
 def public_form(company_id: str, form_id: str, *, uow: UnitOfWork) -> tuple[BookingForm, Catalog]:
-    """An active form with the catalog it offers from; an inactive one is
-    ``NotFoundError`` exactly like an unknown one (a page cannot take bookings on it)."""
+    """An active form with the catalog it offers from; an inactive one, or one whose
+    services are all retired, is ``NotFoundError`` exactly like an unknown one (a page
+    cannot take bookings on it)."""
     with uow:
         form = uow.booking_forms.get(company_id, form_id)
-        if not form.active:
+        catalog = company_catalog(uow, company_id)
+        offered = (catalog.services_by_id.get(s) for s in form.service_ids)
+        if not form.active or not any(s is not None and s.active for s in offered):
             raise NotFoundError("booking form", form_id)
-        return form, company_catalog(uow, company_id)
+        return form, catalog
 
 
 def all_forms(uow: UnitOfWork, company_id: str) -> list[BookingForm]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import httpx
 import pytest
 
@@ -316,3 +317,32 @@ def test_an_inactive_form_takes_no_bookings(stack: Stack, shop: Shop, public: ht
     body = form_booking(shop, public, form)
     message = refusal(public.post(f"{PUBLIC}/{shop.company.slug}/book", json=body), 400)
     assert "formId" in message
+
+
+def test_a_form_whose_services_were_all_retired_since_still_changes_and_books_nothing(
+    stack: Stack, shop: Shop, public: httpx.Client
+):
+    """Retiring a form's only service (what setup.md advises instead of removing it)
+    leaves a form that still saves as it is (so it exports and imports back), is 404 to
+    the public like an inactive form, and cannot be given retired services anew."""
+    form = make_form(stack, shop)
+    with stack.container.uow() as uow:
+        catalog = uow.catalogs.get(shop.company.id)
+        industries = tuple(
+            attrs.evolve(
+                industry,
+                services=tuple(
+                    attrs.evolve(s, active=s.id != "svc_standard_clean") for s in industry.services
+                ),
+            )
+            for industry in catalog.industries
+        )
+        uow.catalogs.save(attrs.evolve(catalog, industries=industries))
+        uow.commit()
+    with stack.client(shop.key) as api:
+        renamed = api.patch(f"{API}/booking-forms/{form['id']}", json={"name": "Renamed"})
+        assert renamed.status_code == 200, renamed.text
+        again = api.post(f"{API}/booking-forms", json=FORM)
+        assert "serviceIds" in error_of(again, 400, "invalid_request")["fieldErrors"]
+    slug = shop.company.slug
+    refusal(public.get(f"{PUBLIC}/{slug}/booking-forms/{form['id']}"), 404)
