@@ -31,6 +31,7 @@ from booking_core.availability import (
 from booking_core.booking_forms import answers_errors_without_form, check_answers
 from booking_core.booking_orders import (
     LAST_JOB_DATE,
+    LAST_START,
     BookingOrder,
     agreed_first,
     catalog_pricer,
@@ -210,6 +211,7 @@ class _AvailabilityReads:
             return []
         query = self.query(day, request.crew_ids)
         found = available_slots(query, crew=self.crew, busy=self.busy, drive=self.drive)
+        found = [s for s in found if s.start < LAST_START]  # 2200 in UTC: not bookable
         if self.interval_days is None:
             return found
         interval = self.interval_days

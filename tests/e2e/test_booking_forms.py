@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-import attrs
 import httpx
 import pytest
 
+from tests import factories
 from tests.e2e.support import (
     API,
     CrewSpec,
@@ -328,16 +328,7 @@ def test_a_form_whose_services_were_all_retired_since_still_changes_and_books_no
     form = make_form(stack, shop)
     with stack.container.uow() as uow:
         catalog = uow.catalogs.get(shop.company.id)
-        industries = tuple(
-            attrs.evolve(
-                industry,
-                services=tuple(
-                    attrs.evolve(s, active=s.id != "svc_standard_clean") for s in industry.services
-                ),
-            )
-            for industry in catalog.industries
-        )
-        uow.catalogs.save(attrs.evolve(catalog, industries=industries))
+        uow.catalogs.save(factories.with_service_retired(catalog, "svc_standard_clean"))
         uow.commit()
     with stack.client(shop.key) as api:
         renamed = api.patch(f"{API}/booking-forms/{form['id']}", json={"name": "Renamed"})

@@ -121,6 +121,31 @@ def test_a_slot_lost_to_a_racing_request_names_the_member_only_when_the_request_
     assert named.value.crew_id == "crew_rosa"
 
 
+def test_the_last_bookable_date_lists_only_starts_booking_takes(world):
+    """On 2199-12-31 a New York evening start is already 2200 in UTC, which no instant
+    of the API may be: it is not listed, and the last one listed books."""
+    _, clock, uow, company = world
+    late = attrs.evolve(
+        factories.all_week_crew(company.id, NOW, member_id="crew_late"),
+        working_hours=tuple(WorkingHours(d, time(8), time(23, 45)) for d in range(1, 8)),
+    )
+    with uow() as unit:
+        unit.crew.add(late)
+        unit.commit()
+    request = scheduling.AvailabilityRequest(
+        company_id=company.id,
+        service_id="svc_standard_clean",
+        local_date=date(2199, 12, 31),
+        zip_code="10001",
+    )
+    listed = scheduling.list_availability(request, uow=uow(), clock=clock, drive=DRIVE)
+    assert listed
+    assert max(slot.start for slot in listed) < datetime(2200, 1, 1, tzinfo=UTC)
+    assert book(world, max(slot.start for slot in listed))
+    with pytest.raises(ValidationFailed):
+        book(world, datetime(2200, 1, 1, 0, 30, tzinfo=UTC), email="grace@example.com")
+
+
 def test_a_start_outside_working_hours_is_unavailable(world):
     with pytest.raises(SlotUnavailable):
         book(world, tuesday_at(19))
