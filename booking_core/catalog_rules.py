@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from booking_core.booking_forms import BookingForm, form_errors
 from booking_core.bookings import Booking
@@ -392,7 +392,7 @@ def removal_problems(new: Catalog, open_bookings: Iterable[Booking]) -> dict[str
         where: "Still used by open bookings, so it cannot be removed: "
         + ", ".join(f"{what} ({count} booked)" for what, count in sorted(counts.items()))
         + "."
-        + _KEEP_INSTEAD.get(where, "")
+        + _keep_instead(where, counts)
         for where, counts in missing.items()
     }
     for where, counts in narrowed.items():
@@ -437,3 +437,12 @@ _KEEP_INSTEAD = {
     "industries": " Keep it; a service can be made inactive to take no new bookings.",
     "coupons": " Keep it; a coupon can be made inactive to take no new bookings.",
 }
+
+
+def _keep_instead(where: str, counts: Mapping[str, int]) -> str:
+    """What to do instead of removing what open bookings use: make it inactive, where the
+    thing can be (a service, a coupon); an extra or a parameter cannot, so it is kept
+    until those bookings are done."""
+    if where == "industries" and not any(what.startswith("service ") for what in counts):
+        return " Keep it until those bookings are done or cancelled."
+    return _KEEP_INSTEAD.get(where, "")

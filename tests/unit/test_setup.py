@@ -456,6 +456,25 @@ def test_a_booked_service_cannot_be_removed_but_can_be_made_inactive(stocked):
     assert not stocked.catalog().services_by_id["svc_standard"].active
 
 
+def test_a_booked_extra_cannot_be_removed_and_is_not_told_to_be_made_inactive(stocked):
+    """An extra has no inactive state: the refusal says to keep it until its bookings
+    are done, not to make it inactive as a service could be."""
+    stocked.book("weekly", extras=(SelectedItem("ext_oven", 1),))
+    draft = example_catalog()
+    industry = draft.industries[0]
+    service = industry.services[0]
+    without_oven = attrs.evolve(
+        service, extras=tuple(e for e in service.extras if e.id != "ext_oven")
+    )
+    found = problems(
+        stocked.replace,
+        attrs.evolve(draft, industries=(attrs.evolve(industry, services=(without_oven,)),)),
+    )
+    assert "extra 'ext_oven' of 'svc_standard'" in found["industries"]
+    assert found["industries"].endswith("Keep it until those bookings are done or cancelled.")
+    assert "made inactive" not in found["industries"]
+
+
 def test_a_service_the_crew_or_a_form_names_cannot_be_removed(stocked):
     # A crew member excludes a second service and a booking form books it: leaving it
     # out would leave both naming nothing (and neither would import back its export).
