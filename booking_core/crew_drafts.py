@@ -70,6 +70,9 @@ class CrewChanges:
     added: tuple[CrewMember, ...] = ()
     updated: tuple[CrewMember, ...] = ()
     unchanged: tuple[CrewMember, ...] = ()
+    still_booked: tuple[tuple[CrewMember, int], ...] = ()
+    """Members this merge makes inactive who still hold scheduled jobs from now on, with
+    how many: the jobs stay theirs until the office gives them to someone else."""
 
 
 def name_key(name: str) -> str:

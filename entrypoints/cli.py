@@ -1009,6 +1009,13 @@ class Cli:
             counts = ", ".join(f"{len(summary[k])} {k}" for k in ("added", "updated", "unchanged"))
         verb = "checked (dry run: nothing written)" if args.dry_run else "imported"
         print(f"{verb} the {args.noun} of {args.company}: {counts}", file=self.out)
+        for held in summary.get("stillBooked", []):
+            print(
+                f"note: {held['name']} is inactive and still holds {held['scheduledJobs']}"
+                " scheduled job(s): give each to someone else (booking reschedule with"
+                " crew, or the booking's admin page)",
+                file=self.out,
+            )
 
     def company_settings(self, container: Container, args: argparse.Namespace) -> None:
         """``booking company settings``: without a setting to change, shows them."""
@@ -1144,6 +1151,10 @@ def _crew_summary(changes: CrewChanges, *, dry_run: bool) -> dict[str, Any]:
         "added": listed(changes.added, ids=not dry_run),
         "updated": listed(changes.updated),
         "unchanged": listed(changes.unchanged),
+        "stillBooked": [
+            {"id": m.id, "name": m.name, "scheduledJobs": count}
+            for m, count in changes.still_booked
+        ],
     }
 
 

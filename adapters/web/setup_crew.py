@@ -366,7 +366,7 @@ def member_form(visit: Visit) -> Response:
             errors.add("name", SAME_NAME)  # import would change that member: checked as new
             draft = attrs.evolve(draft, name=f"{draft.name} (new)")
         try:
-            import_crew(
+            changes = import_crew(
                 ImportCrew(
                     company_id=company.id,
                     crew=CrewDraft(members=(draft,)),
@@ -391,7 +391,14 @@ def member_form(visit: Visit) -> Response:
             others = [o for o in others if "working hours" not in o]
         else:
             if not errors:
-                return visit.redirect(CREW, flash=f"Saved {draft.name}.")
+                saved = f"Saved {draft.name}."
+                for member, count in changes.still_booked:
+                    jobs = "job" if count == 1 else "jobs"
+                    saved += (
+                        f" {member.name} is inactive and still holds {count} scheduled"
+                        f" {jobs}: give each to someone else from its booking page."
+                    )
+                return visit.redirect(CREW, flash=saved)
     return visit.render(
         "setup_crew_member.html",
         status=422 if errors or others else 200,

@@ -15,7 +15,7 @@ from datetime import datetime
 import attrs
 from attrs import frozen
 
-from booking_core.bookings import OPEN_STATUSES, Booking
+from booking_core.bookings import OPEN_STATUSES, Booking, BookingStatus
 from booking_core.catalog import Catalog
 from booking_core.catalog_drafts import CatalogDraft, draft_of
 from booking_core.catalog_rules import build_catalog, reference_problems, removal_problems
@@ -242,16 +242,20 @@ def import_crew(
             held = stored.get(member.id) or uow.crew.get_for_update(company.id, member.id)
             if held != member:
                 raise ChangedMeanwhile("crew member")
+        roster = active_crew(uow, company.id)
         changes = merge_crew(
             cmd.crew,
             company_id=company.id,
             catalog=_stored_catalog(uow, company),
             stored=stored,
-            roster=active_crew(uow, company.id),
+            roster=roster,
             at=at,
             mint_id=lambda: new_id("crew"),
             known_zip=_zip_checker(drive),
         )
+        active_before = {member.id for member in roster}
+        still = _still_booked(uow, changes, active_before, at)
+        changes = attrs.evolve(changes, still_booked=still)
         if cmd.dry_run:
             return changes
         for member in changes.added:
@@ -260,6 +264,33 @@ def import_crew(
             uow.crew.save(member)
         uow.commit()
     return changes
+
+
+def _still_booked(
+    uow: UnitOfWork, changes: CrewChanges, active_before: set[str], at: datetime
+) -> tuple[tuple[CrewMember, int], ...]:
+    """Each member ``changes`` makes inactive (one of ``active_before``) with the number
+    of their scheduled jobs starting from ``at``, when they have any."""
+    found = []
+    for member in changes.updated:
+        if member.active or member.id not in active_before:
+            continue
+        count, after = 0, None
+        while True:
+            page = uow.bookings.list(
+                member.company_id,
+                PageRequest(limit=MAX_LIMIT, after=after),
+                status=BookingStatus.SCHEDULED,
+                crew_id=member.id,
+                starts_from=at,
+            )
+            count += len(page.items)
+            if not page.has_more:
+                break
+            after = page.next_after
+        if count:
+            found.append((member, count))
+    return tuple(found)
 
 
 def export_crew(company_id: str, *, uow: UnitOfWork) -> CrewDraft:

@@ -21,7 +21,7 @@ from booking_core.customers import Address
 from booking_core.services import scheduling, setup
 from booking_core.users import Role
 from tests.browser.support import PARAMETERS, Site
-from tests.browser.test_admin_stale_forms_http import form_of, signed_in
+from tests.browser.test_admin_stale_forms_http import changed, form_of, signed_in
 from tests.browser.test_brand_http import csrf
 
 SERVICE = "/admin/catalog/services/svc_standard_clean"
@@ -343,3 +343,19 @@ def test_a_crew_members_zips_may_be_separated_by_spaces_commas_or_lines(
     with site.container.uow() as uow:
         [sam] = scheduling.active_crew(uow, shop.id)
     assert sorted(sam.service_areas) == ["10001", "10002", "10003", "11201", "11215"]
+
+
+def test_a_member_made_inactive_with_jobs_ahead_is_told_how_many_they_still_hold(site: Site):
+    job = site.crew_job()
+    (member_id,) = job.booking.crew_ids
+    browser = signed_in(site, job.company, Role.OWNER)
+    try:
+        path = f"/admin/crew/{member_id}"
+        fields = changed(form_of(browser.get(path), path), {"active": None})
+        saved = browser.post(path, data=fields, follow_redirects=True)
+    finally:
+        browser.close()
+    assert saved.status_code == 200, saved.text
+    assert "is inactive and still holds 1 scheduled job: give each to someone else" in (
+        text_of(saved)
+    )

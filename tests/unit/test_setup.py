@@ -901,3 +901,21 @@ def test_the_format_follows_the_file_name_else_the_first_character():
     assert documents.format_of("c.yml", "{}") == "yaml"
     assert documents.format_of("-", '  {"a": 1}') == "json"
     assert documents.format_of(None, "a: 1") == "yaml"
+
+
+def test_making_a_member_inactive_says_how_many_scheduled_jobs_they_still_hold(stocked):
+    """The jobs stay theirs (an inactive member opens no crew portal): the import says so,
+    for the office to give them to someone else."""
+    stocked.book()  # a job of the roster's member, ahead of the clock
+    with stocked.uow() as uow:
+        (job,) = uow.bookings.list(stocked.company.id, PageRequest(limit=10)).items
+    (held_by,) = job.crew_ids
+    member = next(m for m in stocked.roster().members if m.id == held_by)
+
+    checked = stocked.import_crew(attrs.evolve(member, active=False), dry_run=True)
+    assert [(m.id, count) for m, count in checked.still_booked] == [(held_by, 1)]
+    done = stocked.import_crew(attrs.evolve(member, active=False))
+    assert [(m.name, count) for m, count in done.still_booked] == [(member.name, 1)]
+    # Saved inactive again, or active: nothing more to say.
+    assert stocked.import_crew(attrs.evolve(member, active=False)).still_booked == ()
+    assert stocked.import_crew(attrs.evolve(member, active=True)).still_booked == ()
