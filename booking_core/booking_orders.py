@@ -157,13 +157,13 @@ def crew_errors(crew_ids: Sequence[str]) -> dict[str, str]:
 
 
 LAST_JOB_DATE = date(2199, 12, 31)
-LAST_START = datetime(2200, 1, 1, tzinfo=UTC)
-"""Every start is before this instant too: the API writes instants whose UTC year is
-1970 to 2199 only, so a start late on ``LAST_JOB_DATE`` west of UTC (already 2200 there)
-could neither be listed nor booked."""
 """The last local date a job may fall on (a plan's visit, a multi-day job's last day):
 requests name dates of the years 1970 to 2199 only, so a job after it could not be
 listed or moved."""
+LAST_START = datetime(2200, 1, 1, tzinfo=UTC)
+"""Every start (a booking's, a plan visit's) is before this instant too: requests name
+instants whose UTC year is 1970 to 2199 only, so a start late on ``LAST_JOB_DATE`` west
+of UTC (already 2200 there) could not be booked or moved."""
 
 
 def start_problem(start: datetime, zone: ZoneInfo, at: datetime) -> str | None:
@@ -177,7 +177,7 @@ def start_problem(start: datetime, zone: ZoneInfo, at: datetime) -> str | None:
     if start < at:
         return "Must not be in the past."
     if local.date() > LAST_JOB_DATE or start >= LAST_START:
-        return f"Must not be after {LAST_JOB_DATE.isoformat()} (UTC as well)."
+        return f"Must not be after {LAST_JOB_DATE.isoformat()}, nor in 2200 in UTC."
     return None
 
 

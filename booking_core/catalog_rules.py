@@ -420,15 +420,25 @@ def reference_problems(
                 named.setdefault("industries", []).append(
                     f"service {service_id!r} (excluded by crew member {member.name})"
                 )
+    services_named = False  # what could be made inactive instead of removed
+    for member in crew:
+        services_named |= any(s not in new.services_by_id for s in member.excluded_service_ids)
     for form in forms:
         for path, problem in form_errors(form, new, stored=form).items():
             where = "frequencies" if path.startswith("frequency_slugs") else "industries"
-            named.setdefault(where, []).append(f"{problem} (booking form {form.name!r})")
+            services_named |= path.startswith("service_ids")
+            named.setdefault(where, []).append(
+                f"{problem.rstrip('.')} (booking form {form.name!r})"
+            )
     return {
         where: "Still named by the crew or booking forms, so it cannot be removed: "
         + "; ".join(items)
         + ". Change those first"
-        + (", or make the service inactive instead." if where == "industries" else ".")
+        + (
+            ", or make the service inactive instead."
+            if where == "industries" and services_named
+            else "."
+        )
         for where, items in named.items()
     }
 

@@ -24,6 +24,7 @@ import attrs
 
 from booking_core.booking_orders import (
     LAST_JOB_DATE,
+    LAST_START,
     BookingOrder,
     PriceVisit,
     crew_errors,
@@ -91,8 +92,10 @@ def plan_horizon_end(first_start: datetime, at: datetime, zone: ZoneInfo) -> dat
     local = max(first_start, at).astimezone(zone)
     day = local.date() + timedelta(days=PLAN_HORIZON_DAYS)
     if day > LAST_JOB_DATE:  # no visit on a date the API cannot name
-        return wall_clock_instant(LAST_JOB_DATE + timedelta(days=1), time(0), zone)
-    return wall_clock_instant(day, local.time(), zone, fold=local.fold)
+        end = wall_clock_instant(LAST_JOB_DATE + timedelta(days=1), time(0), zone)
+    else:
+        end = wall_clock_instant(day, local.time(), zone, fold=local.fold)
+    return min(end, LAST_START)  # nor at an instant already in 2200 in UTC
 
 
 def _rhythm(anchor: datetime, interval_days: int, zone: ZoneInfo, steps: int) -> Iterator[datetime]:

@@ -1010,10 +1010,11 @@ class Cli:
         verb = "checked (dry run: nothing written)" if args.dry_run else "imported"
         print(f"{verb} the {args.noun} of {args.company}: {counts}", file=self.out)
         for held in summary.get("stillBooked", []):
+            state = "would be inactive" if args.dry_run else "is inactive"
             print(
-                f"note: {held['name']} is inactive and still holds {held['scheduledJobs']}"
-                " scheduled job(s): give each to someone else (booking reschedule with"
-                " crew, or the booking's admin page)",
+                f"note: {held['name']} {state} and still holds {held['scheduledJobs']}"
+                " scheduled job(s): give each to someone else on its admin booking page"
+                " (or POST /api/v1/bookings/{id}/reschedule with crewIds)",
                 file=self.out,
             )
 

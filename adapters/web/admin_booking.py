@@ -223,6 +223,11 @@ def breakdown_rows(price: PriceBreakdown) -> list[PriceRow]:
     return rows
 
 
+NAMES_WHAT_IT_UNDOES = frozenset({Kind.REVERSAL, Kind.REFUND, Kind.TIP_REFUND})
+"""Entries listed with the entry they undo (``reverses``): "Correction of the $20.00 tip
+of ...", "Refund of the $120.00 payment of ..."."""
+
+
 @frozen
 class LedgerRow:
     """One ledger entry of the booking as its page lists it."""
@@ -236,17 +241,18 @@ class LedgerRow:
 
 
 def ledger_rows(entries: Sequence[PaymentEntry], zone: ZoneInfo) -> list[LedgerRow]:
-    """The booking's ledger entries, oldest first, in words; a correction names the entry
-    it reverses (its kind and when it was recorded)."""
+    """The booking's ledger entries, oldest first, in words; a correction or a refund
+    names the entry it undoes (its amount, kind and when it was recorded)."""
     by_id = {entry.id: entry for entry in entries}
 
     def what(entry: PaymentEntry) -> str:
         label = ENTRY_LABELS.get(entry.kind, entry.kind.value.capitalize())
         reversed_entry = by_id.get(entry.reverses or "")
-        if reversed_entry is None:
+        if reversed_entry is None or entry.kind not in NAMES_WHAT_IT_UNDOES:
             return label
         of = ENTRY_LABELS.get(reversed_entry.kind, reversed_entry.kind.value).lower()
-        return f"{label} of the {of} of {moment(reversed_entry.created_at, zone)}"
+        amount = money(abs(reversed_entry.amount_cents))
+        return f"{label} of the {amount} {of} of {moment(reversed_entry.created_at, zone)}"
 
     return [
         LedgerRow(

@@ -84,7 +84,7 @@ def test_the_booking_page_shows_paid_and_tips_in_dollars(site: Site):
         ("Refund", "Offline", "", "-$4.50"),
         ("Tip", "Cash", "", "$20.00"),
         ("Tip", "Cash", "", "$5.00"),
-        ("Correction of the tip of " + when_tipped, "Cash", "Wrong booking.", "-$20.00"),
+        ("Correction of the $20.00 tip of " + when_tipped, "Cash", "Wrong booking.", "-$20.00"),
     ]
 
 

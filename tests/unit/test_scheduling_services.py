@@ -144,6 +144,10 @@ def test_the_last_bookable_date_lists_only_starts_booking_takes(world):
     assert book(world, max(slot.start for slot in listed))
     with pytest.raises(ValidationFailed):
         book(world, datetime(2200, 1, 1, 0, 30, tzinfo=UTC), email="grace@example.com")
+    # A weekly plan a week before, at the same evening hour: no visit is made in 2200 UTC.
+    evening = datetime(2199, 12, 25, 2, 15, tzinfo=UTC)  # 2199-12-24 21:15 in New York
+    visits = book(world, evening, frequency="weekly", email="plan@example.com")
+    assert [v.start for v in visits] == [evening]
 
 
 def test_a_start_outside_working_hours_is_unavailable(world):

@@ -509,6 +509,30 @@ def test_a_service_the_crew_or_a_form_names_cannot_be_removed(stocked):
     )
 
 
+def test_an_extra_a_form_offers_cannot_be_removed_and_is_not_told_to_be_made_inactive(
+    stocked,
+):
+    booking_forms.create_form(
+        stocked.company.id,
+        FormDraft(name="Ovens", service_ids=("svc_standard",), extra_ids=("ext_oven",)),
+        uow=stocked.uow(),
+        clock=stocked.clock,
+    )
+    draft = example_catalog()
+    industry = draft.industries[0]
+    service = industry.services[0]
+    without_oven = attrs.evolve(
+        service, extras=tuple(e for e in service.extras if e.id != "ext_oven")
+    )
+    found = problems(
+        stocked.replace,
+        attrs.evolve(draft, industries=(attrs.evolve(industry, services=(without_oven,)),)),
+    )
+    assert found["industries"].endswith(
+        "No extra 'ext_oven' on the form's services (booking form 'Ovens'). Change those first."
+    )
+
+
 def test_what_a_plan_is_extended_from_cannot_be_removed_while_it_runs(stocked):
     stocked.book("weekly", coupon_code="welcome10")
     draft = example_catalog()
