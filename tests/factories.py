@@ -14,6 +14,7 @@ from booking_core.customers import Address, Customer, SavedAddress, new_customer
 from booking_core.ids import new_id
 from booking_core.leads import Enquiry, Lead, capture
 from booking_core.ledger import Kind, Method, Origin, PaymentEntry
+from booking_core.notifications import Message, MessageKind
 from booking_core.quotes import ManualLine, Quote, create_quote
 
 T0 = datetime(2026, 11, 2, 15, 0, tzinfo=UTC)
@@ -153,3 +154,20 @@ def with_service_retired(catalog: Catalog, service_id: str) -> Catalog:
             for industry in catalog.industries
         ),
     )
+
+
+def message(**changes: object) -> Message:
+    """A pending confirmation to ada@example.com, queued at ``T0``, with ``changes``."""
+    made = Message(
+        id=new_id("msg"),
+        company_id="cmp_a",
+        kind=MessageKind.BOOKING_CONFIRMED,
+        to="ada@example.com",
+        subject="Booked",
+        text="Hello",
+        html="<p>Hello</p>",
+        dedupe_key="k",
+        next_attempt_at=T0,
+        created_at=T0,
+    )
+    return attrs.evolve(made, **changes)

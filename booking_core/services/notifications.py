@@ -118,9 +118,11 @@ def queue_message(
     caller's open unit, which commits), due at ``at``; None, queueing nothing, when the
     company already has a message for ``dedupe_key``. ``ValueError`` for an address with
     a line break (it would be a header). ``reply_to``: where replies go, when not to the
-    company's ``notify_email`` (it is then the templates' ``reply_to`` too)."""
-    if reply_to:
-        context = {**context, "reply_to": reply_to}
+    company's ``notify_email`` (it is then the templates' ``reply_to`` too);
+    ``to_office``: the message is to the company's own people (the templates are told,
+    and replies never go to the company's own address)."""
+    if reply_to or to_office:  # else the composer gives the company's notify_email
+        context = {**context, "reply_to": reply_to or None, "to_office": to_office}
     message = new_message(
         company,
         kind,
@@ -443,7 +445,6 @@ def office_customer_change(notices: Notices, event: Event) -> Message | None:
             "customer_phone": customer.phone or "",
             "admin_url": f"{notices.base_url.rstrip('/')}/admin/bookings/{booking.id}",
             "previous_total_cents": change.get("fromTotalCents"),
-            "to_office": True,
         }
     )
     return notices.queue(

@@ -4,31 +4,22 @@ left out (an encoded word in an address is no address, RFC 2047 section 5)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pytest
 
 from adapters.notifications import SmtpMailer, parse_smtp_url
-from booking_core.ids import new_id
 from booking_core.notifications import Message, MessageKind
+from tests import factories
 from tests.mail_server import MailServer
-
-NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
 
 
 def office_message(reply_to: str) -> Message:
-    return Message(
-        id=new_id("msg"),
-        company_id="cmp_a",
+    return factories.message(
         kind=MessageKind.OFFICE_CUSTOMER_CHANGE,
         to="office@example.com",
         subject="José cancelled AM-1234",
         text="José cancelled a visit.",
         html="<p>José cancelled a visit.</p>",
-        dedupe_key="k",
         reply_to=reply_to,
-        next_attempt_at=NOW,
-        created_at=NOW,
     )
 
 

@@ -26,7 +26,6 @@ from booking_core.customers import Address
 from booking_core.demo import demo_catalog
 from booking_core.drive import TableDriveTime
 from booking_core.errors import ValidationFailed
-from booking_core.ids import new_id
 from booking_core.notifications import (
     RETRY_DELAYS,
     MailRejected,
@@ -420,19 +419,7 @@ def test_after_failure_follows_the_schedule_and_a_permanent_one_fails_at_once():
 
 
 def a_message(**changes: object) -> Message:
-    made = Message(
-        id=new_id("msg"),
-        company_id="cmp_a",
-        kind=MessageKind.BOOKING_CONFIRMED,
-        to="ada@example.com",
-        subject="Booked",
-        text="Hello",
-        html="<p>Hello</p>",
-        dedupe_key="k",
-        next_attempt_at=NOW,
-        created_at=NOW,
-    )
-    return attrs.evolve(made, **changes)
+    return factories.message(**{"next_attempt_at": NOW, "created_at": NOW, **changes})
 
 
 @pytest.mark.parametrize("field", ["to", "subject", "reply_to"])

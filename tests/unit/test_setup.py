@@ -456,20 +456,19 @@ def test_a_booked_service_cannot_be_removed_but_can_be_made_inactive(stocked):
     assert not stocked.catalog().services_by_id["svc_standard"].active
 
 
+def without_extra(draft: CatalogDraft, extra_id: str) -> CatalogDraft:
+    """``draft`` with its first service's extra ``extra_id`` left out."""
+    industry = draft.industries[0]
+    service = industry.services[0]
+    kept = attrs.evolve(service, extras=tuple(e for e in service.extras if e.id != extra_id))
+    return attrs.evolve(draft, industries=(attrs.evolve(industry, services=(kept,)),))
+
+
 def test_a_booked_extra_cannot_be_removed_and_is_not_told_to_be_made_inactive(stocked):
     """An extra has no inactive state: the refusal says to keep it until its bookings
     are done, not to make it inactive as a service could be."""
     stocked.book("weekly", extras=(SelectedItem("ext_oven", 1),))
-    draft = example_catalog()
-    industry = draft.industries[0]
-    service = industry.services[0]
-    without_oven = attrs.evolve(
-        service, extras=tuple(e for e in service.extras if e.id != "ext_oven")
-    )
-    found = problems(
-        stocked.replace,
-        attrs.evolve(draft, industries=(attrs.evolve(industry, services=(without_oven,)),)),
-    )
+    found = problems(stocked.replace, without_extra(example_catalog(), "ext_oven"))
     assert "extra 'ext_oven' of 'svc_standard'" in found["industries"]
     assert found["industries"].endswith("Keep it until those bookings are done or cancelled.")
     assert "made inactive" not in found["industries"]
@@ -518,16 +517,7 @@ def test_an_extra_a_form_offers_cannot_be_removed_and_is_not_told_to_be_made_ina
         uow=stocked.uow(),
         clock=stocked.clock,
     )
-    draft = example_catalog()
-    industry = draft.industries[0]
-    service = industry.services[0]
-    without_oven = attrs.evolve(
-        service, extras=tuple(e for e in service.extras if e.id != "ext_oven")
-    )
-    found = problems(
-        stocked.replace,
-        attrs.evolve(draft, industries=(attrs.evolve(industry, services=(without_oven,)),)),
-    )
+    found = problems(stocked.replace, without_extra(example_catalog(), "ext_oven"))
     assert found["industries"].endswith(
         "No extra 'ext_oven' on the form's services (booking form 'Ovens'). Change those first."
     )
