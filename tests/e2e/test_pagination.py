@@ -18,6 +18,7 @@ from booking_core import leads
 from booking_core.leads import LeadStage
 from booking_core.services.customers import CreateCustomer, create_customer
 from tests.e2e.support import API, Stack, error_of
+from tests.polling import settle
 
 ROWS = 55
 EPOCH = "2000-01-01T00:00:00Z"
@@ -34,6 +35,7 @@ def paged(stack: Stack) -> Iterator[httpx.Client]:
             clock=stack.container.clock,
             phones=stack.container.phones,
         )
+    settle(stack.container.database)  # so that lists by change show every row at once
     with stack.client(key) as c:
         yield c
 
