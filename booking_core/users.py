@@ -35,6 +35,13 @@ REFUSED = "That email and password do not match an account."
 """The one answer to a refused password sign-in: an unknown email, a wrong password and an
 account without a password read the same."""
 LINK_REFUSED = "This sign-in link has expired or was already used. Ask for a new one."
+FRESH_LINK_SIGN_IN = timedelta(minutes=15)
+"""How long after signing in with a one-time link a user may set a new password without
+typing the current one (the link proved they hold the email: it is how a forgotten
+password is replaced)."""
+CURRENT_MISSING = "Type your current password, to show it is you."
+CURRENT_WRONG = "That is not your current password."
+CONFIRM_DIFFERS = "The two passwords differ."
 
 
 class Role(enum.StrEnum):
@@ -137,6 +144,15 @@ def password_errors(password: str) -> dict[str, str]:
     if len(password) > PASSWORD_MAX:
         return {"password": f"At most {PASSWORD_MAX:,} characters."}
     return {}
+
+
+def current_password_needed(user: User, link_sign_in_at: datetime | None, at: datetime) -> bool:
+    """True when ``user`` must type their current password to change it: they have one,
+    and did not sign in with a one-time link (at ``link_sign_in_at``) within the last
+    ``FRESH_LINK_SIGN_IN``."""
+    if user.password_hash is None:
+        return False
+    return link_sign_in_at is None or not at - FRESH_LINK_SIGN_IN <= link_sign_in_at <= at
 
 
 def with_password_hash(user: User, password_hash: str) -> User:

@@ -9,8 +9,10 @@ from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS, EVERYONE, entries_for
 from adapters.web.pages import Visit, page, roster_names
 from adapters.web.sessions import new_session
+from adapters.web.signin import hold_off_refused
 from booking_core.errors import ValidationFailed
 from booking_core.services import users as cases
+from booking_core.users import CURRENT_WRONG, current_password_needed
 
 PASSWORD_SAVED = "Password saved. Every other session of yours is signed out."
 
@@ -32,27 +34,39 @@ def admin_home(visit: Visit) -> Response:
 
 
 def account(visit: Visit) -> Response:
-    """``/account``: set a password (POST), sign out everywhere."""
+    """``/account``: set or change a password (POST), sign out everywhere. A user who has
+    a password types it to change it, unless they signed in with a one-time link a
+    moment ago (``users.current_password_needed``); wrong ones count against the sign-in
+    throttle, so a left-open session cannot be used to guess it."""
     user = visit.signed_in_user
+    link_sign_in_at = visit.session.link_sign_in_at
+    ask_current = current_password_needed(user, link_sign_in_at, visit.deps.clock.now())
     errors: dict[str, str] = {}
     if visit.request.method == "POST":
-        password = visit.field("password")
-        if password != visit.field("confirm"):
-            errors["confirm"] = "The two passwords differ."
+        if ask_current:
+            hold_off_refused(visit, user.email)
+        try:
+            changed = cases.change_password(
+                user.id,
+                visit.field("password"),
+                confirm=visit.field("confirm"),
+                current=visit.field("current"),
+                link_sign_in_at=link_sign_in_at,
+                uow=visit.deps.uow(),
+                hasher=visit.deps.hasher,
+                clock=visit.deps.clock,
+            )
+        except ValidationFailed as refused:
+            errors = dict(refused.field_errors)
+            if errors.get("current") == CURRENT_WRONG:
+                visit.deps.throttle.refused(user.email, visit.client_address)
         else:
-            try:
-                changed = cases.set_password(
-                    user.id, password, uow=visit.deps.uow(), hasher=visit.deps.hasher
-                )
-            except ValidationFailed as refused:
-                errors = refused.field_errors
-            else:
-                # The new epoch ends every older session; this browser goes on in a new one.
-                now = visit.deps.clock.now()
-                visit.replace_session(new_session(now, changed.id, changed.session_epoch))
-                return visit.redirect("/account", flash=PASSWORD_SAVED)
+            # The new epoch ends every older session; this browser goes on in a new one.
+            now = visit.deps.clock.now()
+            visit.replace_session(new_session(now, changed.id, changed.session_epoch))
+            return visit.redirect("/account", flash=PASSWORD_SAVED)
     status = 422 if errors else 200
-    return visit.render("account.html", status=status, errors=errors)
+    return visit.render("account.html", status=status, errors=errors, ask_current=ask_current)
 
 
 def routes(deps: WebDeps) -> list[BaseRoute]:

@@ -167,6 +167,12 @@ class Visit:
             raise RuntimeError("this page is for signed-in users only")
         return self.company
 
+    @property
+    def client_address(self) -> str:
+        """The connection's peer address (no forwarding header is read), for throttles."""
+        client = self.request.client
+        return client.host if client is not None else "unknown"
+
     def field(self, name: str) -> str:
         """A form field's value ("" when absent)."""
         return self.form.get(name, "")

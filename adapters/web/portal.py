@@ -112,11 +112,6 @@ def _signed_in(handler: Callable[[Visit, Customer], Response]) -> Handler:
     return guarded
 
 
-def _client_address(visit: Visit) -> str:
-    client = visit.request.client
-    return client.host if client is not None else "unknown"
-
-
 # --- Sign-in ------------------------------------------------------------------------------
 
 
@@ -150,7 +145,7 @@ def request_link(visit: Visit) -> Response:
     throttle = deps.portal_throttle
     # Counted per company: one company's portal traffic never shuts another's.
     counted_email = f"{company.id}:{email}"
-    address = f"{company.id}:{_client_address(visit)}"
+    address = f"{company.id}:{visit.client_address}"
     wait = throttle.wait_seconds(counted_email, address)
     if wait:
         minutes = math.ceil(wait / 60)

@@ -2,13 +2,14 @@
 
 The cookie holds ``base64url(JSON) "." base64url(HMAC-SHA256(secret, JSON))``; the JSON
 carries a random session id, the user's id and the session epoch it began under (None and
-0 before sign-in), the instant it was issued, and at most one message to show on the next
-page; a customer portal session (``/{slug}/portal``) carries the customer's company and
-id instead of a user (``new_customer_session``). Nothing in it is secret, but nothing in
-it can be changed without the server's secret. A session lives 12 hours from its issue;
-a sign-in always issues a new one (a new id), so a session planted before sign-in is worth
-nothing after it. Signing out everywhere moves the user's epoch on, which refuses every
-session begun before.
+0 before sign-in), the instant it was issued, whether it began with a one-time sign-in
+link, and at most one message to show on the next page; a customer portal session
+(``/{slug}/portal``) carries the customer's company and id instead of a user
+(``new_customer_session``). Nothing in it is secret, but nothing in it can be changed
+without the server's secret. A session lives 12 hours from its issue; a sign-in always
+issues a new one (a new id), so a session planted before sign-in is worth nothing after
+it. Signing out everywhere moves the user's epoch on, which refuses every session begun
+before.
 
 The CSRF token of a session is the HMAC of its id under the same secret (with its own
 label): it changes with every new session and needs no storage.
@@ -50,6 +51,14 @@ class Session:
     customer_id: str | None = None
     """A customer portal session: the customer it opens the portal of, in that company
     only. Never set together with ``user_id``: staff pages see no user in it."""
+    by_link: bool = False
+    """True when the user signed in with a one-time link (at ``issued_at``): for a moment
+    they may set a new password without the current one (``users.current_password_needed``)."""
+
+    @property
+    def link_sign_in_at(self) -> datetime | None:
+        """When the user signed in with a one-time link; None for any other session."""
+        return self.issued_at if self.by_link and self.user_id is not None else None
 
     @property
     def signed_in(self) -> bool:
@@ -63,9 +72,12 @@ class Session:
         return None
 
 
-def new_session(at: datetime, user_id: str | None = None, epoch: int = 0) -> Session:
-    """A session with a fresh random id (every sign-in makes one)."""
-    return Session(secrets.token_urlsafe(18), at, user_id, epoch)
+def new_session(
+    at: datetime, user_id: str | None = None, epoch: int = 0, *, by_link: bool = False
+) -> Session:
+    """A session with a fresh random id (every sign-in makes one); ``by_link`` for a
+    sign-in with a one-time link."""
+    return Session(secrets.token_urlsafe(18), at, user_id, epoch, by_link=by_link)
 
 
 def new_customer_session(at: datetime, company_id: str, customer_id: str) -> Session:
@@ -131,6 +143,8 @@ class SessionCodec:
             "ep": session.epoch,
             "fl": session.flash,
         }
+        if session.by_link:
+            payload["lk"] = 1
         if session.customer_id is not None:
             payload["cco"] = session.customer_company_id
             payload["cus"] = session.customer_id
@@ -159,6 +173,7 @@ class SessionCodec:
                 flash=None if payload["fl"] is None else str(payload["fl"]),
                 customer_company_id=_optional(payload.get("cco")),
                 customer_id=_optional(payload.get("cus")),
+                by_link=payload.get("lk") == 1,
             )
         except (ValueError, KeyError, TypeError, OverflowError):
             return None

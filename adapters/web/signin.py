@@ -33,16 +33,12 @@ def _signed_in_user(visit: Visit) -> User | None:
     return session_user(session.user_id, session.epoch, uow=visit.deps.reader())
 
 
-def _begin(visit: Visit, user: User, wanted: str = "") -> Response:
+def _begin(visit: Visit, user: User, wanted: str = "", *, by_link: bool = False) -> Response:
     """A new session for ``user`` and off to the page they wanted (a page of their side
     of the service), else their home page."""
-    visit.replace_session(new_session(visit.deps.clock.now(), user.id, user.session_epoch))
+    now = visit.deps.clock.now()
+    visit.replace_session(new_session(now, user.id, user.session_epoch, by_link=by_link))
     return visit.redirect(return_path(wanted, user.role) or home_path(user.role))
-
-
-def _client_address(visit: Visit) -> str:
-    client = visit.request.client
-    return client.host if client is not None else "unknown"
 
 
 def sign_in_form(visit: Visit) -> Response:
@@ -54,21 +50,27 @@ def sign_in_form(visit: Visit) -> Response:
     return visit.render("sign_in.html", email="", error=None, wanted=wanted)
 
 
-def sign_in(visit: Visit) -> Response:
-    """``POST /sign-in``: email and password."""
-    email = visit.field("email").strip()[:254]
-    password = visit.field("password")
-    throttle, address = visit.deps.throttle, _client_address(visit)
-    wait = throttle.wait_seconds(email, address)
+def hold_off_refused(visit: Visit, email: str) -> None:
+    """A 429 page when refused passwords for ``email``, or from this client's address,
+    have used up their window (``SignInThrottle``); nothing otherwise."""
+    wait = visit.deps.throttle.wait_seconds(email, visit.client_address)
     if wait:
         minutes = math.ceil(wait / 60)
         raise PageError(
             429,
             "Too many attempts",
-            "Too many refused sign-ins for this email or from this network. Try again in"
+            "Too many refused passwords for this email or from this network. Try again in"
             f" {minutes} minute{'s' if minutes != 1 else ''}, or ask for a sign-in link.",
             {"retry-after": str(wait)},
         )
+
+
+def sign_in(visit: Visit) -> Response:
+    """``POST /sign-in``: email and password."""
+    email = visit.field("email").strip()[:254]
+    password = visit.field("password")
+    throttle, address = visit.deps.throttle, visit.client_address
+    hold_off_refused(visit, email)
     try:
         user = cases.sign_in_with_password(
             email, password, uow=visit.deps.uow(), hasher=visit.deps.hasher
@@ -96,7 +98,7 @@ def sign_in_with_link(visit: Visit) -> Response:
     except SignInRefused as refused:  # whoever is signed in stays so: nothing was granted
         response = visit.redirect("/sign-in", flash=refused.message)
     else:
-        response = _begin(visit, user)
+        response = _begin(visit, user, by_link=True)
     response.headers["referrer-policy"] = "no-referrer"  # the token is in this address
     return response
 

@@ -1,9 +1,10 @@
 """User use cases: create and remove a user, issue and redeem one-time sign-in links, sign
-in with a password, set a password, sign out everywhere, and check a session's user."""
+in with a password, set or change a password, sign out everywhere, and check a session's user."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from attrs import frozen
 
@@ -189,6 +190,39 @@ def set_password(user_id: str, password: str, *, uow: UnitOfWork, hasher: Passwo
         uow.users.save(user)
         uow.commit()
     return user
+
+
+def change_password(
+    user_id: str,
+    password: str,
+    *,
+    confirm: str,
+    current: str,
+    link_sign_in_at: datetime | None,
+    uow: UnitOfWork,
+    hasher: PasswordHasher,
+    clock: Clock,
+) -> User:
+    """The account page's change of password: as ``set_password``, once the user has typed
+    their ``current`` password, which a user without one, or one who signed in with a
+    one-time link (at ``link_sign_in_at``) a moment ago, need not
+    (``users.current_password_needed``), and typed the new one twice (``confirm``).
+    ``ValidationFailed`` names every problem at once: ``current`` (missing or wrong),
+    ``password`` and ``confirm``."""
+    with uow:
+        user = uow.users.get(user_id)
+    problems = dict(users.password_errors(password))
+    if confirm != password:
+        problems["confirm"] = users.CONFIRM_DIFFERS
+    if users.current_password_needed(user, link_sign_in_at, clock.now()):
+        assert user.password_hash is not None
+        if not current:
+            problems["current"] = users.CURRENT_MISSING
+        elif len(current) > users.PASSWORD_MAX or not hasher.verify(user.password_hash, current):
+            problems["current"] = users.CURRENT_WRONG
+    if problems:
+        raise ValidationFailed(problems)
+    return set_password(user_id, password, uow=uow, hasher=hasher)
 
 
 def sign_out_everywhere(user_id: str, *, uow: UnitOfWork) -> User:

@@ -62,7 +62,7 @@ def test_refused_sign_ins_are_throttled_per_email_with_a_clear_message(site: Sit
                 assert (await attempt(browser, owner.email, "wrong password!")).status_code == 401
             held = await attempt(browser, owner.email.upper(), PASSWORD)  # right, but held
             assert held.status_code == 429
-            assert "Too many refused sign-ins" in held.text
+            assert "Too many refused passwords" in held.text
             assert 0 < int(held.headers["retry-after"]) <= 15 * 60
             other = await attempt(browser, "someone-else@example.com", "wrong password!")
             assert other.status_code == 401  # another email from the same address still may
@@ -226,5 +226,76 @@ def test_signing_in_from_a_deep_link_comes_back_to_that_page(site: Site):
                           "password": PASSWORD, "next": forged},
                 )  # fmt: skip
                 assert answer.headers["location"] == "/admin", forged
+
+    run_async(scenario)
+
+
+async def change_password(
+    browser: httpx.AsyncClient, new: str, current: str | None = None
+) -> httpx.Response:
+    form = await browser.get("/account")
+    token = CSRF.search(form.text)
+    assert token is not None, form.text
+    fields = {"csrf_token": token.group(1), "password": new, "confirm": new}
+    return await browser.post(
+        "/account", data={**fields, **({"current": current} if current is not None else {})}
+    )
+
+
+def test_a_password_is_changed_only_by_whoever_types_the_current_one(site: Site):
+    """A session left open is not enough to change the password (and lock its owner out):
+    the page asks for the current one, and wrong guesses count against the sign-in
+    throttle."""
+    company, _ = site.new_company()
+    owner = site.user(company, Role.OWNER)
+    app = app_with(site, throttle=SignInThrottle(per_email=3, per_address=100))
+    new = "an even longer passphrase"
+
+    async def scenario() -> None:
+        async with client(app) as browser:
+            assert (await attempt(browser, owner.email, PASSWORD)).status_code == 303
+            assert 'autocomplete="current-password"' in (await browser.get("/account")).text
+            missing = await change_password(browser, new)
+            assert missing.status_code == 422
+            assert "Type your current password" in missing.text
+            for _ in range(2):
+                wrong = await change_password(browser, new, "not my password!")
+                assert wrong.status_code == 422
+                assert "That is not your current password." in wrong.text
+            assert (await change_password(browser, new, PASSWORD)).status_code == 303
+            async with client(app) as another:  # the old one no longer signs in
+                assert (await attempt(another, owner.email, PASSWORD)).status_code == 401
+            # Two wrong guesses and one refused sign-in used up the three: held, even
+            # with the right password.
+            held = await change_password(browser, "yet another passphrase", new)
+            assert held.status_code == 429
+            assert "Too many refused passwords" in held.text
+        async with client(app, address="203.0.113.9") as elsewhere:
+            assert (await attempt(elsewhere, owner.email, new)).status_code == 429
+
+    run_async(scenario)
+
+
+def test_a_sign_in_link_lets_a_forgotten_password_be_replaced_without_it(site: Site):
+    company, _ = site.new_company()
+    owner = site.user(company, Role.OWNER)  # has a password, forgotten
+    _, issued = user_cases.issue_sign_in_link(
+        owner.email, uow=site.container.uow(), clock=site.container.clock
+    )
+    app = app_with(site)
+    new = "remembered this time, surely"
+
+    async def scenario() -> None:
+        async with client(app) as browser:
+            assert (await browser.get(f"/sign-in/link/{issued.token}")).status_code == 303
+            page = await browser.get("/account")
+            assert 'name="current"' not in page.text
+            assert "signed in with a sign-in link a moment ago" in page.text
+            assert (await change_password(browser, new)).status_code == 303
+            # The new session is a password-holder's like any other: the next change asks.
+            assert 'name="current"' in (await browser.get("/account")).text
+            assert (await change_password(browser, "and yet another one")).status_code == 422
+        async with client(app) as another:
+            assert (await attempt(another, owner.email, new)).status_code == 303
 
     run_async(scenario)

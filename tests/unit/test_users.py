@@ -243,3 +243,59 @@ def test_argon2_hasher_makes_argon2id_hashes_and_spots_old_parameters():
     assert not cheap.verify("not a hash", "correct horse battery")
     assert not cheap.needs_rehash(hashed)
     assert Argon2Hasher(time_cost=2, memory_cost=8, parallelism=1).needs_rehash(hashed)
+
+
+OLD, NEW = "correct horse battery", "a new long password"
+
+
+def change(uow, clock, user_id, *, current="", confirm=NEW, link_at=None, hasher=None):
+    return cases.change_password(
+        user_id,
+        NEW,
+        confirm=confirm,
+        current=current,
+        link_sign_in_at=link_at,
+        uow=uow,
+        hasher=hasher or CountingHasher(),
+        clock=clock,
+    )
+
+
+def test_changing_a_password_takes_the_current_one_and_names_every_problem(uow, clock, company_id):
+    made = owner(uow, clock, company_id, password=OLD, hasher=CountingHasher())
+    for current, message in (("", users.CURRENT_MISSING), ("wrong one", users.CURRENT_WRONG)):
+        with pytest.raises(ValidationFailed) as refused:
+            change(uow, clock, made.id, current=current)
+        assert refused.value.field_errors == {"current": message}
+    with pytest.raises(ValidationFailed) as refused:
+        cases.change_password(
+            made.id,
+            "short",
+            confirm="other",
+            current="x" * 1_001,
+            link_sign_in_at=None,
+            uow=uow,
+            hasher=CountingHasher(),
+            clock=clock,
+        )
+    assert set(refused.value.field_errors) == {"current", "password", "confirm"}
+    with uow:
+        assert uow.users.get(made.id) == made  # nothing changed, no session ended
+    changed = change(uow, clock, made.id, current=OLD)
+    assert changed.session_epoch == made.session_epoch + 1
+    assert cases.sign_in_with_password(made.email, NEW, uow=uow, hasher=CountingHasher())
+
+
+def test_a_user_without_a_password_or_just_signed_in_by_link_need_not_type_the_current_one(
+    uow, clock, company_id
+):
+    first = owner(uow, clock, company_id)
+    assert change(uow, clock, first.id).password_hash is not None
+    with pytest.raises(ValidationFailed):  # from now on they have one to type
+        change(uow, clock, first.id)
+    now = clock.now()
+    assert change(uow, clock, first.id, link_at=now - users.FRESH_LINK_SIGN_IN)
+    for stale in (now - users.FRESH_LINK_SIGN_IN - timedelta(seconds=1), now + timedelta(1)):
+        with pytest.raises(ValidationFailed) as refused:
+            change(uow, clock, first.id, link_at=stale)
+        assert refused.value.field_errors == {"current": users.CURRENT_MISSING}
