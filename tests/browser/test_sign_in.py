@@ -8,7 +8,7 @@ import re
 from playwright.sync_api import expect
 
 from booking_core.users import Role
-from tests.browser.support import Site, session_cookie, session_payload, sign_in
+from tests.browser.support import PASSWORD, Site, session_cookie, session_payload, sign_in
 
 
 def test_an_owner_signs_in_with_a_password_and_lands_on_the_admin_home(
@@ -180,6 +180,31 @@ def test_a_password_set_on_the_account_page_signs_in(site: Site, page):
     expect(page).to_have_url(re.compile(r"/sign-in$"))
     sign_in(page, dispatcher.email, "twelve chars and then some")
     expect(page).to_have_url(re.compile(r"/admin$"))
+
+
+def test_changing_a_password_asks_for_the_current_one_beside_the_new(
+    site: Site, page, screenshots
+):
+    company, _ = site.new_company()
+    owner = site.user(company, Role.OWNER)
+    sign_in(page, owner.email)
+    page.goto("/account")
+    page.get_by_label("Current password").fill("not the one")
+    page.get_by_label("New password").fill("short")
+    page.get_by_label("The same again").fill("shorter")
+    page.get_by_role("button", name="Save password").click()
+    for message in (
+        "That is not your current password.",
+        "At least 12 characters.",
+        "The two passwords differ.",
+    ):
+        expect(page.get_by_text(message)).to_be_visible()
+    page.screenshot(path=str(screenshots / "account-password-errors.png"), full_page=True)
+    page.get_by_label("Current password").fill(PASSWORD)
+    page.get_by_label("New password").fill("twelve chars and then some")
+    page.get_by_label("The same again").fill("twelve chars and then some")
+    page.get_by_role("button", name="Save password").click()
+    expect(page.get_by_role("status")).to_contain_text("Password saved", use_inner_text=True)
 
 
 def test_each_role_reaches_only_its_own_pages(site: Site, context):
