@@ -29,7 +29,7 @@ from booking_core.crew import CrewMember
 from booking_core.errors import SlotTaken, SlotUnavailable
 from booking_core.ports import DriveTime
 from booking_core.timeline import epoch_seconds, epoch_seconds_up
-from booking_core.windows import Plan
+from booking_core.windows import Plan, lookup
 
 
 def _aware(_: object, attribute: object, value: datetime) -> None:
@@ -212,8 +212,28 @@ def check_slot(
     if picked is not None:
         return _slot(plan, index, picked[0], picked[1])
     if len(choices) + len(blocked) >= query.needed:
+        if later:
+            label = _taken_day_label(plan, blocked, query.crew_ids is not None, instant, later)
         raise SlotTaken(label, blocked[0] if query.crew_ids is not None else None)
     raise SlotUnavailable(label, plan.reason(instant, later, {i for _, i in choices}, blocked))
+
+
+def _taken_day_label(
+    plan: Plan, blocked: list[str], named: bool, instant: int, later: tuple[int, ...]
+) -> str:
+    """The local start of the day of a multi-day job that other jobs take: the first such
+    day of the member the refusal names (``named``), else the day every blocked member
+    shares, else the job's first day."""
+    starts = (instant, *later)
+    members = {m.id: m for m in plan.members}
+
+    def first_taken(member_id: str) -> int:
+        windows = members[member_id].windows
+        return next((d for d, at in enumerate(starts) if lookup(windows[d], at) is None), 0)
+
+    days = {first_taken(member_id) for member_id in (blocked[:1] if named else blocked)}
+    day = days.pop() if len(days) == 1 else 0
+    return datetime.fromtimestamp(starts[day], tz=plan.zone).isoformat()
 
 
 def open_crews_at(

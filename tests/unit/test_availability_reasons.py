@@ -259,3 +259,29 @@ def test_a_crew_of_three_takes_the_longest_of_the_three_drives():
 def test_a_named_member_who_may_not_take_the_job_is_named(changes, reason):
     refused = refusal(query(crew_ids=("crew_a",)), at(10), [member(**changes)])
     assert refused.reason == reason
+
+
+def test_a_multi_day_job_taken_on_a_later_day_names_that_day():
+    """The start itself is free: the refusal points at the day another job takes."""
+    third = DAY + timedelta(days=2)
+    busy = {"crew_a": [job(at(10, day=third), at(11, day=third), HERE)]}
+    crew = [member("crew_a")]
+    for crew_ids, named in ((("crew_a",), "crew_a"), (None, None)):
+        with pytest.raises(SlotTaken) as taken:
+            check(query(days=3, crew_ids=crew_ids), at(10), crew, busy)
+        assert (taken.value.start, taken.value.crew_id) == (at(10, day=third).isoformat(), named)
+        assert third.isoformat() in str(taken.value)
+
+
+def test_a_multi_day_job_taken_on_different_days_for_each_member_names_its_first_day():
+    busy = {
+        "crew_a": [job(at(10, day=TUESDAY), at(11, day=TUESDAY), HERE)],
+        "crew_b": [job(at(10, day=DAY + timedelta(days=2)), at(11, day=DAY + timedelta(2)), HERE)],
+    }
+    crew = [member("crew_a"), member("crew_b")]
+    with pytest.raises(SlotTaken) as taken:
+        check(query(days=3), at(10), crew, busy)
+    assert taken.value.start == at(10).astimezone(NY).isoformat()
+    with pytest.raises(SlotTaken) as taken:
+        check(query(days=3, crew_ids=("crew_b",)), at(10), crew, busy)
+    assert taken.value.start == at(10, day=DAY + timedelta(2)).astimezone(NY).isoformat()
