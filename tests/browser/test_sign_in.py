@@ -182,9 +182,7 @@ def test_a_password_set_on_the_account_page_signs_in(site: Site, page):
     expect(page).to_have_url(re.compile(r"/admin$"))
 
 
-def test_changing_a_password_asks_for_the_current_one_beside_the_new(
-    site: Site, page, screenshots
-):
+def test_changing_a_password_asks_for_the_current_one_beside_the_new(site: Site, page, screenshots):
     company, _ = site.new_company()
     owner = site.user(company, Role.OWNER)
     sign_in(page, owner.email)
