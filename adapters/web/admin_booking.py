@@ -333,6 +333,12 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
     # A fresh token per form shown: the payment's idempotency key (a resubmit replays).
     values["pay_token"] = forms.values.get("pay_token") or secrets.token_urlsafe(18)
     due = booking.price.total_cents - totals.paid_cents
+    cancelled = booking.status is BookingStatus.CANCELLED
+    # A refused reschedule or cancel whose form is gone (the booking started, finished or
+    # was cancelled meanwhile) is said at the top, where the forms' own boxes were.
+    alert = forms.alert
+    if not scheduled:
+        alert = alert or forms.reschedule_alert or forms.cancel_alert
     # A time the clocks show twice that night: the form asks which (kept once chosen).
     folds = _start_of(values, booking, {})[1] if "date" in forms.values else []
     return visit.render(
@@ -350,7 +356,8 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         paid=money(totals.paid_cents),
         tips=money(totals.tips_cents),
         ledger=ledger_rows(entries, zone),
-        due=money(due) if due > 0 and booking.status is not BookingStatus.CANCELLED else "",
+        due=money(due) if due > 0 and not cancelled else "",
+        overpaid=money(-due) if due < 0 and not cancelled else "",
         payment_kinds=PAYMENT_KINDS,
         payment_methods=PAYMENT_METHODS,
         note_limit=MAX_NOTE_CHARS,
@@ -373,7 +380,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         values=values,
         folds=folds,
         errors=forms.errors,
-        alert=forms.alert,
+        alert=alert,
         cancel_alert=forms.cancel_alert,
         reschedule_alert=forms.reschedule_alert,
         reschedule_price=forms.reschedule_price,
@@ -568,6 +575,19 @@ def _price_to_confirm(
     return f"{note} Press Reschedule again to move it at this price."
 
 
+def _moved_flash(before: Booking, after: Booking, count: int, names: dict[str, str]) -> str:
+    """What a done reschedule says: the new time, the new crew, or both."""
+    more = f" and {count - 1} later visits" if count > 1 else ""
+    local = after.local_start
+    when = f"moved to {long_date(local.date())}, {clock_time(local)}"
+    crew = ""
+    if set(after.crew_ids) != set(before.crew_ids):
+        crew = " and ".join(names.get(i, i) for i in after.crew_ids)
+    if crew and after.start == before.start:
+        return f"Booking {before.code}{more} given to {crew}, at the same time."
+    return f"Booking {before.code}{more} {when}{f', with {crew}' if crew else ''}."
+
+
 def reschedule(visit: Visit) -> Response:
     """``POST /admin/bookings/{ref}/reschedule``: a new local date and time, a scope and
     optionally another crew member, checked against availability."""
@@ -632,12 +652,7 @@ def reschedule(visit: Visit) -> Response:
             flash = "Nothing changed: that is already the booking's time and crew."
         else:
             moved = next((b for b in changed if b.id == booking.id), changed[0])
-            local = moved.local_start
-            more = f" and {len(changed) - 1} later visits" if len(changed) > 1 else ""
-            flash = (
-                f"Booking {booking.code}{more} moved to {long_date(local.date())}, "
-                f"{clock_time(local)}."
-            )
+            flash = _moved_flash(booking, moved, len(changed), roster_names(deps, moved.company_id))
         return visit.redirect(f"/admin/bookings/{booking.id}", flash=flash)
     return render_booking(visit, booking, Forms(values, errors), status=422)
 

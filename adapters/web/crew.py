@@ -195,7 +195,10 @@ def _move(visit: Visit, move: Move, verb: str) -> Response:
             clock=deps.clock,
         )
     except InvalidTransition as refused:
-        return visit.redirect("/crew", flash=f"That job could not be {verb}: {refused.reason}")
+        with deps.reader() as uow:
+            code = find_booking(uow, company.id, booking_id).code
+        flash = f"Job {code} could not be {verb}: {refused.reason}."
+        return visit.redirect(f"/crew#job-{booking_id}", flash=flash)
     except ConflictError:
         return visit.redirect("/crew", flash="The job changed meanwhile; here it is as it is now.")
     except RuleViolation as refused:

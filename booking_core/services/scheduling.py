@@ -44,6 +44,7 @@ from booking_core.bookings import (
     BookingStatus,
     complete_job,
     normalize_human_code,
+    require_scheduled,
     start_job,
     undo_start,
     wall_clock_instant,
@@ -975,8 +976,9 @@ def reschedule_in_unit(
     at: datetime,
     drive: DriveTime,
 ) -> list[Booking]:
-    """``reschedule_booking``'s work inside the caller's open unit (which commits): check
-    availability, move, save, and record one ``booking.rescheduled`` per booking moved.
+    """``reschedule_booking``'s work inside the caller's open unit (which commits): refuse
+    a target no longer scheduled (``InvalidTransition``), check availability, move, save,
+    and record one ``booking.rescheduled`` per booking moved.
     ``crew_ids`` (None: every moved visit keeps its own crew) and the new start are
     checked as ``create_booking`` checks them (``plans.reschedule_errors``), before the
     slot is looked up, which reads the crew as a set.
@@ -986,6 +988,8 @@ def reschedule_in_unit(
     ``by_customer``: the customer moves it on their own page (``plans.reschedule``)."""
     if errors := plans.reschedule_errors(new_start, crew_ids, zone=target.zone, at=at):
         raise ValidationFailed(errors)
+    # A job begun, done or cancelled cannot move to any time: said before any slot is.
+    require_scheduled(target, "reschedule")
     catalog = uow.catalogs.get(company.id)
     visits = _visits(uow, target)
     together = scope is plans.RescheduleScope.THIS_AND_FUTURE

@@ -27,7 +27,7 @@ from booking_core.demo import demo_catalog
 from booking_core.drive import TableDriveTime
 from booking_core.errors import InvalidTransition, NotFoundError, ValidationFailed
 from booking_core.events import Event, EventType
-from booking_core.plans import CancelScope
+from booking_core.plans import CancelScope, RescheduleScope
 from booking_core.services import companies, scheduling
 from booking_core.services.customers import customer_standing
 from tests import factories
@@ -300,3 +300,25 @@ def test_a_start_made_by_mistake_is_taken_back_and_the_job_can_be_moved_again(wo
             world.company.id, job.id, crew_member_id=None, uow=world.uow(), clock=world.clock
         )
     assert world.stored(job.id).status is BookingStatus.CANCELLED
+
+
+def test_a_job_no_longer_scheduled_is_refused_a_move_for_its_status_whatever_the_time(world):
+    """A started job moved to a taken time, or to one outside the crew's hours, is told it
+    has started: no other time would do."""
+    (job,) = world.book(TOMORROW_10)
+    (other,) = world.book(TOMORROW_10 + timedelta(hours=4))
+    world.start(job)
+    world.recorded()
+    for start in (other.start, TOMORROW_10.replace(hour=23, minute=45)):
+        with pytest.raises(InvalidTransition, match="the job has already started"):
+            scheduling.reschedule_booking(
+                world.company.id,
+                job.id,
+                start,
+                RescheduleScope.THIS,
+                uow=world.uow(),
+                clock=world.clock,
+                drive=DRIVE,
+            )
+    assert world.stored(job.id).start == job.start
+    assert world.recorded() == []
