@@ -82,6 +82,7 @@ from booking_core.customers import Address
 from booking_core.errors import CouponRejected, DomainError, ReferralRejected, ValidationFailed
 from booking_core.ports import PhoneNormalizer
 from booking_core.pricing import PriceBreakdown, SelectedItem, Selection
+from booking_core.services import self_service
 from booking_core.services.customers import normalized_phone
 from booking_core.services.pricing import price_booking_visits
 
@@ -466,6 +467,15 @@ class Booker:
 
     def local(self, iso: str) -> datetime:
         return datetime.fromisoformat(iso).astimezone(self.zone)
+
+    def closed(self, iso: str) -> str:
+        """The sentence saying changes online are closed for a visit starting at ``iso``
+        (it is inside the company's cutoff: ``self_service.changes_close_before``, the
+        tracking page's rule); "" while the customer may still change it online."""
+        closes = self_service.changes_close_before(self.company, datetime.fromisoformat(iso))
+        if self.visit.deps.clock.now() <= closes:
+            return ""
+        return self_service.closed_message(self.company)
 
     def when(self, iso: str) -> str:
         """``Tuesday, March 10, 2026 at 9:00 AM`` in the company's timezone."""
@@ -857,6 +867,7 @@ def review(book: Booker, choice: Choice, start: str) -> Response:
     quote, problem = book.quote(choice, start)
     return book.render(
         "book_review.html",
+        closed=book.closed(start),
         step=4,
         choice=choice,
         state=[*choice.state(), ("start", start)],
@@ -985,6 +996,7 @@ def confirm(book: Booker, choice: Choice, start: str) -> Response:
         return book.render(
             "book_done.html",
             step=5,
+            closed=book.closed(answer["startIso"]),
             booking=answer,
             when=f"{long_date(first.date())} at {starts}",
             ends=ends,

@@ -63,6 +63,10 @@ from booking_core.users import SignInRefused
 
 SIGNED_OUT = "You are signed out."
 SIGN_IN_AGAIN = "Please sign in again to see your account."
+STILL_SIGNED_IN = (
+    "That sign-in link has expired or was already used. You are still signed in as {}."
+)
+"""A used link opened again in a browser already signed in (a second click on the mail)."""
 ADDRESS_FIELDS = ("line1", "line2", "city", "state", "zip", "access_notes")
 
 
@@ -203,7 +207,9 @@ def claim_link(visit: Visit) -> Response:
     try:
         customer = cases.claim_portal_link(company.id, token, uow=deps.uow(), clock=deps.clock)
     except SignInRefused as refused:  # whoever is signed in stays so: nothing was granted
-        response = visit.redirect(_home(company), flash=refused.message)
+        signed_in = _customer(visit)
+        message = refused.message if signed_in is None else STILL_SIGNED_IN.format(signed_in.email)
+        response = visit.redirect(_home(company), flash=message)
     else:
         visit.replace_session(new_customer_session(deps.clock.now(), company.id, customer.id))
         response = visit.redirect(_home(company))

@@ -54,7 +54,13 @@ def tracked_booking(uow: UnitOfWork, company_id: str, token: str) -> Booking:
 
 def changes_close_at(company: Company, booking: Booking) -> datetime:
     """The instant the customer's own changes to ``booking`` stop being accepted."""
-    return booking.start - timedelta(hours=company.self_service_cutoff_hours)
+    return changes_close_before(company, booking.start)
+
+
+def changes_close_before(company: Company, start: datetime) -> datetime:
+    """The instant the customer's own changes to a visit starting at ``start`` stop being
+    accepted (the company's cutoff before it)."""
+    return start - timedelta(hours=company.self_service_cutoff_hours)
 
 
 def can_change(company: Company, booking: Booking, at: datetime) -> bool:

@@ -5,6 +5,7 @@ throttle on link requests, and details saved with errors beside their fields."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Mapping
 from datetime import datetime, timedelta
@@ -124,6 +125,12 @@ def test_a_link_signs_in_once_then_says_it_was_used(site: Site):
                 assert (await browser.get(used)).status_code == 303
                 still = await browser.get(f"/{slug}/portal")
                 assert "Hello, Grace Hopper" in still.text, used
+                # The mail's link clicked twice: no "ask for a new one below" without a
+                # form below; the customer is told they are still signed in.
+                assert "Ask for a new one below" not in still.text
+            await browser.get(f"/{slug}/portal/link/{token}")
+            told = html.unescape((await browser.get(f"/{slug}/portal")).text)
+            assert f"You are still signed in as {job.customer_email}." in told
         async with client(app, address="203.0.113.9") as thief:
             again = await thief.get(f"/{slug}/portal/link/{token}")
             assert again.status_code == 303

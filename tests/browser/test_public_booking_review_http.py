@@ -170,3 +170,28 @@ def test_a_link_naming_an_extra_its_service_has_not_says_so_and_never_drops_it_u
     assert "Choose a date and time" in foreign.text  # step 1
     assert "not offered here" not in own.text
     assert "not offered here" not in zero.text
+
+
+def test_a_visit_inside_the_cutoff_is_not_promised_online_changes(site: Site):
+    """The confirm and booked steps say what the tracking page will: changes online close
+    before the visit (docs/web.md, "The booking page")."""
+    company, _ = site.new_company()
+    site.add_member(company)
+    day = datetime.now(ZONE).date() + timedelta(days=3)
+    for cutoff, closed in ((24, False), (24 * 14, True)):
+        with site.container.uow() as uow:
+            stored = uow.companies.get(company.id)
+            uow.companies.save(attrs.evolve(stored, self_service_cutoff_hours=cutoff))
+            uow.commit()
+        book = f"/{company.slug}/book"
+        email = f"ada-{secrets.token_hex(4)}@example.com"
+        with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
+            form = details_of(client, book, day, email)
+            review = text_of(client.post(book, data={**form, "step": "review"}).text)
+            done = text_of(client.post(book, data={**form, "step": "confirm"}).text)
+        sentence = "Changes online close 14 days before the visit. Call or email"
+        assert (sentence in review, sentence in done) == (closed, closed)
+        promise = "You can change or cancel later from the link in your confirmation."
+        assert (promise in review) is not closed
+        assert ("Track, change or cancel your booking" in done) is not closed
+        assert "Track your booking" in done or not closed
