@@ -7,6 +7,7 @@ names), the SMTP URL and the email as written."""
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import UTC, date, datetime, timedelta
 from email import message_from_bytes, policy
@@ -793,3 +794,22 @@ def test_a_company_without_a_notify_email_is_not_told(world: World):
     world.worker.run_once()
     assert world.sent(MessageKind.OFFICE_CUSTOMER_CHANGE) == []
     assert len(world.sent(MessageKind.BOOKING_CANCELLED)) == 1
+
+
+def test_a_notice_s_two_parts_say_the_same_things(world: World):
+    """A reader of the plain text and a reader of the HTML learn the same: whose booking,
+    its code, and how to book again or ask."""
+    (made,) = world.book(tuesday_at(9, weeks=1))
+    world.move(made.id, made.start + timedelta(hours=2))
+    world.worker.run_once()
+    world.cancel(made.id)
+    world.worker.run_once()
+    (moved,) = world.sent(MessageKind.BOOKING_RESCHEDULED)
+    (cancelled,) = world.sent(MessageKind.BOOKING_CANCELLED)
+    name = world.company.name
+    for notice, lead in ((moved, "Questions? Reply"), (cancelled, "To book again or ask")):
+        flat = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", notice.html)))
+        for said in (f"Your {name} booking {made.code}", made.code, lead):
+            assert said in notice.text, said
+            assert said in flat, said
+        assert f"Booking: {made.code}" in notice.text
