@@ -62,6 +62,7 @@ from booking_core.services.webhook_delivery import (
     DELIVERY_BATCH,
     DISPATCH_BATCH,
     LEASE,
+    Disabled,
     Render,
     Send,
     Sent,
@@ -72,6 +73,7 @@ from booking_core.services.webhook_delivery import (
     release,
     send_share,
 )
+from booking_core.webhook_endpoints import Attempt
 from entrypoints.bootstrap import Container
 
 POLL_INTERVAL = 1.0
@@ -352,30 +354,29 @@ class Worker:
             next_retry_at=tried.next_attempt_at.isoformat() if retry else None,
         )
 
-    def log_share(self, done: ShareSent) -> None:
-        """``webhook.attempt`` for each attempt of a finished share, ``webhook.disabled``
-        for each endpoint it turned off."""
-        for attempt in done.attempts:
-            self.log.info(
-                "webhook.attempt",
-                company_id=attempt.company_id,
-                endpoint_id=attempt.endpoint_id,
-                delivery_id=attempt.delivery_id,
-                event_id=attempt.event_id,
-                event_type=attempt.event_type,
-                attempt=attempt.attempt,
-                status_code=attempt.status_code,
-                duration_ms=attempt.duration_ms,
-                error=attempt.error,
-                next_retry_at=attempt.next_retry_at.isoformat() if attempt.next_retry_at else None,
-            )
-        for off in done.disabled:
+    def log_attempt(self, attempt: Attempt, disabled: Disabled | None) -> None:
+        """``webhook.attempt`` for one attempt, as soon as it is recorded (on the sender's
+        thread), and ``webhook.disabled`` when it turned its endpoint off."""
+        self.log.info(
+            "webhook.attempt",
+            company_id=attempt.company_id,
+            endpoint_id=attempt.endpoint_id,
+            delivery_id=attempt.delivery_id,
+            event_id=attempt.event_id,
+            event_type=attempt.event_type,
+            attempt=attempt.attempt,
+            status_code=attempt.status_code,
+            duration_ms=attempt.duration_ms,
+            error=attempt.error,
+            next_retry_at=attempt.next_retry_at.isoformat() if attempt.next_retry_at else None,
+        )
+        if disabled is not None:
             self.log.warning(
                 "webhook.disabled",
-                company_id=off.company_id,
-                endpoint_id=off.endpoint_id,
-                reason=off.reason,
-                dropped_deliveries=off.dropped,
+                company_id=disabled.company_id,
+                endpoint_id=disabled.endpoint_id,
+                reason=disabled.reason,
+                dropped_deliveries=disabled.dropped,
             )
 
 
@@ -468,6 +469,7 @@ class Senders:
             clock=worker.clock,
             random=worker.random,
             stop=self._stop,
+            on_attempt=worker.log_attempt,
         )
 
     def _collect(self) -> Totals:
@@ -484,8 +486,7 @@ class Senders:
                 self._error = self._error or error
                 self._worker.log.error("worker.error", exc_info=error)
                 continue
-            done = future.result()
-            self._worker.log_share(done)
+            done = future.result()  # its attempts were logged as they were made
             if done.unsent:
                 release(done.unsent, uow_factory=self._worker.uow, clock=self._worker.clock)
             total = total.plus(

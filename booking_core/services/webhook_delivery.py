@@ -322,6 +322,7 @@ def send_share(
     clock: Clock,
     random: Callable[[], float],
     stop: Callable[[], bool] = lambda: False,
+    on_attempt: Callable[[Attempt, Disabled | None], None] = lambda attempt, disabled: None,
 ) -> ShareSent:
     """Attempt each delivery of one endpoint's share once, one after another.
 
@@ -335,7 +336,9 @@ def send_share(
     when it starts a failing streak) is when it started: the instant whose seconds are
     its ``webhook-timestamp``. ``stop()`` is asked before each send; once it says so, or
     when less than ``SEND_BUDGET`` of a delivery's lease is left, the delivery is left in
-    ``ShareSent.unsent`` (for ``release``)."""
+    ``ShareSent.unsent`` (for ``release``). ``on_attempt`` hears of each attempt as soon
+    as it is recorded (with the endpoint it turned off, if any): the worker logs it then,
+    not when the whole share is done."""
     sent = ShareSent()
     for delivery in share.deliveries:
         if stop() or _lease_left(delivery, clock.now()) < SEND_BUDGET:
@@ -357,6 +360,7 @@ def send_share(
         if recorded is None:
             continue  # the endpoint was deleted on the way: nothing to count it against
         sent.attempts.append(recorded[0])
+        on_attempt(*recorded)
         if result.outcome == SendOutcome.DELIVERED:
             sent.delivered += 1
         if recorded[1] is not None:

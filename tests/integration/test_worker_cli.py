@@ -226,3 +226,44 @@ def test_a_failing_step_is_logged_and_the_loop_carries_on(shop, receiver):
     errors = [line for line in logs if line["event"] == "worker.error"]
     assert len(errors) == 1
     assert errors[0]["log_level"] == "error"
+
+
+def test_each_attempt_is_logged_when_it_is_made_not_when_its_endpoint_s_batch_ends(shop, receiver):
+    """A slow receiver holds its endpoint's later deliveries back; the operator still
+    sees each attempt's line at once (the lines used to wait for the whole batch)."""
+    shop.record(2)
+    container = bootstrap(shop.settings)
+    second_sent, go_on = threading.Event(), threading.Event()
+    stop = threading.Event()
+    try:
+        with WebhookSender() as sender:
+            worker = worker_for(container, sender)
+            send = worker.send
+            calls: list[str] = []
+
+            def slow_second(url, signed, body):  # type: ignore[no-untyped-def]
+                calls.append(url)
+                if len(calls) == 2:
+                    second_sent.set()
+                    assert go_on.wait(30)
+                return send(url, signed, body)
+
+            worker = attrs.evolve(worker, send=slow_second, poll_interval=0.05)
+            with structlog.testing.capture_logs() as logs:
+                loop = threading.Thread(target=worker.run, args=(stop,))
+                loop.start()
+                try:
+                    assert second_sent.wait(30)
+                    attempts = [line for line in logs if line["event"] == "webhook.attempt"]
+                    assert len(attempts) == 1  # the first, while the second is under way
+                    assert attempts[0]["status_code"] == 204
+                finally:
+                    go_on.set()
+                wait_for(lambda: len(receiver.seen) == 2)
+                stop.set()
+                loop.join(timeout=30)
+    finally:
+        go_on.set()
+        stop.set()
+        container.close()
+    assert len([line for line in logs if line["event"] == "webhook.attempt"]) == 2
