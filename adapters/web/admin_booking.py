@@ -29,7 +29,7 @@ from starlette.routing import BaseRoute
 from adapters.http import idempotency
 from adapters.http.errors import ApiError
 from adapters.web.calendar import calendar_href, read_date, service_name
-from adapters.web.crew import STATUS_LABELS
+from adapters.web.crew import ASK_BEFORE_START, STATUS_LABELS, start_question
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, crew_named, page, roster_names
@@ -281,6 +281,8 @@ class Forms:
     """A move's price change (``price_change``), shown for the admin to confirm first."""
     cancel_confirm: str | None = None
     """What a cancel of several visits takes away, shown for the admin to confirm first."""
+    start_question: str | None = None
+    """"This job starts on ... Start it now?": a start more than an hour ahead, asked first."""
     payment_alert: str | None = None
 
 
@@ -385,6 +387,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         reschedule_alert=forms.reschedule_alert,
         reschedule_price=forms.reschedule_price,
         cancel_confirm=forms.cancel_confirm,
+        start_question=forms.start_question,
     )
 
 
@@ -414,7 +417,17 @@ def _move(visit: Visit, move: Move, verb: str) -> Response:
 
 
 def start(visit: Visit) -> Response:
-    """``POST /admin/bookings/{ref}/start``: scheduled -> in progress."""
+    """``POST /admin/bookings/{ref}/start``: scheduled -> in progress. A job whose start is
+    more than an hour away is started only once confirmed (``confirmed=yes``), as in the
+    crew portal: a tap on tomorrow's job is more often a slip than a start."""
+    if visit.field("confirmed") != "yes":
+        booking = _load(visit)
+        if (
+            booking.status is BookingStatus.SCHEDULED
+            and booking.start - visit.deps.clock.now() > ASK_BEFORE_START
+        ):
+            question = start_question(booking.start, booking.zone)
+            return render_booking(visit, booking, Forms({}, {}, start_question=question))
     return _move(visit, start_booking, "started")
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 from datetime import timedelta
 
+from booking_core.bookings import BookingStatus
 from booking_core.ledger import Kind, Method
 from booking_core.services.payments import RecordPayment, record_payment
 from booking_core.services.scheduling import start_booking
@@ -119,3 +120,43 @@ def test_the_crew_portal_names_the_job_it_refuses(site: Site):
     assert refused.status_code == 303
     assert refused.headers["location"] == f"/crew#job-{job.booking.id}"
     assert f"Job {job.booking.code} could not be completed: it is already cancelled." in text(after)
+
+
+def test_the_office_is_asked_before_starting_a_job_more_than_an_hour_away(site: Site):
+    """As the crew portal asks: a tap on tomorrow's Start job is more often a slip."""
+    job = site.crew_job()
+    booking, owner = job.booking, site.user(job.company, Role.OWNER)
+    path = f"/admin/bookings/{booking.id}"
+    answers = fetch(
+        site,
+        booking.start - timedelta(hours=3),
+        *signing_in(owner.email),
+        ("GET", path, {}),
+        ("POST", f"{path}/start", {}),
+    )
+    asked = text(answers[-1])
+    assert answers[-1].status_code == 200
+    assert "Start it now?" in asked
+    assert 'name="confirmed" value="yes"' in answers[-1].text
+    assert site.booking(job).status is BookingStatus.SCHEDULED  # asked, not started
+    answers = fetch(
+        site,
+        booking.start - timedelta(hours=3),
+        *signing_in(owner.email),
+        ("GET", path, {}),
+        ("POST", f"{path}/start", {"confirmed": "yes"}),
+    )
+    assert answers[-1].status_code == 303
+    assert site.booking(job).status is BookingStatus.IN_PROGRESS
+    soon = site.crew_job()
+    soon_owner = site.user(soon.company, Role.OWNER)
+    soon_path = f"/admin/bookings/{soon.booking.id}"
+    answers = fetch(  # within the hour: started at once
+        site,
+        soon.booking.start - timedelta(minutes=30),
+        *signing_in(soon_owner.email),
+        ("GET", soon_path, {}),
+        ("POST", f"{soon_path}/start", {}),
+    )
+    assert answers[-1].status_code == 303
+    assert site.booking(soon).status is BookingStatus.IN_PROGRESS

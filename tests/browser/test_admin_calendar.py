@@ -178,6 +178,13 @@ def test_owner_sees_the_day_and_week_and_moves_cancels_starts_and_completes_jobs
     # Start, then complete Ada's job.
     sam.locator(f"a[data-booking='{jobs['work'].id}']").click()
     page.get_by_role("button", name="Start job").click()
+    # Tomorrow's job: asked first, as the crew portal asks; "No" starts nothing.
+    expect(page.locator("#start-question")).to_contain_text("Start it now?")
+    page.get_by_role("link", name="No", exact=True).click()
+    expect(page.locator(".bk-status")).to_have_text("Scheduled", use_inner_text=True)
+    page.get_by_role("button", name="Start job").click()
+    page.screenshot(path=str(screenshots / "admin-start-question.png"))
+    page.get_by_role("button", name="Yes, start it now").click()
     expect(page.get_by_role("status")).to_have_text(
         f"Job {jobs['work'].code} started.", use_inner_text=True
     )
@@ -188,6 +195,7 @@ def test_owner_sees_the_day_and_week_and_moves_cancels_starts_and_completes_jobs
     expect(page.locator(".bk-activity")).to_contain_text("Start undone", use_inner_text=True)
     assert _stored(site, board, "work").status is BookingStatus.SCHEDULED
     page.get_by_role("button", name="Start job").click()
+    page.get_by_role("button", name="Yes, start it now").click()
     expect(page.locator(".bk-status")).to_have_text("In progress", use_inner_text=True)
     # Started the day before: it is completed on its own date, and the page says so.
     expect(page.get_by_role("button", name="Complete job")).to_have_count(0)
