@@ -153,8 +153,9 @@ class ApiKeyRepository(Protocol):
 class CustomerRepository(Protocol):
     """Customers; merged records are reachable by id but omitted from lists."""
 
-    def get(self, company_id: str, customer_id: str) -> Customer:
-        """The customer; ``NotFoundError`` for an unknown id or another company's."""
+    def get(self, company_id: str, customer_id: str, *, held: bool = False) -> Customer:
+        """The customer; ``NotFoundError`` for an unknown id or another company's.
+        ``held``: as for ``by_email``."""
         ...
 
     def get_for_update(self, company_id: str, customer_id: str) -> Customer:
@@ -162,8 +163,13 @@ class CustomerRepository(Protocol):
         way, or changes it, until this unit ends, so no change is lost."""
         ...
 
-    def by_email(self, company_id: str, email: str) -> Customer | None:
-        """The record with that email (case-insensitive), merged or not."""
+    def by_email(self, company_id: str, email: str, *, held: bool = False) -> Customer | None:
+        """The record with that email (case-insensitive), merged or not. ``held`` (a unit
+        that files something under the record, a booking): the record cannot change until
+        this unit ends, so a merge of it (which reads it for update) waits for this
+        unit and then re-files what it filed; a merge that got there first is waited for,
+        and the record is read as it left it (merged). Other held reads do not wait for
+        each other."""
         ...
 
     def by_phone(self, company_id: str, phone_e164: str) -> Customer | None:

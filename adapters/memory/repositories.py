@@ -184,14 +184,16 @@ class MemoryCustomerRepository:
         self._t = table
         self._links = portal_links
 
-    def get(self, company_id: str, customer_id: str) -> Customer:
+    def get(self, company_id: str, customer_id: str, *, held: bool = False) -> Customer:
         return _get(self._t, "customer", company_id, customer_id)
 
-    # A memory unit of work holds the store's one lock from start to end: every read in
-    # it is already a read for update.
-    get_for_update = get
+    def get_for_update(self, company_id: str, customer_id: str) -> Customer:
+        # A memory unit of work holds the store's one lock from start to end: every read
+        # in it is already a read for update (or held).
+        return self.get(company_id, customer_id)
 
-    def by_email(self, company_id: str, email: str) -> Customer | None:
+    def by_email(self, company_id: str, email: str, *, held: bool = False) -> Customer | None:
+        # ``held`` asks nothing more here: a unit holds the whole store until it ends.
         key = normalize_email(email)
         return next((c for c in self._t.values(company_id) if c.email_key == key), None)
 

@@ -253,16 +253,25 @@ class UnitContext:
             raise ConflictError(conflict_message)
 
     def row(
-        self, table: Table, company_id: str, row_id: str, kind: str, *, locked: bool = False
+        self,
+        table: Table,
+        company_id: str,
+        row_id: str,
+        kind: str,
+        *,
+        locked: bool = False,
+        lock: str | None = None,
     ) -> AnyRow:
         """The company's row ``row_id`` of ``table``; ``NotFoundError`` naming ``kind`` for an
         unknown id or another company's. ``locked`` (a ``get_for_update``): on PostgreSQL
         the row stays locked until the unit ends, so no other unit reads it so or writes it
         meanwhile; on SQLite a unit that may write holds the write lock from its ``BEGIN
-        IMMEDIATE`` on already."""
+        IMMEDIATE`` on already. ``lock="share"`` (a held read): on PostgreSQL ``FOR
+        SHARE``, so the row cannot change until the unit ends, while other share holders
+        go on."""
         statement = select(table).where(table.c.company_id == company_id, table.c.id == row_id)
-        if locked and self.dialect == "postgresql":
-            statement = statement.with_for_update()
+        if self.dialect == "postgresql" and (locked or lock == "share"):
+            statement = statement.with_for_update(read=not locked)
         found = self.execute(statement).first()
         if found is None:
             raise NotFoundError(kind, row_id)

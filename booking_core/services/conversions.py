@@ -144,7 +144,7 @@ def convert_quote(
             uow.commit()
             return claimed, None
         assert catalog is not None
-        customer = found or uow.customers.get(company_id, wanted.customer_id)
+        customer = found or uow.customers.get(company_id, wanted.customer_id, held=True)
         address = customer.default_address
         if address is None:
             raise RuleViolation(f"Customer {customer.id} has no default saved address to book.")
@@ -190,12 +190,16 @@ def customer_for_lead(uow: UnitOfWork, quote: Quote) -> Customer | None:
     if quote.lead_id is None:
         return None
     lead = uow.leads.get(quote.company_id, quote.lead_id)
-    found = uow.customers.by_email(quote.company_id, lead.email) if lead.email else None
+    found = uow.customers.by_email(quote.company_id, lead.email, held=True) if lead.email else None
     if found is None and lead.phone_e164:
         found = uow.customers.by_phone(quote.company_id, lead.phone_e164)
+        if found is not None:
+            found = uow.customers.get(quote.company_id, found.id, held=True)
     if found is None:
         return None
-    return merge_survivor(found, lambda other: uow.customers.get(quote.company_id, other))
+    return merge_survivor(
+        found, lambda other: uow.customers.get(quote.company_id, other, held=True)
+    )
 
 
 def _quotes_naming(uow: UnitOfWork, booking: Booking) -> list[Quote]:

@@ -83,8 +83,11 @@ def create_quote(cmd: CreateQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
         # A merged customer's quote is its survivor's, as its bookings are.
         customer_id = cmd.customer_id
         if customer_id is not None:
-            found = uow.customers.get(cmd.company_id, customer_id)
-            survivor = merge_survivor(found, lambda other: uow.customers.get(cmd.company_id, other))
+            # Held, as a booking's: a merge at the same moment re-files this quote too.
+            found = uow.customers.get(cmd.company_id, customer_id, held=True)
+            survivor = merge_survivor(
+                found, lambda other: uow.customers.get(cmd.company_id, other, held=True)
+            )
             customer_id = survivor.id
         if cmd.lead_id is not None:
             uow.leads.get(cmd.company_id, cmd.lead_id)

@@ -355,7 +355,9 @@ def _customer_for(
     """
     # Checked whether or not the email is known: a bad phone is refused for both alike.
     phone = normalized_phone(details.phone, phones, "customer.phone")
-    existing = uow.customers.by_email(company_id, details.email)
+    # Held: a merge of this record at the same moment either waits for this booking (and
+    # re-files it) or is waited for (and the booking follows it to the survivor).
+    existing = uow.customers.by_email(company_id, details.email, held=True)
     if existing is None:
         customer = new_customer(
             customer_id=new_id("cus"),
@@ -369,7 +371,9 @@ def _customer_for(
         existing, created = add_new_customer(uow, customer)
         if created:
             return existing, EventType.CUSTOMER_CREATED
-    existing = merge_survivor(existing, lambda other: uow.customers.get(company_id, other))
+    existing = merge_survivor(
+        existing, lambda other: uow.customers.get(company_id, other, held=True)
+    )
     if all(saved.address != address for saved in existing.addresses):
         # Read again, held, before writing back: a change committed since the first read
         # (a new name, another booking's address) is kept (the usual booking, at an

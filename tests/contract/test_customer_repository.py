@@ -261,3 +261,79 @@ def test_a_referral_code_is_unique_per_company_and_a_taken_one_leaves_the_unit_u
     with uow_factory() as uow:
         assert uow.customers.by_referral_code("cmp_a", "ABCD2345") == first
         assert uow.customers.get("cmp_a", clash.id) == redrawn
+
+
+@pytest.mark.parametrize("read", ["by_email", "get"])
+def test_a_held_read_keeps_the_record_from_changing_until_its_unit_ends(uow_factory, read):
+    """A booking holds its customer (``held=True``): a merge of it, which reads it for
+    update, waits for the booking's unit to end, so it re-files the booking too."""
+    customer = f.customer("cmp_a", email="held@example.com")
+    with uow_factory() as uow:
+        uow.customers.add(customer)
+        uow.commit()
+    holding, order = threading.Event(), []
+
+    def held_read(uow):  # type: ignore[no-untyped-def]
+        if read == "by_email":
+            return uow.customers.by_email("cmp_a", "HELD@example.com", held=True)
+        return uow.customers.get("cmp_a", customer.id, held=True)
+
+    def holder() -> None:
+        with uow_factory() as uow:
+            assert held_read(uow) == customer
+            holding.set()
+            time.sleep(0.3)
+            order.append("the holder ends")
+            uow.commit()
+
+    def changer() -> None:
+        assert holding.wait(30)
+        with uow_factory() as uow:
+            locked = uow.customers.get_for_update("cmp_a", customer.id)
+            order.append("the changer reads")
+            uow.customers.save(attrs.evolve(locked, name="Changed"))
+            uow.commit()
+
+    threads = [threading.Thread(target=holder), threading.Thread(target=changer)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert order == ["the holder ends", "the changer reads"]
+
+
+@pytest.mark.parametrize("read", ["by_email", "get"])
+def test_a_held_read_waits_for_a_change_under_way_and_reads_what_it_left(uow_factory, read):
+    """A merge that got there first is waited for, and the booking reads the record as
+    the merge left it (merged: it then follows it to the survivor)."""
+    customer = f.customer("cmp_a", email="held@example.com")
+    with uow_factory() as uow:
+        uow.customers.add(customer)
+        uow.commit()
+    locked, seen = threading.Event(), []
+
+    def changer() -> None:
+        with uow_factory() as uow:
+            held = uow.customers.get_for_update("cmp_a", customer.id)
+            locked.set()
+            time.sleep(0.3)
+            uow.customers.save(attrs.evolve(held, name="Changed"))
+            uow.commit()
+
+    def reader() -> None:
+        assert locked.wait(30)
+        with uow_factory() as uow:
+            if read == "by_email":
+                found = uow.customers.by_email("cmp_a", "held@example.com", held=True)
+            else:
+                found = uow.customers.get("cmp_a", customer.id, held=True)
+            assert found is not None
+            seen.append(found.name)
+            uow.commit()
+
+    threads = [threading.Thread(target=changer), threading.Thread(target=reader)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert seen == ["Changed"]

@@ -5,8 +5,10 @@ one customer; refusals are 404 and 422 and change nothing."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
 from datetime import date
+from functools import partial
 from typing import Any
 
 import httpx
@@ -223,3 +225,47 @@ def test_a_quote_for_a_merged_record_is_its_survivors_and_books_for_it(
     assert booking["customerId"] == survivor["id"]
     answer = client.get(f"{API}/customers", params={"search": survivor["email"]}).json()
     assert answer["data"][0]["lifetime"]["bookings"] == 2
+
+
+def at_once(*calls: Callable[[], httpx.Response]) -> list[httpx.Response]:
+    """Each call on a thread of its own, released together; their answers in order."""
+    answers: list[httpx.Response | None] = [None] * len(calls)
+    barrier = threading.Barrier(len(calls))
+
+    def run(index: int) -> None:
+        barrier.wait(timeout=30)
+        answers[index] = calls[index]()
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert all(answer is not None for answer in answers), "a call hung or raised"
+    return [answer for answer in answers if answer is not None]
+
+
+def test_a_booking_racing_a_merge_of_its_customer_is_filed_under_the_survivor(
+    stack: Stack, client: httpx.Client, shop: Shop, day: date
+):
+    """Whichever commits first, the booking ends under the survivor (it used to stay with
+    the merged record for good when the merge read its bookings first)."""
+    with stack.client(shop.key) as one, stack.client(shop.key) as other:
+        for round_ in range(6):
+            survivor, merged = customer(client, "Survivor"), customer(client, "Merged")
+            body = booking_body(at_local(day, "10:00", shop.zone))
+            body["customer"] = {"name": "Merged", "email": merged["email"].upper()}
+            merged_now, booked = at_once(
+                partial(merge, one, survivor["id"], merged["id"]),
+                partial(other.post, f"{API}/bookings", json=body, headers=idem()),
+            )
+            assert merged_now.status_code == 200, merged_now.text
+            assert booked.status_code == 201, booked.text
+            stored = client.get(f"{API}/bookings/{booked.json()['id']}").json()
+            assert stored["customerId"] == survivor["id"], round_
+            (row,) = listed(client, survivor["email"])
+            assert row["lifetime"]["bookings"] == 1, round_
+            cancelled = client.post(
+                f"{API}/bookings/{stored['id']}/cancel", json={"scope": "this"}, headers=idem()
+            )
+            assert cancelled.status_code == 200, cancelled.text  # the slot is free again

@@ -159,9 +159,9 @@ def losing_the_email_race(unit: MemoryUnitOfWork) -> MemoryUnitOfWork:
     real = unit.customers.by_email
     calls: list[str] = []
 
-    def first_misses(company_id: str, email: str) -> Customer | None:
+    def first_misses(company_id: str, email: str, *, held: bool = False) -> Customer | None:
         calls.append(email)
-        return None if len(calls) == 1 else real(company_id, email)
+        return None if len(calls) == 1 else real(company_id, email, held=held)
 
     unit.customers.by_email = first_misses  # type: ignore[method-assign]
     return unit
