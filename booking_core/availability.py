@@ -222,8 +222,8 @@ def _taken_day_label(
     plan: Plan, blocked: list[str], named: bool, instant: int, later: tuple[int, ...]
 ) -> str:
     """The local start of the day of a multi-day job that other jobs take: the first such
-    day of the member the refusal names (``named``), else the day every blocked member
-    shares, else the job's first day."""
+    day of the member the refusal names (``named``), else the earliest day on which some
+    busy member is taken (it names no member)."""
     starts = (instant, *later)
     members = {m.id: m for m in plan.members}
 
@@ -231,8 +231,7 @@ def _taken_day_label(
         windows = members[member_id].windows
         return next((d for d, at in enumerate(starts) if lookup(windows[d], at) is None), 0)
 
-    days = {first_taken(member_id) for member_id in (blocked[:1] if named else blocked)}
-    day = days.pop() if len(days) == 1 else 0
+    day = min(first_taken(member_id) for member_id in (blocked[:1] if named else blocked))
     return datetime.fromtimestamp(starts[day], tz=plan.zone).isoformat()
 
 

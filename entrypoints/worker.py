@@ -473,7 +473,8 @@ class Senders:
         )
 
     def _collect(self) -> Totals:
-        """The finished shares: logged, their unsent deliveries handed back, counted. A
+        """The finished shares (their attempts already logged, one by one, as they were
+        made): their unsent deliveries handed back, counted. A
         share that raised (the database unreachable, say) is a ``worker.error``; its
         deliveries stay leased and come back when the lease ends."""
         total = Totals()

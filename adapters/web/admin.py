@@ -40,7 +40,8 @@ def account(visit: Visit) -> Response:
     throttle, so a left-open session cannot be used to guess it."""
     user = visit.signed_in_user
     link_sign_in_at = visit.session.link_sign_in_at
-    ask_current = current_password_needed(user, link_sign_in_at, visit.deps.clock.now())
+    now = visit.deps.clock.now()  # one instant: the page and the change decide alike
+    ask_current = current_password_needed(user, link_sign_in_at, now)
     errors: dict[str, str] = {}
     if visit.request.method == "POST":
         if ask_current:
@@ -52,9 +53,9 @@ def account(visit: Visit) -> Response:
                 confirm=visit.field("confirm"),
                 current=visit.field("current"),
                 link_sign_in_at=link_sign_in_at,
+                at=now,
                 uow=visit.deps.uow(),
                 hasher=visit.deps.hasher,
-                clock=visit.deps.clock,
             )
         except ValidationFailed as refused:
             errors = dict(refused.field_errors)
@@ -62,7 +63,6 @@ def account(visit: Visit) -> Response:
                 visit.deps.throttle.refused(user.email, visit.client_address)
         else:
             # The new epoch ends every older session; this browser goes on in a new one.
-            now = visit.deps.clock.now()
             visit.replace_session(new_session(now, changed.id, changed.session_epoch))
             return visit.redirect("/account", flash=PASSWORD_SAVED)
     status = 422 if errors else 200

@@ -44,6 +44,7 @@ from booking_core.bookings import (
     BookingStatus,
     completion_problem,
     local_wall,
+    require_scheduled,
     wall_clock_instant,
 )
 from booking_core.catalog import FeeKind
@@ -360,6 +361,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         ledger=ledger_rows(entries, zone),
         due=money(due) if due > 0 and not cancelled else "",
         overpaid=money(-due) if due < 0 and not cancelled else "",
+        paid_when_cancelled=money(totals.paid_cents) if cancelled and totals.paid_cents > 0 else "",
         payment_kinds=PAYMENT_KINDS,
         payment_methods=PAYMENT_METHODS,
         note_limit=MAX_NOTE_CHARS,
@@ -443,9 +445,24 @@ def complete(visit: Visit) -> Response:
     return _move(visit, complete_booking, "completed")
 
 
+def _no_longer_scheduled(visit: Visit, booking: Booking, action: str, verb: str) -> Response | None:
+    """The page refusing a reschedule or cancel sent from a page opened before the job
+    was started, completed or cancelled: said at the top (409), before anything typed
+    is read, since the form it came from is no longer on the page; None while the
+    booking is scheduled."""
+    try:
+        require_scheduled(booking, action)
+    except InvalidTransition as refused:
+        alert = f"This booking could not be {verb}: {refused.reason}."
+        return render_booking(visit, booking, Forms({}, {}, alert=alert), status=409)
+    return None
+
+
 def cancel(visit: Visit) -> Response:
     """``POST /admin/bookings/{ref}/cancel``: with a scope, an optional date and reason."""
     booking = _load(visit)
+    if (stale := _no_longer_scheduled(visit, booking, "cancel", "cancelled")) is not None:
+        return stale
     deps = visit.deps
     values = {
         "cancel_scope": visit.field("cancel_scope") or "this",
@@ -605,6 +622,9 @@ def reschedule(visit: Visit) -> Response:
     """``POST /admin/bookings/{ref}/reschedule``: a new local date and time, a scope and
     optionally another crew member, checked against availability."""
     booking = _load(visit)
+    stale = _no_longer_scheduled(visit, booking, "reschedule", "rescheduled")
+    if stale is not None:
+        return stale
     deps = visit.deps
     values = {
         "date": visit.field("date").strip(),

@@ -470,10 +470,10 @@ class Booker:
 
     def closed(self, iso: str) -> str:
         """The sentence saying changes online are closed for a visit starting at ``iso``
-        (it is inside the company's cutoff: ``self_service.changes_close_before``, the
+        (it is inside the company's cutoff: ``self_service.changes_open``, the
         tracking page's rule); "" while the customer may still change it online."""
-        closes = self_service.changes_close_before(self.company, datetime.fromisoformat(iso))
-        if self.visit.deps.clock.now() <= closes:
+        start, now = datetime.fromisoformat(iso), self.visit.deps.clock.now()
+        if self_service.changes_open(self.company, start, now):
             return ""
         return self_service.closed_message(self.company)
 

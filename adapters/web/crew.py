@@ -196,9 +196,9 @@ def _move(visit: Visit, move: Move, verb: str) -> Response:
         )
     except InvalidTransition as refused:
         with deps.reader() as uow:
-            code = find_booking(uow, company.id, booking_id).code
-        flash = f"Job {code} could not be {verb}: {refused.reason}."
-        return visit.redirect(f"/crew#job-{booking_id}", flash=flash)
+            found = find_booking(uow, company.id, booking_id)
+        flash = f"Job {found.code} could not be {verb}: {refused.reason}."
+        return visit.redirect(f"/crew#job-{found.id}", flash=flash)
     except ConflictError:
         return visit.redirect("/crew", flash="The job changed meanwhile; here it is as it is now.")
     except RuleViolation as refused:

@@ -51,7 +51,8 @@ def _digest(kind: str, value: str) -> str:
 
 
 class SignInThrottle:
-    """Counts refused sign-ins per email and per address; says how long one must wait."""
+    """Counts refused passwords (sign-ins, and wrong current passwords on ``/account``) per
+    email and per address; says how long one must wait."""
 
     def __init__(
         self,

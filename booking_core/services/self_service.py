@@ -63,13 +63,19 @@ def changes_close_before(company: Company, start: datetime) -> datetime:
     return start - timedelta(hours=company.self_service_cutoff_hours)
 
 
+def changes_open(company: Company, start: datetime, at: datetime) -> bool:
+    """True when, at ``at``, a visit starting at ``start`` is not yet inside the company's
+    cutoff: the customer may still change it online (once it is booked and tracked)."""
+    return at <= changes_close_before(company, start)
+
+
 def can_change(company: Company, booking: Booking, at: datetime) -> bool:
     """True when the customer may still reschedule or cancel ``booking`` at ``at``:
     scheduled, tracked, and the start at least the cutoff away."""
     return (
         booking.status is BookingStatus.SCHEDULED
         and tracking_active(booking, at)
-        and at <= changes_close_at(company, booking)
+        and changes_open(company, booking.start, at)
     )
 
 

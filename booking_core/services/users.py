@@ -184,11 +184,15 @@ def set_password(user_id: str, password: str, *, uow: UnitOfWork, hasher: Passwo
         raise ValidationFailed(problems)
     password_hash = hasher.hash(password)
     with uow:
-        user = users.signed_out_everywhere(
-            users.with_password_hash(uow.users.get_for_update(user_id), password_hash)
-        )
-        uow.users.save(user)
-        uow.commit()
+        return _save_password_hash(uow, uow.users.get_for_update(user_id), password_hash)
+
+
+def _save_password_hash(uow: UnitOfWork, locked: User, password_hash: str) -> User:
+    """``locked`` (read for update) with its new hash and the next session epoch, saved
+    and committed."""
+    user = users.signed_out_everywhere(users.with_password_hash(locked, password_hash))
+    uow.users.save(user)
+    uow.commit()
     return user
 
 
@@ -199,30 +203,35 @@ def change_password(
     confirm: str,
     current: str,
     link_sign_in_at: datetime | None,
+    at: datetime,
     uow: UnitOfWork,
     hasher: PasswordHasher,
-    clock: Clock,
 ) -> User:
     """The account page's change of password: as ``set_password``, once the user has typed
     their ``current`` password, which a user without one, or one who signed in with a
-    one-time link (at ``link_sign_in_at``) a moment ago, need not
-    (``users.current_password_needed``), and typed the new one twice (``confirm``).
+    one-time link (at ``link_sign_in_at``) shortly before ``at``, need not
+    (``users.current_password_needed``, decided at ``at``: the page that asks decides
+    with the same instant), and typed the new one twice (``confirm``).
     ``ValidationFailed`` names every problem at once: ``current`` (missing or wrong),
-    ``password`` and ``confirm``."""
-    with uow:
-        user = uow.users.get(user_id)
+    ``password`` and ``confirm``. The current password is checked against the user's
+    row as locked for the change, so of two changes at once only one can pass with it."""
     problems = dict(users.password_errors(password))
     if confirm != password:
         problems["confirm"] = users.CONFIRM_DIFFERS
-    if users.current_password_needed(user, link_sign_in_at, clock.now()):
-        assert user.password_hash is not None
-        if not current:
-            problems["current"] = users.CURRENT_MISSING
-        elif len(current) > users.PASSWORD_MAX or not hasher.verify(user.password_hash, current):
-            problems["current"] = users.CURRENT_WRONG
-    if problems:
-        raise ValidationFailed(problems)
-    return set_password(user_id, password, uow=uow, hasher=hasher)
+    password_hash = None if problems else hasher.hash(password)
+    with uow:
+        user = uow.users.get_for_update(user_id)
+        if users.current_password_needed(user, link_sign_in_at, at):
+            assert user.password_hash is not None
+            if not current:
+                problems["current"] = users.CURRENT_MISSING
+            elif len(current) > users.PASSWORD_MAX or not hasher.verify(
+                user.password_hash, current
+            ):
+                problems["current"] = users.CURRENT_WRONG
+        if problems or password_hash is None:
+            raise ValidationFailed(problems)
+        return _save_password_hash(uow, user, password_hash)
 
 
 def sign_out_everywhere(user_id: str, *, uow: UnitOfWork) -> User:

@@ -360,11 +360,11 @@ def send_share(
         if recorded is None:
             continue  # the endpoint was deleted on the way: nothing to count it against
         sent.attempts.append(recorded[0])
-        on_attempt(*recorded)
         if result.outcome == SendOutcome.DELIVERED:
             sent.delivered += 1
         if recorded[1] is not None:
             sent.disabled.append(recorded[1])
+        on_attempt(*recorded)
     return sent
 
 

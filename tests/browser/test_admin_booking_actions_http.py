@@ -45,10 +45,11 @@ def test_a_move_or_cancel_refused_because_the_job_started_meanwhile_says_why_at_
         *signing_in(owner.email),
         ("GET", f"/admin/bookings/{booking.code}", {}),
         ("POST", f"{path}/reschedule", move),
+        ("POST", f"{path}/reschedule", {**move, "time": "00:00"}),  # now past, off-hours
         ("POST", f"{path}/cancel", {"cancel_scope": "this", "reason": "Ill"}),
     )
-    moved, cancelled = answers[-2:]
-    for answer, verb in ((moved, "rescheduled"), (cancelled, "cancelled")):
+    moved, past, cancelled = answers[-3:]
+    for answer, verb in ((moved, "rescheduled"), (past, "rescheduled"), (cancelled, "cancelled")):
         assert answer.status_code == 409
         assert f"This booking could not be {verb}: the job has already started." in text(answer)
         assert 'role="alert"' in answer.text
@@ -78,6 +79,16 @@ def test_a_booking_paid_more_than_its_total_says_by_how_much(site: Site):
     )[-1]
     assert "Paid $53.03 more than the total." in page.text
     assert "Still to pay" not in page.text
+    site.cancel(job)
+    page = fetch(
+        site,
+        booking.start - timedelta(days=1),
+        *signing_in(owner.email),
+        ("GET", f"/admin/bookings/{booking.id}", {}),
+    )[-1]
+    paid = total + 5_303
+    assert f"Cancelled with ${paid // 100:,}.{paid % 100:02d} paid" in page.text
+    assert "more than the total" not in page.text
 
 
 def test_a_move_that_only_changes_the_crew_says_who_has_the_job_now(site: Site):

@@ -120,6 +120,14 @@ def test_a_customer_books_a_job_with_the_live_price(site: Site, browser: Any, sc
         page.get_by_role("button", name="Choose a date and time").click()
         expect(page.get_by_role("heading", name="Choose a date and time")).to_be_visible()
         page.screenshot(path=str(screenshots / "book-2-date-desktop.png"), full_page=True)
+        # The third open day: two days out at least, so outside the 24-hour cutoff and
+        # changeable online (a visit inside it is not offered changes: its own test).
+        third_day = page.locator("a.bkp-day").nth(2)
+        day_label = third_day.get_attribute("aria-label")
+        third_day.click()
+        expect(page.locator("a.bkp-day-chosen")).to_have_attribute(
+            "aria-label", f"{day_label}, chosen"
+        )
         first_time = page.locator(".bkp-time").first
         time_label = first_time.inner_text()
         first_time.click()

@@ -484,3 +484,24 @@ def test_an_enum_that_may_be_null_lists_null_among_its_values(document: dict[str
     if "$ref" in body:
         body = document["components"]["schemas"][body["$ref"].rsplit("/", 1)[1]]
     assert None in body["properties"]["stage"]["enum"]
+
+
+def test_the_scopes_table_of_api_md_names_every_endpoint_with_the_scope_it_needs():
+    """docs/api.md, "Scopes": "each endpoint needs one"; the table is what a developer
+    reads, so it lists every endpoint, each with the scope the server checks."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "api.md").read_text("utf-8")
+    table = text.split("\n## Scopes\n", 1)[1].split("\n## ", 1)[0]
+    listed: dict[tuple[str, str], str] = {}
+    for row in table.splitlines():
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if not row.startswith("|") or len(cells) != 2 or "`" not in cells[1]:
+            continue  # not a row, or the table's head
+        scope = cells[1].split("`")[1]
+        if cells[0] == "every `/webhooks` route":
+            listed |= {(e.method, e.path): scope for e in all_endpoints() if "/webhooks" in e.path}
+            continue
+        for endpoint in cells[0].split(", "):
+            method, path = endpoint.strip("`").split(" ")
+            listed[(method, path.replace(":id", "{id}"))] = scope
+    served = {(e.method, e.path): e.scope for e in all_endpoints()}
+    assert listed == served

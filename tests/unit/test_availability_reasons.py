@@ -273,7 +273,7 @@ def test_a_multi_day_job_taken_on_a_later_day_names_that_day():
         assert third.isoformat() in str(taken.value)
 
 
-def test_a_multi_day_job_taken_on_different_days_for_each_member_names_its_first_day():
+def test_a_multi_day_job_taken_on_different_days_for_each_member_names_the_earliest():
     busy = {
         "crew_a": [job(at(10, day=TUESDAY), at(11, day=TUESDAY), HERE)],
         "crew_b": [job(at(10, day=DAY + timedelta(days=2)), at(11, day=DAY + timedelta(2)), HERE)],
@@ -281,7 +281,7 @@ def test_a_multi_day_job_taken_on_different_days_for_each_member_names_its_first
     crew = [member("crew_a"), member("crew_b")]
     with pytest.raises(SlotTaken) as taken:
         check(query(days=3), at(10), crew, busy)
-    assert taken.value.start == at(10).astimezone(NY).isoformat()
+    assert taken.value.start == at(10, day=TUESDAY).astimezone(NY).isoformat()
     with pytest.raises(SlotTaken) as taken:
         check(query(days=3, crew_ids=("crew_b",)), at(10), crew, busy)
     assert taken.value.start == at(10, day=DAY + timedelta(2)).astimezone(NY).isoformat()

@@ -255,9 +255,9 @@ def change(uow, clock, user_id, *, current="", confirm=NEW, link_at=None, hasher
         confirm=confirm,
         current=current,
         link_sign_in_at=link_at,
+        at=clock.now(),
         uow=uow,
         hasher=hasher or CountingHasher(),
-        clock=clock,
     )
 
 
@@ -274,9 +274,9 @@ def test_changing_a_password_takes_the_current_one_and_names_every_problem(uow, 
             confirm="other",
             current="x" * 1_001,
             link_sign_in_at=None,
+            at=clock.now(),
             uow=uow,
             hasher=CountingHasher(),
-            clock=clock,
         )
     assert set(refused.value.field_errors) == {"current", "password", "confirm"}
     with uow:
