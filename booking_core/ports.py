@@ -168,8 +168,9 @@ class CustomerRepository(Protocol):
         that files something under the record, a booking): the record cannot change until
         this unit ends, so a merge of it (which reads it for update) waits for this
         unit and then re-files what it filed; a merge that got there first is waited for,
-        and the record is read as it left it (merged). Other held reads do not wait for
-        each other."""
+        and the record is read as it left it (merged). Held reads of one record wait for
+        each other too, so a unit holding it may then read it for update without
+        deadlocking with another holder."""
         ...
 
     def by_phone(self, company_id: str, phone_e164: str) -> Customer | None:

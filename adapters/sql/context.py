@@ -11,7 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from sqlalchemy import (
     BigInteger,
@@ -260,18 +260,19 @@ class UnitContext:
         kind: str,
         *,
         locked: bool = False,
-        lock: str | None = None,
+        lock: Literal["held"] | None = None,
     ) -> AnyRow:
         """The company's row ``row_id`` of ``table``; ``NotFoundError`` naming ``kind`` for an
         unknown id or another company's. ``locked`` (a ``get_for_update``): on PostgreSQL
         the row stays locked until the unit ends, so no other unit reads it so or writes it
         meanwhile; on SQLite a unit that may write holds the write lock from its ``BEGIN
-        IMMEDIATE`` on already. ``lock="share"`` (a held read): on PostgreSQL ``FOR
-        SHARE``, so the row cannot change until the unit ends, while other share holders
-        go on."""
+        IMMEDIATE`` on already. ``lock="held"`` (a held read): on PostgreSQL ``FOR NO KEY
+        UPDATE``, so the row cannot change, nor be held by another unit, until this unit
+        ends (a later ``locked`` read of it in this unit cannot deadlock with another
+        holder), while foreign keys to it still check freely."""
         statement = select(table).where(table.c.company_id == company_id, table.c.id == row_id)
-        if self.dialect == "postgresql" and (locked or lock == "share"):
-            statement = statement.with_for_update(read=not locked)
+        if self.dialect == "postgresql" and (locked or lock == "held"):
+            statement = statement.with_for_update(key_share=not locked)
         found = self.execute(statement).first()
         if found is None:
             raise NotFoundError(kind, row_id)

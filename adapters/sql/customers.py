@@ -64,8 +64,9 @@ _BY_EMAIL = select(customers).where(
     customers.c.email_key == bindparam("email_key"),
 )
 """Built once: a booking for a returning customer runs it (``UnitContext.shape``)."""
-_BY_EMAIL_HELD = _BY_EMAIL.with_for_update(read=True)
-"""``_BY_EMAIL`` with ``FOR SHARE`` (PostgreSQL): the booking's read, held against merges."""
+_BY_EMAIL_HELD = _BY_EMAIL.with_for_update(key_share=True)
+"""``_BY_EMAIL`` with ``FOR NO KEY UPDATE`` (PostgreSQL): the booking's read, held against
+merges (``FOR UPDATE``) and other held reads of the record, not against foreign keys."""
 _BY_REFERRAL_CODE = select(customers).where(
     customers.c.company_id == bindparam("company_id"),
     customers.c.referral_code == bindparam("referral_code"),
@@ -79,16 +80,18 @@ class SqlCustomerRepository:
         self._cx = context
 
     def get(self, company_id: str, customer_id: str, *, held: bool = False) -> Customer:
-        lock = "share" if held else None
-        return _customer(self._cx.row(customers, company_id, customer_id, "customer", lock=lock))
+        row = self._cx.row(
+            customers, company_id, customer_id, "customer", lock="held" if held else None
+        )
+        return _customer(row)
 
     def get_for_update(self, company_id: str, customer_id: str) -> Customer:
         return _customer(self._cx.row(customers, company_id, customer_id, "customer", locked=True))
 
     def by_email(self, company_id: str, email: str, *, held: bool = False) -> Customer | None:
         params = {"company_id": company_id, "email_key": normalize_email(email)}
-        # Held: FOR SHARE on PostgreSQL (SQLite's writing unit holds the write lock from
-        # its BEGIN IMMEDIATE on), in the same one statement.
+        # Held: FOR NO KEY UPDATE on PostgreSQL (SQLite's writing unit holds the write
+        # lock from its BEGIN IMMEDIATE on), in the same one statement.
         held_here = held and self._cx.dialect == "postgresql"
         row = self._cx.run_kept(_BY_EMAIL_HELD if held_here else _BY_EMAIL, params).first()
         return None if row is None else _customer(row)

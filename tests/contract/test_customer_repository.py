@@ -263,10 +263,12 @@ def test_a_referral_code_is_unique_per_company_and_a_taken_one_leaves_the_unit_u
         assert uow.customers.get("cmp_a", clash.id) == redrawn
 
 
+@pytest.mark.parametrize("other", ["for update", "held"])
 @pytest.mark.parametrize("read", ["by_email", "get"])
-def test_a_held_read_keeps_the_record_from_changing_until_its_unit_ends(uow_factory, read):
+def test_a_held_read_keeps_the_record_from_changing_until_its_unit_ends(uow_factory, read, other):
     """A booking holds its customer (``held=True``): a merge of it, which reads it for
-    update, waits for the booking's unit to end, so it re-files the booking too."""
+    update, waits for the booking's unit to end, so it re-files the booking too; so does
+    another booking's held read (it may then read the record for update itself)."""
     customer = f.customer("cmp_a", email="held@example.com")
     with uow_factory() as uow:
         uow.customers.add(customer)
@@ -289,6 +291,8 @@ def test_a_held_read_keeps_the_record_from_changing_until_its_unit_ends(uow_fact
     def changer() -> None:
         assert holding.wait(30)
         with uow_factory() as uow:
+            if other == "held":
+                uow.customers.get("cmp_a", customer.id, held=True)
             locked = uow.customers.get_for_update("cmp_a", customer.id)
             order.append("the changer reads")
             uow.customers.save(attrs.evolve(locked, name="Changed"))

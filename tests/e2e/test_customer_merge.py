@@ -269,3 +269,32 @@ def test_a_booking_racing_a_merge_of_its_customer_is_filed_under_the_survivor(
                 f"{API}/bookings/{stored['id']}/cancel", json={"scope": "this"}, headers=idem()
             )
             assert cancelled.status_code == 200, cancelled.text  # the slot is free again
+
+
+def test_two_bookings_of_one_customer_at_new_addresses_at_once_both_book(
+    stack: Stack, client: httpx.Client, shop: Shop, day: date
+):
+    """Each holds the customer, then saves its new address on it: one waits for the
+    other, neither is refused (two share-holders upgrading at once would deadlock)."""
+    returning = customer(client, "Returning")
+    with stack.client(shop.key) as one, stack.client(shop.key) as other:
+        for round_ in range(4):
+            bodies = []
+            for n, hour in enumerate(("09:00", "13:00")):
+                body = booking_body(at_local(day, hour, shop.zone))
+                body["customer"] = {"name": "Returning", "email": returning["email"]}
+                body["address"]["line1"] = f"{round_ * 2 + n + 1} New Address Rd"
+                bodies.append(body)
+            answers = at_once(
+                partial(one.post, f"{API}/bookings", json=bodies[0], headers=idem()),
+                partial(other.post, f"{API}/bookings", json=bodies[1], headers=idem()),
+            )
+            for answer in answers:
+                assert answer.status_code == 201, answer.text
+                assert answer.json()["customerId"] == returning["id"]
+                cancelled = client.post(
+                    f"{API}/bookings/{answer.json()['id']}/cancel",
+                    json={"scope": "this"},
+                    headers=idem(),
+                )
+                assert cancelled.status_code == 200, cancelled.text
