@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 
 import attrs
 import pytest
@@ -263,6 +264,16 @@ def test_a_referral_code_is_unique_per_company_and_a_taken_one_leaves_the_unit_u
         assert uow.customers.get("cmp_a", clash.id) == redrawn
 
 
+def together(*targets: Callable[[], None]) -> None:
+    """Each target on a thread of its own, all started, all waited for."""
+    threads = [threading.Thread(target=target) for target in targets]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not any(thread.is_alive() for thread in threads), "a thread hung"
+
+
 @pytest.mark.parametrize("other", ["for update", "held"])
 @pytest.mark.parametrize("read", ["by_email", "get"])
 def test_a_held_read_keeps_the_record_from_changing_until_its_unit_ends(uow_factory, read, other):
@@ -298,11 +309,7 @@ def test_a_held_read_keeps_the_record_from_changing_until_its_unit_ends(uow_fact
             uow.customers.save(attrs.evolve(locked, name="Changed"))
             uow.commit()
 
-    threads = [threading.Thread(target=holder), threading.Thread(target=changer)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    together(holder, changer)
     assert order == ["the holder ends", "the changer reads"]
 
 
@@ -335,9 +342,5 @@ def test_a_held_read_waits_for_a_change_under_way_and_reads_what_it_left(uow_fac
             seen.append(found.name)
             uow.commit()
 
-    threads = [threading.Thread(target=changer), threading.Thread(target=reader)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
+    together(changer, reader)
     assert seen == ["Changed"]
