@@ -269,7 +269,7 @@ class UnitContext:
         IMMEDIATE`` on already. ``lock="held"`` (a held read): on PostgreSQL ``FOR NO KEY
         UPDATE``, so the row cannot change, nor be held by another unit, until this unit
         ends (a later ``locked`` read of it in this unit cannot deadlock with another
-        holder), while foreign keys to it still check freely."""
+        holder, as two ``FOR SHARE`` holders upgrading at once would)."""
         statement = select(table).where(table.c.company_id == company_id, table.c.id == row_id)
         if self.dialect == "postgresql" and (locked or lock == "held"):
             statement = statement.with_for_update(key_share=not locked)

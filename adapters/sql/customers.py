@@ -66,7 +66,7 @@ _BY_EMAIL = select(customers).where(
 """Built once: a booking for a returning customer runs it (``UnitContext.shape``)."""
 _BY_EMAIL_HELD = _BY_EMAIL.with_for_update(key_share=True)
 """``_BY_EMAIL`` with ``FOR NO KEY UPDATE`` (PostgreSQL): the booking's read, held against
-merges (``FOR UPDATE``) and other held reads of the record, not against foreign keys."""
+merges (``FOR UPDATE``) and other held reads of the record."""
 _BY_REFERRAL_CODE = select(customers).where(
     customers.c.company_id == bindparam("company_id"),
     customers.c.referral_code == bindparam("referral_code"),

@@ -128,6 +128,13 @@ def convert_quote(
     at = clock.now()
     with uow:
         read = uow.quotes.get(company_id, quote_id)
+        if read.customer_id is not None:
+            # Its customer held, as a booking holds it. A merge of it that committed since
+            # the quote was read re-filed the quote (one version on): read it again, so
+            # that it is claimed for the survivor instead of refused as changed.
+            held = uow.customers.get(company_id, read.customer_id, held=True)
+            if held.merged_into is not None:
+                read = uow.quotes.get(company_id, quote_id)
         found = None if read.customer_id is not None else customer_for_lead(uow, read)
         quote = conversion.for_customer(read, found.id if found is not None else None)
         catalog = None if request.deprecated_form else uow.catalogs.get(company_id)

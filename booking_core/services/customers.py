@@ -230,6 +230,11 @@ def merge_customers(cmd: MergeCustomers, *, uow: UnitOfWork, clock: Clock) -> Cu
     ``RuleViolation`` for a merge into itself or of or into a merged record."""
     company_id, survivor_id, merged_id = cmd.company_id, cmd.survivor_id, cmd.merged_id
     with uow:
+        # Refused before anything is held: a merged record stays merged, so a refusal read
+        # unheld is final, and a merge sent again never holds the survivor while a booking
+        # of the merged email holds the merged record on its way to the survivor.
+        unheld = {cid: uow.customers.get(company_id, cid) for cid in (survivor_id, merged_id)}
+        merge(unheld[survivor_id], unheld[merged_id], at=clock.now())
         # Both held, in id order so that two merges of the same pair never wait on each
         # other in a circle.
         held = {

@@ -200,6 +200,9 @@ def reverse_payment(cmd: ReversePayment, *, uow: UnitOfWork, clock: Clock) -> Pa
             ledger = BookingLedger(cmd.company_id, None, entries)
         else:
             ledger = _ledger(uow, cmd.company_id, original.booking_id)
+            # As read once the ledger is held: a merge that re-filed it meanwhile (a merge
+            # holds the ledger too) has its new customer, which the reversal is filed under.
+            original = next(e for e in ledger.entries if e.id == original.id)
         entry = reverse_entry(
             ledger, original, entry_id=new_id("pay"), note=cmd.note, at=clock.now()
         )

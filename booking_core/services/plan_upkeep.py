@@ -21,6 +21,7 @@ from attrs import frozen
 from booking_core import plans
 from booking_core.booking_orders import catalog_pricer, order_of
 from booking_core.bookings import BookingStatus
+from booking_core.customers import merge_survivor
 from booking_core.errors import DomainError, RuleViolation, ValidationFailed
 from booking_core.events import EventType, events_for
 from booking_core.paging import MAX_LIMIT, PageRequest
@@ -102,6 +103,15 @@ def _extend_one(
     at = clock.now()
     with uow_factory() as uow:
         visits = uow.bookings.of_plan(company_id, plan_id)
+        # The plan's customer held, as a booking holds it: a merge of it waits for the new
+        # visits and re-files them; one that committed first re-filed the visits read.
+        filed_under = visits[0].customer_id
+        held = merge_survivor(
+            uow.customers.get(company_id, filed_under, held=True),
+            lambda other: uow.customers.get(company_id, other, held=True),
+        )
+        if held.id != filed_under:
+            visits = uow.bookings.of_plan(company_id, plan_id)
         catalog = uow.catalogs.get(company_id)
         first = min(visits, key=lambda v: v.visit_index)
         last = max(visits, key=lambda v: v.visit_index)

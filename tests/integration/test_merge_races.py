@@ -19,10 +19,15 @@ from adapters.sql import Database
 from adapters.sql.uow import SqlUnitOfWork
 from booking_core.bookings import Booking
 from booking_core.clock import FixedClock
+from booking_core.conversion import ConvertRequest
 from booking_core.customers import Address
 from booking_core.drive import TableDriveTime
-from booking_core.ledger import Kind, Method
-from booking_core.services import customers, payments, scheduling
+from booking_core.errors import RuleViolation
+from booking_core.ledger import Kind, Method, PaymentEntry
+from booking_core.pricing import Selection
+from booking_core.quotes import Quote
+from booking_core.services import conversions, customers, payments, plan_upkeep, scheduling
+from booking_core.services import quotes as quote_cases
 from tests.integration.test_booking_races import NOW, solo_company
 
 OTHER_SIDE_GRACE = 2.0
@@ -159,3 +164,209 @@ def test_a_payment_written_while_a_merge_commits_is_filed_under_the_survivor(dat
         _pay(database, company_id, twin.id),
     )
     assert _filed_under(database, company_id, twin.id) == [survivor_id]
+
+
+# --- Everything else filed under a customer: held against merges as bookings are ---
+
+
+def _reverse(db: Database, company_id: str, entry_id: str):
+    return lambda: payments.reverse_payment(
+        payments.ReversePayment(company_id=company_id, entry_id=entry_id, note="Wrong booking."),
+        uow=db.uow(),
+        clock=FixedClock(NOW),
+    )
+
+
+def _quote(db: Database, company_id: str, customer_id: str, made: list[Quote]):
+    def create() -> None:
+        made.append(
+            quote_cases.create_quote(
+                quote_cases.CreateQuote(
+                    company_id=company_id,
+                    customer_id=customer_id,
+                    selection=Selection(service_id="svc_standard_clean"),
+                    send_now=True,
+                ),
+                uow=db.uow(),
+                clock=FixedClock(NOW),
+            )
+        )
+
+    return create
+
+
+def test_a_reversal_written_while_a_merge_commits_is_filed_under_the_survivor(database, twins):
+    """The reversal read the entry before the merge re-filed it; it is filed as the
+    entry stands once the ledger is held (it was filed under the merged record)."""
+    company_id, survivor_id, twin = twins
+    _pay(database, company_id, twin.id)()
+    (paid,) = payments_of(database, company_id, twin.id)
+    uow, reached, release = _held_at_commit(database)
+    _race(
+        _merge(database, company_id, survivor_id, twin.customer_id, uow),
+        reached,
+        release,
+        _reverse(database, company_id, paid.id),
+    )
+    assert _filed_under(database, company_id, twin.id) == [survivor_id, survivor_id]
+
+
+@pytest.mark.parametrize("merge_first", [True, False])
+def test_a_quote_made_as_a_merge_commits_is_filed_under_the_survivor(database, twins, merge_first):
+    company_id, survivor_id, twin = twins
+    made: list[Quote] = []
+    uow, reached, release = _held_at_commit(database)
+    quote_uow = uow if not merge_first else None
+    if merge_first:
+        first = _merge(database, company_id, survivor_id, twin.customer_id, uow)
+        second = _quote(database, company_id, twin.customer_id, made)
+    else:
+        first = _held_quote(database, company_id, twin.customer_id, made, quote_uow)
+        second = _merge(database, company_id, survivor_id, twin.customer_id)
+    _race(first, reached, release, second)
+    with database.uow() as unit:
+        (quote,) = made
+        assert unit.quotes.get(company_id, quote.id).customer_id == survivor_id
+
+
+def _held_quote(db: Database, company_id: str, customer_id: str, made: list[Quote], uow):
+    def create() -> None:
+        made.append(
+            quote_cases.create_quote(
+                quote_cases.CreateQuote(
+                    company_id=company_id,
+                    customer_id=customer_id,
+                    selection=Selection(service_id="svc_standard_clean"),
+                    send_now=True,
+                ),
+                uow=uow,
+                clock=FixedClock(NOW),
+            )
+        )
+
+    return create
+
+
+def test_a_quote_converted_while_a_merge_commits_books_for_the_survivor(database, twins):
+    """The convert read the quote before the merge re-filed it; it reads it again once it
+    holds the customer, so it is claimed for the survivor instead of refused as changed."""
+    company_id, survivor_id, twin = twins
+    made: list[Quote] = []
+    _quote(database, company_id, twin.customer_id, made)()
+    (quote,) = made
+    uow, reached, release = _held_at_commit(database)
+    converted: list[tuple[Quote, Booking | None]] = []
+    _race(
+        _merge(database, company_id, survivor_id, twin.customer_id, uow),
+        reached,
+        release,
+        lambda: converted.append(
+            conversions.convert_quote(
+                company_id,
+                quote.id,
+                ConvertRequest(start=NOW + timedelta(days=4, hours=3)),
+                uow=database.uow(),
+                clock=FixedClock(NOW),
+                drive=TableDriveTime(default=20),
+            )
+        ),
+    )
+    ((done, booking),) = converted
+    assert booking is not None
+    assert (done.customer_id, booking.customer_id) == (survivor_id, survivor_id)
+
+
+def test_plan_upkeep_racing_a_merge_files_the_new_visits_under_the_survivor(database, twins):
+    """``booking plans extend`` adds visits under the plan's customer: held, as a booking
+    holds it, so a merge committing meanwhile never leaves them under the merged record."""
+    company_id, survivor_id, _ = twins
+    plan = scheduling.create_booking(
+        scheduling.CreateBooking(
+            company_id=company_id,
+            service_id="svc_standard_clean",
+            frequency_slug="weekly",
+            start=NOW + timedelta(days=3, hours=3),
+            customer=scheduling.CustomerDetails(name="Ada Plan", email="ada.plan@example.com"),
+            address=Address("1 Main St", "New York", "NY", "10001"),
+        ),
+        uow=database.uow(),
+        clock=FixedClock(NOW),
+        drive=TableDriveTime(default=20),
+        phones=PhonenumbersNormalizer(),
+    )
+    merged_id = plan[0].customer_id
+    held_uow, reached, release = _held_at_commit(database)
+    later = FixedClock(NOW + timedelta(days=7))
+    extended: list[object] = []
+    _race(
+        lambda: extended.extend(
+            plan_upkeep.extend_plans(
+                company_id,
+                uow_factory=iter([database.uow(), held_uow]).__next__,
+                clock=later,
+                drive=TableDriveTime(default=20),
+            )
+        ),
+        reached,
+        release,
+        _merge(database, company_id, survivor_id, merged_id),
+    )
+    with database.uow() as unit:
+        assert unit.bookings.for_customer(company_id, merged_id) == []
+        assert len(unit.bookings.for_customer(company_id, survivor_id)) > len(plan)
+
+
+def payments_of(db: Database, company_id: str, booking_id: str) -> list[PaymentEntry]:
+    with db.uow() as uow:
+        return list(uow.payments.for_booking(company_id, booking_id))
+
+
+def test_a_merge_sent_again_is_refused_without_waiting_for_a_booking_of_the_merged_email(
+    postgres,
+):
+    """A booking of the merged record's email holds that record on its way to the
+    survivor; a merge of the pair sent again (a double click, a client's retry) is
+    refused at once as already merged, instead of holding the survivor and waiting for
+    the merged record in a circle with the booking (a deadlock, answered 409)."""
+    company = solo_company(postgres, "again", "Again Maids")
+    survivor = _book(postgres, company.id, "ada@example.com", 1)
+    twin = _book(postgres, company.id, "ada.twin@example.com", 2)
+    _merge(postgres, company.id, survivor.customer_id, twin.customer_id)()
+    holding, merge_done = threading.Event(), threading.Event()
+    booking_uow = postgres.uow()
+    real_by_email = booking_uow.customers.by_email
+
+    def by_email(company_id: str, email: str, *, held: bool = False):  # type: ignore[no-untyped-def]
+        found = real_by_email(company_id, email, held=held)
+        holding.set()
+        merge_done.wait(10)
+        return found
+
+    booking_uow.customers.by_email = by_email  # type: ignore[method-assign]
+    booked: list[Booking] = []
+    thread, errors = _in_thread(
+        lambda: booked.extend(
+            scheduling.create_booking(
+                scheduling.CreateBooking(
+                    company_id=company.id,
+                    service_id="svc_standard_clean",
+                    frequency_slug="one_time",
+                    start=NOW + timedelta(days=3, hours=3),
+                    customer=scheduling.CustomerDetails(name="Ada", email="ada.twin@example.com"),
+                    address=Address("1 Main St", "New York", "NY", "10001"),
+                ),
+                uow=booking_uow,
+                clock=FixedClock(NOW),
+                drive=TableDriveTime(default=20),
+                phones=PhonenumbersNormalizer(),
+            )
+        )
+    )
+    assert holding.wait(30), errors
+    with pytest.raises(RuleViolation, match="already merged"):
+        _merge(postgres, company.id, survivor.customer_id, twin.customer_id)()
+    assert not merge_done.is_set()  # refused while the booking still held the record
+    merge_done.set()
+    thread.join(60)
+    assert errors == []
+    assert [b.customer_id for b in booked] == [survivor.customer_id]
