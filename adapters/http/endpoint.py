@@ -83,6 +83,11 @@ class Endpoint:
     handler: Callable[[Context], Reply]
     summary: str
     body: type | None = None
+    body_required: bool | None = None
+    """Whether the OpenAPI description says a request carries a body; None: when the body's
+    schema requires a field (a body whose fields all have defaults may be left out, as a
+    plain cancel's), True where no request without one can pass (a quote needs a
+    customer or lead and a selection or lines, each optional alone)."""
     idempotent: bool = False
     query: type | None = None
     """The attrs class the query string is structured into (``PageQuery`` for lists)."""

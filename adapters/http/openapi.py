@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from adapters.http.endpoint import Endpoint
-from adapters.http.jsonschema import request_schema, type_schema, view_schema
+from adapters.http.jsonschema import SCHEMA_METADATA, request_schema, type_schema, view_schema
 from adapters.http.public import EXPOSE_HEADERS
 from adapters.http.reading import MAX_BODY_BYTES
 from adapters.http.structuring import camel
@@ -223,6 +223,8 @@ def query_parameters(cls: type | None) -> list[dict[str, Any]]:
         options = [a for a in typing.get_args(hints[field.name]) if a is not type(None)]
         optional = typing.get_origin(hints[field.name]) in (typing.Union, types.UnionType)
         schema = type_schema(options[0] if optional else hints[field.name], answer=False)
+        if (keywords := field.metadata.get(SCHEMA_METADATA)) is not None:
+            schema = {**schema, **keywords.values}
         if field.default is not attrs.NOTHING and field.default is not None:
             default = field.default
             schema = {**schema, "default": list(default) if isinstance(default, tuple) else default}
@@ -306,7 +308,9 @@ def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]
         body = request_schema(endpoint.body)
         operation["requestBody"] = {
             # A body whose every field has a default may be left out (e.g. a plain cancel).
-            "required": bool(body.get("required")),
+            "required": bool(body.get("required"))
+            if endpoint.body_required is None
+            else endpoint.body_required,
             "content": {"application/json": {"schema": body}},
         }
     return operation

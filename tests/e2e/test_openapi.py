@@ -505,3 +505,16 @@ def test_the_scopes_table_of_api_md_names_every_endpoint_with_the_scope_it_needs
             listed[(method, path.replace(":id", "{id}"))] = scope
     served = {(e.method, e.path): e.scope for e in all_endpoints()}
     assert listed == served
+
+
+def test_crew_ids_in_a_query_say_none_twice_and_a_quote_says_its_body_is_required(
+    document: dict[str, Any],
+):
+    """The server refuses a member listed twice in ``crewIds`` (docs/scheduling.md) and a
+    quote without a body: the description says so, as for the bodies' ``crewIds``."""
+    ops = {(method, path): op for method, path, op in operations(document)}
+    for path in (f"{API}/availability", f"{PUBLIC_PREFIX}/{{slug}}/slots"):
+        (crew,) = [p for p in ops[("GET", path)]["parameters"] if p["name"] == "crewIds"]
+        assert crew["schema"]["uniqueItems"] is True, path
+    assert ops[("POST", f"{API}/quotes")]["requestBody"]["required"] is True
+    assert ops[("POST", f"{API}/bookings/{{id}}/cancel")]["requestBody"]["required"] is False

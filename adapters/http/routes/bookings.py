@@ -171,7 +171,8 @@ class AvailabilityQuery:
         default=(), metadata={"description": "id:quantity,... (job length)"}
     )
     crew_ids: tuple[Id, ...] | None = field(
-        default=None, metadata={"description": "only these members, all together"}
+        default=None,
+        metadata={"description": "only these members, all together", **schema(uniqueItems=True)},
     )
     days: Days = field(default=1, metadata={"description": "a multi-day job's length"})
 

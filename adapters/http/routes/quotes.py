@@ -262,6 +262,7 @@ ENDPOINTS = [
         handler=post_quote,
         response=QuoteWithFollowUpsView,
         body=QuoteBody,
+        body_required=True,
         idempotent=True,
         success_status=201,
         tag="quotes",
