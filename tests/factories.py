@@ -11,10 +11,12 @@ from booking_core.catalog import Catalog
 from booking_core.companies import Company
 from booking_core.crew import CrewMember, WorkingHours, new_crew_member
 from booking_core.customers import Address, Customer, SavedAddress, new_customer
+from booking_core.errors import NotFoundError
 from booking_core.ids import new_id
 from booking_core.leads import Enquiry, Lead, capture
 from booking_core.ledger import Kind, Method, Origin, PaymentEntry
 from booking_core.notifications import Message, MessageKind
+from booking_core.ports import UnitOfWork
 from booking_core.quotes import ManualLine, Quote, create_quote
 
 T0 = datetime(2026, 11, 2, 15, 0, tzinfo=UTC)
@@ -79,6 +81,17 @@ def customer(company_id: str, email: str | None = None, minutes: int = 0, **kw: 
         at=at(minutes),
         address=address(),
     )
+
+
+def ensure_customer(uow: UnitOfWork, company_id: str, customer_id: str | None) -> None:
+    """Store a customer ``customer_id`` of the company unless there is one (a quote's or a
+    booking's customer always exists: a convert holds it)."""
+    if customer_id is None:
+        return
+    try:
+        uow.customers.get(company_id, customer_id)
+    except NotFoundError:
+        uow.customers.add(attrs.evolve(customer(company_id), id=customer_id))
 
 
 def lead(

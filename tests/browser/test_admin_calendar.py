@@ -183,6 +183,7 @@ def test_owner_sees_the_day_and_week_and_moves_cancels_starts_and_completes_jobs
     page.get_by_role("link", name="No", exact=True).click()
     expect(page.locator(".bk-status")).to_have_text("Scheduled", use_inner_text=True)
     page.get_by_role("button", name="Start job").click()
+    expect(page.locator("#start-question")).to_be_visible()  # loaded before it is shot
     page.screenshot(path=str(screenshots / "admin-start-question.png"))
     page.get_by_role("button", name="Yes, start it now").click()
     expect(page.get_by_role("status")).to_have_text(

@@ -17,6 +17,7 @@ from booking_core.drive import TableDriveTime
 from booking_core.errors import ConflictError, InvalidTransition, RuleViolation
 from booking_core.quotes import ManualLine, Quote, QuoteStatus
 from booking_core.services import conversions
+from tests import factories
 from tests.unit.bookings_support import booked, order
 
 COMPANY = "cmp_acme"
@@ -150,6 +151,7 @@ def stored(store: MemoryStore, *quotes_and_bookings: Quote | Booking) -> None:
     with MemoryUnitOfWork(store) as uow:
         for item in quotes_and_bookings:
             if isinstance(item, Quote):
+                factories.ensure_customer(uow, item.company_id, item.customer_id)
                 uow.quotes.add(item)
             else:
                 uow.bookings.add_all([item])

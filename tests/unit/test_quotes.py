@@ -779,7 +779,9 @@ def clock() -> FixedClock:
 
 
 def stored(store: MemoryStore, quote: Quote) -> Quote:
+    """``quote`` stored, with its customer (a convert holds the quote's customer)."""
     with MemoryUnitOfWork(store) as uow:
+        factories.ensure_customer(uow, quote.company_id, quote.customer_id)
         uow.quotes.add(quote)
         uow.commit()
     return quote
