@@ -163,6 +163,13 @@ class CustomerRepository(Protocol):
         way, or changes it, until this unit ends, so no change is lost."""
         ...
 
+    def hold_merges(self, company_id: str, customer_ids: Collection[str]) -> None:
+        """Before anything else is read: the merges of these records, held until the unit
+        ends, so that two merges sharing a record run one after the other (the second
+        then reads the first's outcome before it holds any record). Nothing but a merge
+        asks for it."""
+        ...
+
     def by_email(self, company_id: str, email: str, *, held: bool = False) -> Customer | None:
         """The record with that email (case-insensitive), merged or not. ``held`` (a unit
         that files something under the record, a booking): the record cannot change until

@@ -192,6 +192,9 @@ class MemoryCustomerRepository:
         # in it is already a read for update (or held).
         return self.get(company_id, customer_id)
 
+    def hold_merges(self, company_id: str, customer_ids: Collection[str]) -> None:
+        pass  # units of work on the memory store already run one at a time
+
     def by_email(self, company_id: str, email: str, *, held: bool = False) -> Customer | None:
         # ``held`` asks nothing more here: a unit holds the whole store until it ends.
         key = normalize_email(email)

@@ -5,6 +5,7 @@ claiming the same link waits on the row lock, then finds ``used_at`` set)."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any
 
@@ -87,6 +88,12 @@ class SqlCustomerRepository:
 
     def get_for_update(self, company_id: str, customer_id: str) -> Customer:
         return _customer(self._cx.row(customers, company_id, customer_id, "customer", locked=True))
+
+    def hold_merges(self, company_id: str, customer_ids: Collection[str]) -> None:
+        # SQLite already runs one writer at a time. On PostgreSQL advisory locks, taken
+        # sorted by the unit's next statement (``UnitContext.hold``).
+        if self._cx.dialect == "postgresql":
+            self._cx.hold({f"merge:{company_id}:{cid}" for cid in customer_ids})
 
     def by_email(self, company_id: str, email: str, *, held: bool = False) -> Customer | None:
         params = {"company_id": company_id, "email_key": normalize_email(email)}

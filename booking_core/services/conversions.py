@@ -11,7 +11,7 @@ import attrs
 from booking_core import conversion
 from booking_core.bookings import Booking
 from booking_core.catalog import Catalog
-from booking_core.customers import Customer, merge_survivor
+from booking_core.customers import Customer
 from booking_core.errors import RuleViolation
 from booking_core.events import EventType, event, events_for
 from booking_core.money import apply_bps
@@ -28,6 +28,7 @@ from booking_core.pricing import (
     price,
 )
 from booking_core.quotes import Quote
+from booking_core.services.customers import held_survivor
 from booking_core.services.scheduling import book_in_unit
 
 
@@ -199,14 +200,11 @@ def customer_for_lead(uow: UnitOfWork, quote: Quote) -> Customer | None:
     lead = uow.leads.get(quote.company_id, quote.lead_id)
     found = uow.customers.by_email(quote.company_id, lead.email, held=True) if lead.email else None
     if found is None and lead.phone_e164:
-        found = uow.customers.by_phone(quote.company_id, lead.phone_e164)
-        if found is not None:
-            found = uow.customers.get(quote.company_id, found.id, held=True)
+        by_phone = uow.customers.by_phone(quote.company_id, lead.phone_e164)
+        found = None if by_phone is None else held_survivor(uow, quote.company_id, by_phone.id)
     if found is None:
         return None
-    return merge_survivor(
-        found, lambda other: uow.customers.get(quote.company_id, other, held=True)
-    )
+    return held_survivor(uow, quote.company_id, found)
 
 
 def _quotes_naming(uow: UnitOfWork, booking: Booking) -> list[Quote]:

@@ -62,6 +62,16 @@ CODE_DRAWS = 5
 """How often a new customer's referral code is drawn when the one drawn is taken."""
 
 
+def held_survivor(uow: UnitOfWork, company_id: str, customer: Customer | str) -> Customer:
+    """The record that stands for ``customer`` (a record read ``held``, or an id to read
+    so), following its merges, each record on the way read ``held``: what a booking, a
+    quote, a convert or a plan's new visits are filed under. A merge of any of them
+    waits for this unit, or was waited for and is followed (docs/storage.md)."""
+    if isinstance(customer, str):
+        customer = uow.customers.get(company_id, customer, held=True)
+    return merge_survivor(customer, lambda other: uow.customers.get(company_id, other, held=True))
+
+
 def add_new_customer(uow: UnitOfWork, customer: Customer) -> tuple[Customer, bool]:
     """``customers.add_unless_email_taken``, drawing another referral code when the one
     drawn is taken in the company (the unit stays usable after such a refusal)."""
@@ -230,9 +240,12 @@ def merge_customers(cmd: MergeCustomers, *, uow: UnitOfWork, clock: Clock) -> Cu
     ``RuleViolation`` for a merge into itself or of or into a merged record."""
     company_id, survivor_id, merged_id = cmd.company_id, cmd.survivor_id, cmd.merged_id
     with uow:
-        # Refused before anything is held: a merged record stays merged, so a refusal read
-        # unheld is final, and a merge sent again never holds the survivor while a booking
-        # of the merged email holds the merged record on its way to the survivor.
+        # Refused before any record is held: a merged record stays merged, so a refusal
+        # read unheld is final, and a merge sent again never holds the survivor while a
+        # booking of the merged email holds the merged record on its way to the survivor.
+        # Merges sharing a record take turns first, so the second reads the first's
+        # outcome here (a merge still open would pass this read).
+        uow.customers.hold_merges(company_id, (survivor_id, merged_id))
         unheld = {cid: uow.customers.get(company_id, cid) for cid in (survivor_id, merged_id)}
         merge(unheld[survivor_id], unheld[merged_id], at=clock.now())
         # Both held, in id order so that two merges of the same pair never wait on each

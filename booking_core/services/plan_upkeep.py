@@ -14,18 +14,20 @@ refused because the coupon has since expired or run out of redemptions.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from datetime import datetime
 
 from attrs import frozen
 
 from booking_core import plans
 from booking_core.booking_orders import catalog_pricer, order_of
-from booking_core.bookings import BookingStatus
-from booking_core.customers import merge_survivor
+from booking_core.bookings import Booking, BookingStatus
+from booking_core.catalog import Catalog
 from booking_core.errors import DomainError, RuleViolation, ValidationFailed
 from booking_core.events import EventType, events_for
 from booking_core.paging import MAX_LIMIT, PageRequest
 from booking_core.ports import Clock, DriveTime, UnitOfWork
+from booking_core.services.customers import held_survivor
 from booking_core.services.scheduling import active_crew, check_visit, store_new
 
 
@@ -102,41 +104,15 @@ def _extend_one(
     as ``booking.created`` (a new visit is a new booking to a company's systems)."""
     at = clock.now()
     with uow_factory() as uow:
-        visits = uow.bookings.of_plan(company_id, plan_id)
-        # The plan's customer held, as a booking holds it: a merge of it waits for the new
-        # visits and re-files them; one that committed first re-filed the visits read.
-        filed_under = visits[0].customer_id
-        held = merge_survivor(
-            uow.customers.get(company_id, filed_under, held=True),
-            lambda other: uow.customers.get(company_id, other, held=True),
-        )
-        if held.id != filed_under:
-            visits = uow.bookings.of_plan(company_id, plan_id)
         catalog = uow.catalogs.get(company_id)
-        first = min(visits, key=lambda v: v.visit_index)
-        last = max(visits, key=lambda v: v.visit_index)
-        frequency = catalog.frequencies_by_slug.get(last.frequency_slug)
-        if frequency is None:
-            raise RuleViolation(
-                f"Frequency {last.frequency_slug!r} is no longer in the catalog; "
-                "the plan's rhythm is unknown."
-            )
-        if frequency.interval_days is None:
-            raise RuleViolation(f"Frequency {frequency.slug!r} no longer repeats.")
-        terms = plans.kept_plan_terms(catalog, last.selection)
-        added = [
-            visit
-            for visit in plans.extend_plan(
-                visits,
-                # From the first visit's place in the rhythm: a first visit moved alone
-                # (months ahead, say) does not move the horizon.
-                plans.plan_horizon_end(first.planned_start or first.start, at, last.zone),
-                interval_days=frequency.interval_days,
-                price_visit=catalog_pricer(terms, order_of(last), at=at),
-                at=at,
-            )
-            if visit.start > at  # a start already passed never took place: not made
-        ]
+        added = _new_visits(uow.bookings.of_plan(company_id, plan_id), catalog, at)
+        if added:
+            # The plan's customer held, as a booking holds it, then the plan read again: a
+            # merge of the customer waits for the new visits and re-files them, one that
+            # committed first re-filed the visits now read, and another extension of this
+            # plan that got there first is seen (it holds the customer too).
+            held_survivor(uow, company_id, added[0].customer_id)
+            added = _new_visits(uow.bookings.of_plan(company_id, plan_id), catalog, at)
         if added:
             company = uow.companies.get(company_id)
             crew = active_crew(uow, company_id)
@@ -149,6 +125,36 @@ def _extend_one(
             uow.outbox.add_all(events_for(EventType.BOOKING_CREATED, stored, at=at))
             uow.commit()
     return len(added)
+
+
+def _new_visits(visits: Sequence[Booking], catalog: Catalog, at: datetime) -> list[Booking]:
+    """The visits that extending the plan of ``visits`` up to its horizon would add (none
+    whose start has passed: it never took place); ``RuleViolation`` when the plan's
+    frequency is gone from the catalog or no longer repeats."""
+    first = min(visits, key=lambda v: v.visit_index)
+    last = max(visits, key=lambda v: v.visit_index)
+    frequency = catalog.frequencies_by_slug.get(last.frequency_slug)
+    if frequency is None:
+        raise RuleViolation(
+            f"Frequency {last.frequency_slug!r} is no longer in the catalog; "
+            "the plan's rhythm is unknown."
+        )
+    if frequency.interval_days is None:
+        raise RuleViolation(f"Frequency {frequency.slug!r} no longer repeats.")
+    terms = plans.kept_plan_terms(catalog, last.selection)
+    return [
+        visit
+        for visit in plans.extend_plan(
+            visits,
+            # From the first visit's place in the rhythm: a first visit moved alone
+            # (months ahead, say) does not move the horizon.
+            plans.plan_horizon_end(first.planned_start or first.start, at, last.zone),
+            interval_days=frequency.interval_days,
+            price_visit=catalog_pricer(terms, order_of(last), at=at),
+            at=at,
+        )
+        if visit.start > at  # a start already passed never took place: not made
+    ]
 
 
 def _problem(error: Exception) -> str:

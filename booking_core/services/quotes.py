@@ -14,13 +14,13 @@ from datetime import datetime
 from attrs import frozen
 
 from booking_core import quotes
-from booking_core.customers import merge_survivor
 from booking_core.errors import ConflictError
 from booking_core.events import EventType, event, events_for
 from booking_core.paging import MAX_LIMIT, PageRequest
 from booking_core.ports import Clock, UnitOfWork
 from booking_core.pricing import Selection, price_plan
 from booking_core.quotes import ManualLine, Quote, QuoteStatus
+from booking_core.services.customers import held_survivor
 from booking_core.services.pricing import coupon_usage
 
 
@@ -84,11 +84,7 @@ def create_quote(cmd: CreateQuote, *, uow: UnitOfWork, clock: Clock) -> Quote:
         customer_id = cmd.customer_id
         if customer_id is not None:
             # Held, as a booking's: a merge at the same moment re-files this quote too.
-            found = uow.customers.get(cmd.company_id, customer_id, held=True)
-            survivor = merge_survivor(
-                found, lambda other: uow.customers.get(cmd.company_id, other, held=True)
-            )
-            customer_id = survivor.id
+            customer_id = held_survivor(uow, cmd.company_id, customer_id).id
         if cmd.lead_id is not None:
             uow.leads.get(cmd.company_id, cmd.lead_id)
         breakdown = None

@@ -58,7 +58,6 @@ from booking_core.customers import (
     Customer,
     SavedAddress,
     add_address,
-    merge_survivor,
     new_customer,
 )
 from booking_core.errors import (
@@ -82,7 +81,7 @@ from booking_core.pricing import (
     Visit,
     price,
 )
-from booking_core.services.customers import add_new_customer, normalized_phone
+from booking_core.services.customers import add_new_customer, held_survivor, normalized_phone
 from booking_core.services.pricing import coupon_usage, referral_for
 from booking_core.timeline import local_day
 
@@ -371,9 +370,7 @@ def _customer_for(
         existing, created = add_new_customer(uow, customer)
         if created:
             return existing, EventType.CUSTOMER_CREATED
-    existing = merge_survivor(
-        existing, lambda other: uow.customers.get(company_id, other, held=True)
-    )
+    existing = held_survivor(uow, company_id, existing)
     if all(saved.address != address for saved in existing.addresses):
         # Read again, held, before writing back: a change committed since the first read
         # (a new name, another booking's address) is kept (the usual booking, at an

@@ -92,3 +92,14 @@ def test_the_admin_tables_stay_tables_on_a_wide_screen(site: Site, context: Any,
         header = page.locator("main table thead th").first
         assert header.evaluate("th => getComputedStyle(th).display") == "table-cell", path
         assert page.evaluate(OFF_SCREEN) == [], path
+
+
+def test_the_admin_pages_fit_a_320_pixel_screen(site: Site, context: Any):
+    """docs/web.md, "Accessibility": nothing scrolls sideways at 320 px (WCAG 1.4.10), not
+    a card, a heading's button, nor a long value beside its label."""
+    page, paths = pages(site, context)
+    page.set_viewport_size({"width": 320, "height": 640})
+    for path in ("/admin", "/account", *paths):
+        page.goto(path)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 320, (path, width)

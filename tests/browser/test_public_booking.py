@@ -122,6 +122,11 @@ def test_a_customer_books_a_job_with_the_live_price(site: Site, browser: Any, sc
         page.screenshot(path=str(screenshots / "book-2-date-desktop.png"), full_page=True)
         # The third open day: two days out at least, so outside the 24-hour cutoff and
         # changeable online (a visit inside it is not offered changes: its own test).
+        # A day is named by what it shows, then its weekday (WCAG 2.5.3, Label in Name).
+        chosen = page.locator("a.bkp-day-chosen")
+        expect(chosen).to_have_attribute("aria-current", "date")
+        day_name = re.compile(r"^[A-Z][a-z]{2} \d{1,2} ?, [A-Z][a-z]+day, chosen$")
+        expect(page.get_by_role("link", name=day_name)).to_have_count(1)
         third_day = page.locator("a.bkp-day").nth(2)
         day_href = str(third_day.get_attribute("href"))
         third_day.click()

@@ -1,14 +1,17 @@
-"""A merge of customers racing a payment on one of the merged record's bookings, on both
-SQL backends: whichever commits first, the entry ends up filed under the survivor (never
-under the merged record, which no list shows any more).
+"""A merge of customers racing what is filed under the merged record, on both SQL
+backends: a payment, a reversal, a quote, a convert, a plan's new visits and a booking
+of the merged email. Whichever commits first, it ends up filed under the survivor (never
+under the merged record, which no list shows any more), and no side is refused for the
+race alone.
 
 Each test holds one side at its commit while the other runs: the other side either waits
-for it (the two take turns) or, as before the ledgers were held by merges, finishes
-meanwhile and files the entry under the merged record."""
+for it (the two take turns) or, without the hold that makes them take turns, finishes
+meanwhile and files its record under the merged one."""
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -177,7 +180,7 @@ def _reverse(db: Database, company_id: str, entry_id: str):
     )
 
 
-def _quote(db: Database, company_id: str, customer_id: str, made: list[Quote]):
+def _quote(db: Database, company_id: str, customer_id: str, made: list[Quote], uow=None):
     def create() -> None:
         made.append(
             quote_cases.create_quote(
@@ -187,7 +190,7 @@ def _quote(db: Database, company_id: str, customer_id: str, made: list[Quote]):
                     selection=Selection(service_id="svc_standard_clean"),
                     send_now=True,
                 ),
-                uow=db.uow(),
+                uow=uow or db.uow(),
                 clock=FixedClock(NOW),
             )
         )
@@ -216,35 +219,16 @@ def test_a_quote_made_as_a_merge_commits_is_filed_under_the_survivor(database, t
     company_id, survivor_id, twin = twins
     made: list[Quote] = []
     uow, reached, release = _held_at_commit(database)
-    quote_uow = uow if not merge_first else None
     if merge_first:
         first = _merge(database, company_id, survivor_id, twin.customer_id, uow)
         second = _quote(database, company_id, twin.customer_id, made)
     else:
-        first = _held_quote(database, company_id, twin.customer_id, made, quote_uow)
+        first = _quote(database, company_id, twin.customer_id, made, uow)
         second = _merge(database, company_id, survivor_id, twin.customer_id)
     _race(first, reached, release, second)
     with database.uow() as unit:
         (quote,) = made
         assert unit.quotes.get(company_id, quote.id).customer_id == survivor_id
-
-
-def _held_quote(db: Database, company_id: str, customer_id: str, made: list[Quote], uow):
-    def create() -> None:
-        made.append(
-            quote_cases.create_quote(
-                quote_cases.CreateQuote(
-                    company_id=company_id,
-                    customer_id=customer_id,
-                    selection=Selection(service_id="svc_standard_clean"),
-                    send_now=True,
-                ),
-                uow=uow,
-                clock=FixedClock(NOW),
-            )
-        )
-
-    return create
 
 
 def test_a_quote_converted_while_a_merge_commits_books_for_the_survivor(database, twins):
@@ -329,8 +313,13 @@ def test_a_merge_sent_again_is_refused_without_waiting_for_a_booking_of_the_merg
     refused at once as already merged, instead of holding the survivor and waiting for
     the merged record in a circle with the booking (a deadlock, answered 409)."""
     company = solo_company(postgres, "again", "Again Maids")
-    survivor = _book(postgres, company.id, "ada@example.com", 1)
-    twin = _book(postgres, company.id, "ada.twin@example.com", 2)
+    # The survivor's id sorts first, so that a merge holding both in id order would hold
+    # it first: the circle the refusal before holding avoids.
+    survivor, twin = sorted(
+        (_book(postgres, company.id, email, n + 1) for n, email in enumerate(EMAILS)),
+        key=lambda booking: booking.customer_id,
+    )
+    twin_email = _email_of(postgres, company.id, twin.customer_id)
     _merge(postgres, company.id, survivor.customer_id, twin.customer_id)()
     holding, merge_done = threading.Event(), threading.Event()
     booking_uow = postgres.uow()
@@ -352,7 +341,7 @@ def test_a_merge_sent_again_is_refused_without_waiting_for_a_booking_of_the_merg
                     service_id="svc_standard_clean",
                     frequency_slug="one_time",
                     start=NOW + timedelta(days=3, hours=3),
-                    customer=scheduling.CustomerDetails(name="Ada", email="ada.twin@example.com"),
+                    customer=scheduling.CustomerDetails(name="Ada", email=twin_email),
                     address=Address("1 Main St", "New York", "NY", "10001"),
                 ),
                 uow=booking_uow,
@@ -363,10 +352,95 @@ def test_a_merge_sent_again_is_refused_without_waiting_for_a_booking_of_the_merg
         )
     )
     assert holding.wait(30), errors
+    began = time.monotonic()
     with pytest.raises(RuleViolation, match="already merged"):
         _merge(postgres, company.id, survivor.customer_id, twin.customer_id)()
+    assert time.monotonic() - began < 5  # refused at once, not after the booking let go
     assert not merge_done.is_set()  # refused while the booking still held the record
     merge_done.set()
     thread.join(60)
     assert errors == []
     assert [b.customer_id for b in booked] == [survivor.customer_id]
+
+
+EMAILS = ("ada@example.com", "ada.twin@example.com")
+
+
+def _email_of(db: Database, company_id: str, customer_id: str) -> str:
+    with db.uow() as uow:
+        return uow.customers.get(company_id, customer_id).email
+
+
+def test_two_merges_of_a_pair_at_once_and_a_booking_of_the_merged_email_all_keep_their_turn(
+    postgres,
+):
+    """The second merge reads the first's outcome before it holds anything (merges of a
+    record take turns), so it never holds the survivor while a booking of the merged
+    email holds the merged record on its way there: the booking is never refused."""
+    company = solo_company(postgres, "twice", "Twice Maids")
+    survivor, twin = sorted(
+        (_book(postgres, company.id, email, n + 1) for n, email in enumerate(EMAILS)),
+        key=lambda booking: booking.customer_id,
+    )
+    twin_email = _email_of(postgres, company.id, twin.customer_id)
+    uow, reached, release = _held_at_commit(postgres)
+    first, first_errors = _in_thread(
+        _merge(postgres, company.id, survivor.customer_id, twin.customer_id, uow)
+    )
+    assert reached.wait(30), first_errors
+    second, second_errors = _in_thread(
+        _merge(postgres, company.id, survivor.customer_id, twin.customer_id)
+    )
+    time.sleep(0.3)  # the second merge waits for the first
+    booked: list[Booking] = []
+    booking, booking_errors = _in_thread(
+        lambda: booked.append(_book(postgres, company.id, twin_email, 3))
+    )
+    time.sleep(0.3)  # the booking waits for the first merge's hold on the merged record
+    release.set()
+    for thread in (first, second, booking):
+        thread.join(60)
+    assert (first_errors, booking_errors) == ([], [])
+    assert [type(error) for error in second_errors] == [RuleViolation]
+    assert [b.customer_id for b in booked] == [survivor.customer_id]
+
+
+def test_two_extensions_of_one_plan_at_once_add_its_visits_once_and_report_no_problem(
+    database,
+):
+    """The second waits for the first (both hold the plan's customer) and reads the plan
+    again: nothing left to add, and no slot refused against the first's new visits."""
+    company = solo_company(database, "extend", "Extend Maids")
+    scheduling.create_booking(
+        scheduling.CreateBooking(
+            company_id=company.id,
+            service_id="svc_standard_clean",
+            frequency_slug="weekly",
+            start=NOW + timedelta(days=3, hours=3),
+            customer=scheduling.CustomerDetails(name="Ada Plan", email="ada.plan@example.com"),
+            address=Address("1 Main St", "New York", "NY", "10001"),
+        ),
+        uow=database.uow(),
+        clock=FixedClock(NOW),
+        drive=TableDriveTime(default=20),
+        phones=PhonenumbersNormalizer(),
+    )
+    held_uow, reached, release = _held_at_commit(database)
+    later = FixedClock(NOW + timedelta(days=7))
+    runs: list[list[plan_upkeep.PlanExtension]] = [[], []]
+
+    def extend(index: int, factory: Callable[[], SqlUnitOfWork]) -> Callable[[], None]:
+        return lambda: runs[index].extend(
+            plan_upkeep.extend_plans(
+                company.id, uow_factory=factory, clock=later, drive=TableDriveTime(default=20)
+            )
+        )
+
+    _race(
+        extend(0, iter([database.uow(), held_uow]).__next__),
+        reached,
+        release,
+        extend(1, database.uow),
+    )
+    assert [(e.added, e.problem) for e in runs[0]] == [(1, None)]
+    assert [(e.added, e.problem) for e in runs[1]] == [(0, None)]
