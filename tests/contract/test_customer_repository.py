@@ -346,3 +346,33 @@ def test_a_held_read_waits_for_a_change_under_way_and_reads_what_it_left(uow_fac
 
     together(changer, reader)
     assert seen == ["Changed"]
+
+
+def test_merges_held_for_a_shared_record_take_turns(uow_factory):
+    """Two units holding the merges of records they share: the second's next read waits
+    until the first has ended (on every backend, its units never overlap there)."""
+    holding, order = threading.Event(), []
+    customer = f.customer("cmp_a", email="merge@example.com")
+    with uow_factory() as uow:
+        uow.customers.add(customer)
+        uow.commit()
+
+    def first() -> None:
+        with uow_factory() as uow:
+            uow.customers.hold_merges("cmp_a", ("cus_x", customer.id))
+            uow.customers.get("cmp_a", customer.id)
+            holding.set()
+            time.sleep(0.3)
+            order.append("the first ends")
+            uow.commit()
+
+    def second() -> None:
+        assert holding.wait(30)
+        with uow_factory() as uow:
+            uow.customers.hold_merges("cmp_a", (customer.id, "cus_y"))
+            uow.customers.get("cmp_a", customer.id)
+            order.append("the second reads")
+            uow.commit()
+
+    together(first, second)
+    assert order == ["the first ends", "the second reads"]
