@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
@@ -39,20 +39,40 @@ only if it does not wait for the held one)."""
 
 
 def _book(db: Database, company_id: str, email: str, day: int) -> Booking:
+    """A one-time job at 10:00 in New York ``day`` days on, for ``email``."""
+    return _visits(db, company_id, email, NOW + timedelta(days=day, hours=3))[0]
+
+
+def _visits(
+    db: Database,
+    company_id: str,
+    email: str,
+    start: datetime,
+    frequency: str = "one_time",
+    uow: SqlUnitOfWork | None = None,
+) -> list[Booking]:
+    """The visits of a booking for ``email`` (one, or a plan's)."""
     return scheduling.create_booking(
         scheduling.CreateBooking(
             company_id=company_id,
             service_id="svc_standard_clean",
-            frequency_slug="one_time",
-            start=NOW + timedelta(days=day, hours=3),  # 10:00 in New York
+            frequency_slug=frequency,
+            start=start,
             customer=scheduling.CustomerDetails(name="Ada Twin", email=email),
             address=Address("1 Main St", "New York", "NY", "10001"),
         ),
-        uow=db.uow(),
+        uow=uow or db.uow(),
         clock=FixedClock(NOW),
         drive=TableDriveTime(default=20),
         phones=PhonenumbersNormalizer(),
-    )[0]
+    )
+
+
+def _weekly_plan(db: Database, company_id: str) -> list[Booking]:
+    """A weekly plan for a customer of its own, first visit three days on."""
+    return _visits(
+        db, company_id, "ada.plan@example.com", NOW + timedelta(days=3, hours=3), "weekly"
+    )
 
 
 @pytest.fixture
@@ -264,20 +284,7 @@ def test_plan_upkeep_racing_a_merge_files_the_new_visits_under_the_survivor(data
     """``booking plans extend`` adds visits under the plan's customer: held, as a booking
     holds it, so a merge committing meanwhile never leaves them under the merged record."""
     company_id, survivor_id, _ = twins
-    plan = scheduling.create_booking(
-        scheduling.CreateBooking(
-            company_id=company_id,
-            service_id="svc_standard_clean",
-            frequency_slug="weekly",
-            start=NOW + timedelta(days=3, hours=3),
-            customer=scheduling.CustomerDetails(name="Ada Plan", email="ada.plan@example.com"),
-            address=Address("1 Main St", "New York", "NY", "10001"),
-        ),
-        uow=database.uow(),
-        clock=FixedClock(NOW),
-        drive=TableDriveTime(default=20),
-        phones=PhonenumbersNormalizer(),
-    )
+    plan = _weekly_plan(database, company_id)
     merged_id = plan[0].customer_id
     held_uow, reached, release = _held_at_commit(database)
     later = FixedClock(NOW + timedelta(days=7))
@@ -333,23 +340,9 @@ def test_a_merge_sent_again_is_refused_without_waiting_for_a_booking_of_the_merg
 
     booking_uow.customers.by_email = by_email  # type: ignore[method-assign]
     booked: list[Booking] = []
+    start = NOW + timedelta(days=3, hours=3)
     thread, errors = _in_thread(
-        lambda: booked.extend(
-            scheduling.create_booking(
-                scheduling.CreateBooking(
-                    company_id=company.id,
-                    service_id="svc_standard_clean",
-                    frequency_slug="one_time",
-                    start=NOW + timedelta(days=3, hours=3),
-                    customer=scheduling.CustomerDetails(name="Ada", email=twin_email),
-                    address=Address("1 Main St", "New York", "NY", "10001"),
-                ),
-                uow=booking_uow,
-                clock=FixedClock(NOW),
-                drive=TableDriveTime(default=20),
-                phones=PhonenumbersNormalizer(),
-            )
-        )
+        lambda: booked.extend(_visits(postgres, company.id, twin_email, start, uow=booking_uow))
     )
     assert holding.wait(30), errors
     began = time.monotonic()
@@ -411,20 +404,7 @@ def test_two_extensions_of_one_plan_at_once_add_its_visits_once_and_report_no_pr
     """The second waits for the first (both hold the plan's customer) and reads the plan
     again: nothing left to add, and no slot refused against the first's new visits."""
     company = solo_company(database, "extend", "Extend Maids")
-    scheduling.create_booking(
-        scheduling.CreateBooking(
-            company_id=company.id,
-            service_id="svc_standard_clean",
-            frequency_slug="weekly",
-            start=NOW + timedelta(days=3, hours=3),
-            customer=scheduling.CustomerDetails(name="Ada Plan", email="ada.plan@example.com"),
-            address=Address("1 Main St", "New York", "NY", "10001"),
-        ),
-        uow=database.uow(),
-        clock=FixedClock(NOW),
-        drive=TableDriveTime(default=20),
-        phones=PhonenumbersNormalizer(),
-    )
+    _weekly_plan(database, company.id)
     held_uow, reached, release = _held_at_commit(database)
     later = FixedClock(NOW + timedelta(days=7))
     runs: list[list[plan_upkeep.PlanExtension]] = [[], []]
