@@ -296,7 +296,7 @@ def _load(visit: Visit) -> Booking:
 def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 200) -> Response:
     """The booking's page, with ``forms`` in its action forms."""
     company = visit.signed_in_company
-    zone = booking.zone
+    zone = ZoneInfo(company.timezone)  # a booking made before a change of zone: shown on it
     with visit.deps.reader() as uow:
         customer = uow.customers.get(company.id, booking.customer_id)
         totals = booking_totals(uow, company.id, [booking.id])[booking.id]
@@ -310,7 +310,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
             else:
                 crew.append((uow.crew.get(company.id, member_id), False))
     now = visit.deps.clock.now()
-    local = booking.local_start
+    local = booking.start.astimezone(zone)
     blocks = []
     for start, end in booking.day_blocks():
         first = start.astimezone(zone)
@@ -343,7 +343,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
     if not scheduled:
         alert = alert or forms.reschedule_alert or forms.cancel_alert
     # A time the clocks show twice that night: the form asks which (kept once chosen).
-    folds = _start_of(values, booking, {})[1] if "date" in forms.values else []
+    folds = _start_of(values, booking, zone, {})[1] if "date" in forms.values else []
     return visit.render(
         "admin_booking.html",
         status=status,
@@ -369,7 +369,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         activity=[activity_line(entry, zone) for entry in reversed(booking.activity)],
         can_start=scheduled,
         can_complete=completion_problem(booking, now) is None,
-        complete_from=long_date(booking.local_start.date())
+        complete_from=long_date(local.date())
         if booking.status is BookingStatus.IN_PROGRESS and completion_problem(booking, now)
         else "",
         can_undo_start=booking.status is BookingStatus.IN_PROGRESS,
@@ -428,7 +428,7 @@ def start(visit: Visit) -> Response:
             booking.status is BookingStatus.SCHEDULED
             and booking.start - visit.deps.clock.now() > ASK_BEFORE_START
         ):
-            question = start_question(booking.start, booking.zone)
+            question = start_question(booking.start, ZoneInfo(visit.signed_in_company.timezone))
             return render_booking(visit, booking, Forms({}, {}, start_question=question))
     return _move(visit, start_booking, "started")
 
@@ -540,7 +540,7 @@ def _cancel_to_confirm(
     values["confirm"] = ids
     if not gone:
         return "No visit would be cancelled: none is scheduled after that date."
-    zone = booking.zone
+    zone = ZoneInfo(visit.signed_in_company.timezone)
     dates = [long_date(b.start.astimezone(zone).date()) for b in gone]
     listed = ", ".join(dates[:6]) + (f" and {len(dates) - 6} more" if len(dates) > 6 else "")
     count = "1 visit" if len(gone) == 1 else f"{len(gone)} visits"
@@ -548,13 +548,14 @@ def _cancel_to_confirm(
 
 
 def _start_of(
-    values: dict[str, str], booking: Booking, errors: dict[str, str]
+    values: dict[str, str], booking: Booking, zone: ZoneInfo, errors: dict[str, str]
 ) -> tuple[datetime | None, list[tuple[str, str]]]:
-    """The instant the date and time fields name in the company's timezone; and, for a
-    time the clocks show twice that night (they go back), the two to choose from, as
-    ``(fold, label)``, until the form says which (``values["fold"]``). The booking's own
-    date and time, left as the form showed them, are its own instant."""
-    zone = booking.zone
+    """The instant the date and time fields name in ``zone`` (the company's timezone);
+    and, for a time the clocks show twice that night (they go back), the two to choose
+    from, as ``(fold, label)``, until the form says which (``values["fold"]``). The
+    booking's own date and time, left as the form showed them, are its own instant. A
+    time the clocks skip that night (they go forward) is refused, naming the time the
+    clocks show instead: nothing moves to an hour nobody typed."""
     day = read_date(values["date"])
     if day is None:
         errors["date"] = "Enter a date, e.g. 2026-03-14."
@@ -568,6 +569,12 @@ def _start_of(
     if local_wall(booking.start, zone) == local_wall(first, zone):
         return booking.start, []  # the time the form showed, left as it was
     if first == second:
+        if local_wall(first, zone) != datetime.combine(day, wall.replace(tzinfo=None)):
+            errors["time"] = (
+                f"{values['time']} does not come that night: the clocks go forward. "
+                f"Did you mean {clock_time(first.astimezone(zone))}?"
+            )
+            return None, []
         return first, []
     choices = [
         (str(fold), f"{clock_time(instant.astimezone(zone))}, {when} the clocks go back")
@@ -591,7 +598,10 @@ def _confirmed_totals(text: str) -> dict[str, int]:
 
 
 def _price_to_confirm(
-    booking: Booking, moves: Sequence[tuple[Booking, Booking]], values: dict[str, str]
+    booking: Booking,
+    moves: Sequence[tuple[Booking, Booking]],
+    values: dict[str, str],
+    zone: ZoneInfo,
 ) -> str:
     """The price change the admin must see before the move (``PriceNotConfirmed``'s
     ``moves``); ``values["price"]`` then holds the new totals to send back."""
@@ -599,16 +609,18 @@ def _price_to_confirm(
     before, after = moves[0]
     note = price_change(before.price, after.price)
     if before.id != booking.id:
-        note = f"{long_date(after.local_start.date())}: {note}"
+        note = f"{long_date(after.start.astimezone(zone).date())}: {note}"
     if len(moves) > 1:
         note += f" {len(moves) - 1} more moved visits change price too, each for its own date."
     return f"{note} Press Reschedule again to move it at this price."
 
 
-def _moved_flash(before: Booking, after: Booking, count: int, names: dict[str, str]) -> str:
+def _moved_flash(
+    before: Booking, after: Booking, count: int, names: dict[str, str], zone: ZoneInfo
+) -> str:
     """What a done reschedule says: the new time, the new crew, or both."""
     more = f" and {count - 1} later visits" if count > 1 else ""
-    local = after.local_start
+    local = after.start.astimezone(zone)
     when = f"moved to {long_date(local.date())}, {clock_time(local)}"
     crew = ""
     if set(after.crew_ids) != set(before.crew_ids):
@@ -640,7 +652,8 @@ def reschedule(visit: Visit) -> Response:
     except ValueError:
         errors["scope"] = "Choose which visits to move."
         scope = plans.RescheduleScope.THIS
-    new_start, _ = _start_of(values, booking, errors)  # its choices: render_booking
+    zone = ZoneInfo(visit.signed_in_company.timezone)
+    new_start, _ = _start_of(values, booking, zone, errors)  # its choices: render_booking
     crew_ids = None
     if values["crew"]:
         with deps.reader() as uow:
@@ -662,7 +675,7 @@ def reschedule(visit: Visit) -> Response:
             drive=deps.drive,
         )
     except PriceNotConfirmed as unconfirmed:
-        note = _price_to_confirm(booking, unconfirmed.moves, values)
+        note = _price_to_confirm(booking, unconfirmed.moves, values, zone)
         return render_booking(visit, booking, Forms(values, {}, reschedule_price=note))
     except SlotTaken:
         errors["when"] = "That time is taken: the crew already has a job then. Pick another time."
@@ -685,7 +698,8 @@ def reschedule(visit: Visit) -> Response:
             flash = "Nothing changed: that is already the booking's time and crew."
         else:
             moved = next((b for b in changed if b.id == booking.id), changed[0])
-            flash = _moved_flash(booking, moved, len(changed), roster_names(deps, moved.company_id))
+            names = roster_names(deps, moved.company_id)
+            flash = _moved_flash(booking, moved, len(changed), names, zone)
         return visit.redirect(f"/admin/bookings/{booking.id}", flash=flash)
     return render_booking(visit, booking, Forms(values, errors), status=422)
 

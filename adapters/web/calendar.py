@@ -113,9 +113,11 @@ def service_name(booking: Booking) -> str:
     return booking.service_label
 
 
-def block(booking: Booking, customer_name: str, index: int) -> Block:
-    """The block of day ``index`` (0-based) of ``booking``."""
-    start, end = (instant.astimezone(booking.zone) for instant in booking.day_blocks()[index])
+def block(booking: Booking, customer_name: str, index: int, zone: ZoneInfo) -> Block:
+    """The block of day ``index`` (0-based) of ``booking``, its times in ``zone`` (the
+    company's: a booking made before the company changed its timezone keeps its own for
+    its days, but is shown on the company's clock like every other)."""
+    start, end = (instant.astimezone(zone) for instant in booking.day_blocks()[index])
     starts, ends = clock_range(start, end)
     return Block(
         id=booking.id,
@@ -158,15 +160,16 @@ def _rows(
     names: dict[str, str],
     first: date,
     days: int,
+    zone: ZoneInfo,
 ) -> list[Row]:
     """A row per active crew member (by name), then one per other member a job names."""
     placed: dict[str, list[list[tuple[datetime, str, Block]]]] = {}
     for booking in jobs:
         for index, (start, _) in enumerate(booking.day_blocks()):
-            offset = (start.astimezone(booking.zone).date() - first).days
+            offset = (start.astimezone(zone).date() - first).days
             if not 0 <= offset < days:
                 continue
-            made = (start, booking.id, block(booking, names[booking.customer_id], index))
+            made = (start, booking.id, block(booking, names[booking.customer_id], index, zone))
             for member_id in booking.crew_ids:
                 row = placed.setdefault(member_id, [[] for _ in range(days)])
                 row[offset].append(made)
@@ -239,7 +242,7 @@ def calendar(visit: Visit) -> Response:
         )
         for d in (first + timedelta(days=i) for i in range(days))
     ]
-    rows = _rows(jobs, crew, others, names, first, days)
+    rows = _rows(jobs, crew, others, names, first, days, zone)
     return visit.render(
         "calendar.html",
         status=422 if errors else 200,

@@ -93,9 +93,9 @@ def day_heading(day: date, today: date) -> str:
     return label
 
 
-def job_card(booking: Booking, customer_name: str, at: datetime) -> JobCard:
-    """The card of one job (times in the company's timezone) as of ``at``."""
-    local = booking.local_start
+def job_card(booking: Booking, customer_name: str, at: datetime, zone: ZoneInfo) -> JobCard:
+    """The card of one job as of ``at``, its times in ``zone`` (the company's timezone)."""
+    local = booking.start.astimezone(zone)
     address = booking.address
     lines = booking.price.lines
     service = booking.service_label
@@ -108,7 +108,7 @@ def job_card(booking: Booking, customer_name: str, at: datetime) -> JobCard:
         f"{line.name}: {line.quantity}" for line in lines if line.kind is LineKind.PARAMETER
     )
     street = ", ".join(part for part in (address.line1, address.line2) if part)
-    starts, ends = clock_range(local, booking.end.astimezone(booking.zone))
+    starts, ends = clock_range(local, booking.end.astimezone(zone))
     in_progress = booking.status is BookingStatus.IN_PROGRESS
     early = in_progress and completion_problem(booking, at) is not None
     return JobCard(
@@ -148,8 +148,9 @@ def crew_portal(visit: Visit) -> Response:
         }
     by_day: dict[date, list[JobCard]] = {}
     for booking in jobs:
-        day = max(booking.local_start.date(), today)  # a job begun earlier shows today
-        by_day.setdefault(day, []).append(job_card(booking, names[booking.customer_id], now))
+        day = max(booking.start.astimezone(zone).date(), today)  # begun earlier: today
+        card = job_card(booking, names[booking.customer_id], now, zone)
+        by_day.setdefault(day, []).append(card)
     days = [Day(day_heading(day, today), tuple(cards)) for day, cards in sorted(by_day.items())]
     return visit.render(
         "crew.html", member=member, days=days, last_day=today + timedelta(days=DAYS - 1)

@@ -289,8 +289,8 @@ def _short_day(instant: datetime, zone: ZoneInfo) -> str:
 
 
 def _visit_row(company: Company, booking: Booking, at: datetime) -> VisitRow:
-    zone = booking.zone
-    local = booking.local_start
+    zone = ZoneInfo(company.timezone)
+    local = booking.start.astimezone(zone)
     changeable = self_service.can_change(company, booking, at)
     closed = booking.status is BookingStatus.SCHEDULED and not changeable
     address = booking.address

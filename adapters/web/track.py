@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from attrs import frozen
 from starlette.responses import Response
@@ -98,7 +99,7 @@ def _expired(visit: Visit, company: Company, booking: Booking) -> Response:
     return visit.render(
         "track_expired.html",
         status=410,
-        ended=long_date(ended.astimezone(booking.zone).date()) if ended else "",
+        ended=long_date(ended.astimezone(ZoneInfo(company.timezone)).date()) if ended else "",
         done=booking.status is BookingStatus.COMPLETED,
     )
 
@@ -109,12 +110,13 @@ def _load(visit: Visit) -> Booking:
         return self_service.tracked_booking(uow, _company(visit).id, _token(visit))
 
 
-def _when(booking: Booking) -> tuple[str, str]:
+def _when(booking: Booking, company: Company) -> tuple[str, str]:
     """(the local date, ``9:00 AM - 12:00 PM EST`` with an en dash) of the visit's first
     day, in the company's timezone (its abbreviation: what customers read on a clock;
     one per end on the night the clocks change)."""
-    local = booking.local_start
-    return long_date(local.date()), zoned_range(local, booking.end.astimezone(booking.zone))
+    zone = ZoneInfo(company.timezone)
+    local = booking.start.astimezone(zone)
+    return long_date(local.date()), zoned_range(local, booking.end.astimezone(zone))
 
 
 def _crew_first_names(visit: Visit, booking: Booking) -> dict[str, str]:
@@ -126,7 +128,7 @@ def _crew_first_names(visit: Visit, booking: Booking) -> dict[str, str]:
 def _facts(visit: Visit, company: Company, booking: Booking) -> dict[str, Any]:
     """What every page of the link shows of the visit."""
     crew = list(_crew_first_names(visit, booking).values())
-    day, hours = _when(booking)
+    day, hours = _when(booking, company)
     address = booking.address
     length = minutes_text(booking.duration_minutes)
     if booking.days > 1:
@@ -166,7 +168,7 @@ def _render_track(
         with visit.deps.reader() as uow:
             kept = plans.next_visit(uow.bookings.of_plan(company.id, booking.plan_id), now)
         if kept is not None:
-            going_on = long_date(kept.local_start.date())
+            going_on = long_date(kept.start.astimezone(ZoneInfo(company.timezone)).date())
     return visit.render(
         "track.html",
         status=status,
@@ -246,7 +248,7 @@ def _reschedule_page(
         if times
         else []
     )
-    zone = booking.zone
+    zone = ZoneInfo(company.timezone)
     choices = [
         DayChoice(
             value=day.isoformat(),
@@ -254,7 +256,7 @@ def _reschedule_page(
             label=f"{day:%b} {day.day}",
             open=is_open,
             chosen=day == chosen,
-            current=day == booking.local_start.date(),
+            current=day == booking.start.astimezone(zone).date(),
         )
         for day, is_open in days
     ]
@@ -328,13 +330,13 @@ def reschedule(visit: Visit) -> Response:
             message = f"That time is not open: {reason}. Choose another."
         else:
             message = "Choose one of the times listed."
-        day = new_start.astimezone(booking.zone).date()
+        day = new_start.astimezone(ZoneInfo(company.timezone)).date()
         return _reschedule_page(visit, booking, day, errors={"start": message}, status=409)
     except (SelfServiceClosed, InvalidTransition, ConflictError) as refused:
         return _refused(visit, refused)
     if not changed:
         return visit.redirect(_href(company, token), flash="That is already your visit's time.")
-    local = changed[0].local_start
+    local = changed[0].start.astimezone(ZoneInfo(company.timezone))
     flash = f"Your visit is moved to {long_date(local.date())}, {clock_time(local)}."
     return visit.redirect(_href(company, token), flash=flash)
 

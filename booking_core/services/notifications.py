@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
 from email.utils import formataddr
+from zoneinfo import ZoneInfo
 
 import attrs
 from attrs import define, frozen
@@ -146,11 +147,12 @@ def service_name(booking: Booking) -> str:
     return booking.service_label
 
 
-def when(instant: datetime, zone_of: Booking) -> str:
-    """``Tuesday, March 3, 2026 at 9:00 AM`` in the booking's timezone; with the zone's
-    abbreviation (``1:30 AM EST``) when that wall-clock time comes twice that night (the
-    hour a clock falls back), so the email names one instant, as the pages do."""
-    local = instant.astimezone(zone_of.zone)
+def when(instant: datetime, zone: ZoneInfo) -> str:
+    """``Tuesday, March 3, 2026 at 9:00 AM`` in ``zone`` (the company's timezone, also
+    for a booking made before the company changed it); with the zone's abbreviation
+    (``1:30 AM EST``) when that wall-clock time comes twice that night (the hour a clock
+    falls back), so the email names one instant, as the pages do."""
+    local = instant.astimezone(zone)
     hour = local.hour % 12 or 12
     text = (
         f"{local:%A}, {local:%B} {local.day}, {local.year} at"
@@ -168,11 +170,12 @@ def booking_context(
     address = booking.address
     street = ", ".join(p for p in (address.line1, address.line2) if p)
     day_starts = [start for start, _ in booking.day_blocks()]
+    zone = ZoneInfo(company.timezone)
     return {
         "customer_name": customer.name,
         "booking_code": booking.code,
         "service": service_name(booking),
-        "starts": when(booking.start, booking),
+        "starts": when(booking.start, zone),
         "address": f"{street}, {address.city}, {address.state} {address.zip}",
         "tracking_url": tracking_url(base_url, company.slug, booking.tracking_token),
         "portal_url": f"{base_url.rstrip('/')}/{company.slug}/portal",
@@ -182,8 +185,8 @@ def booking_context(
         # Each day's start, when a multi-day job's days do not all start at one wall
         # clock time (a day across a DST change); else none.
         "day_starts": (
-            [when(start, booking) for start in day_starts]
-            if len({s.astimezone(booking.zone).time() for s in day_starts}) > 1
+            [when(start, zone) for start in day_starts]
+            if len({s.astimezone(zone).time() for s in day_starts}) > 1
             else []
         ),
     }
@@ -194,7 +197,7 @@ def change_context(company: Company, booking: Booking, at: datetime) -> dict[str
     page's rule, ``self_service.can_change``), and until when."""
     return {
         "can_change": can_change(company, booking, at),
-        "changes_close": when(changes_close_at(company, booking), booking),
+        "changes_close": when(changes_close_at(company, booking), ZoneInfo(company.timezone)),
     }
 
 
@@ -282,7 +285,7 @@ def booking_created(notices: Notices, event: Event) -> Message | None:
         upcoming[0],
         MessageKind.BOOKING_CONFIRMED,
         dedupe_key=f"booking.confirmed:{together or booking.id}",
-        extra=confirmation_context(upcoming),
+        extra=confirmation_context(upcoming, ZoneInfo(company.timezone)),
     )
 
 
@@ -290,16 +293,17 @@ LISTED_VISITS = 12
 """Visits a confirmation lists by date; the rest are counted (``more_visits``)."""
 
 
-def confirmation_context(upcoming: Sequence[Booking]) -> dict[str, object]:
+def confirmation_context(upcoming: Sequence[Booking], zone: ZoneInfo) -> dict[str, object]:
     """What ``booking.confirmed`` adds for ``upcoming`` (the visits still to come, first
-    first): the dates listed and each one's total, and the totals to the cent. A plan's
-    first visit may cost more than the later ones (first-visit extras), so it has
-    ``first_visit_cents`` and ``later_visit_cents``; several dates booked together have
+    first): the dates listed (in ``zone``, the company's timezone) and each one's total,
+    and the totals to the cent. A plan's first visit may cost more than the later ones
+    (first-visit extras), so it has ``first_visit_cents`` and ``later_visit_cents``;
+    several dates booked together have
     ``total_cents`` for all of them (a single visit's stays its own)."""
     first, later = upcoming[0], upcoming[1:]
     later_totals = {v.price.total_cents for v in later}
     context: dict[str, object] = {
-        "visits": [when(v.start, v) for v in upcoming[:LISTED_VISITS]],
+        "visits": [when(v.start, zone) for v in upcoming[:LISTED_VISITS]],
         "visit_totals": [v.price.total_cents for v in upcoming[:LISTED_VISITS]],
         "more_visits": max(0, len(upcoming) - LISTED_VISITS),
         "first_visit_cents": first.price.total_cents,
@@ -326,15 +330,18 @@ def booking_rescheduled(notices: Notices, event: Event) -> Message | None:
     if moved.get("from") == moved.get("to") or booking.start <= notices.at:
         return None  # another crew only, or the visit has begun
     previous = moved.get("from")
+    company = notices.uow.companies.get(event.company_id)
     return _to_customer(
         notices,
-        notices.uow.companies.get(event.company_id),
+        company,
         booking,
         MessageKind.BOOKING_RESCHEDULED,
         dedupe_key=f"booking.rescheduled:{_change_key(booking, event)}",
         extra={
             "previous_starts": (
-                when(datetime.fromisoformat(previous), booking) if isinstance(previous, str) else ""
+                when(datetime.fromisoformat(previous), ZoneInfo(company.timezone))
+                if isinstance(previous, str)
+                else ""
             ),
             "later_visits_moved": moved.get("scope") == RescheduleScope.THIS_AND_FUTURE,
             # The visit's date fees followed it (plans.moved_price): the old total, if changed.
@@ -358,15 +365,16 @@ def booking_cancelled(notices: Notices, event: Event) -> Message | None:
         kept = plans.next_visit(
             notices.uow.bookings.of_plan(booking.company_id, booking.plan_id), notices.at
         )
+    company = notices.uow.companies.get(event.company_id)
     return _to_customer(
         notices,
-        notices.uow.companies.get(event.company_id),
+        company,
         booking,
         MessageKind.BOOKING_CANCELLED,
         dedupe_key=f"booking.cancelled:{_change_key(booking, event)}",
         extra={
             "later_visits_cancelled": cancelled.get("scope") not in (None, CancelScope.THIS),
-            "next_visit": when(kept.start, kept) if kept is not None else "",
+            "next_visit": when(kept.start, ZoneInfo(company.timezone)) if kept else "",
             "reason": booking.cancel_reason or "",
         },
     )
@@ -439,7 +447,9 @@ def office_customer_change(notices: Notices, event: Event) -> Message | None:
         {
             "change": "cancelled" if cancelled else "moved",
             "previous_starts": (
-                when(datetime.fromisoformat(previous), booking) if isinstance(previous, str) else ""
+                when(datetime.fromisoformat(previous), ZoneInfo(company.timezone))
+                if isinstance(previous, str)
+                else ""
             ),
             "customer_email": customer.email or "",
             "customer_phone": customer.phone or "",

@@ -13,7 +13,7 @@ from booking_core.bookings import Booking
 from booking_core.companies import Company
 from booking_core.customers import Address
 from booking_core.pricing import SelectedItem
-from booking_core.services import scheduling
+from booking_core.services import notifications, scheduling, setup
 from booking_core.users import Role
 from tests.browser.support import Site
 from tests.browser.test_customer_pages_http import fetch, get, signing_in
@@ -146,3 +146,74 @@ def test_a_move_to_a_time_the_clocks_show_twice_asks_which_and_takes_the_one_cho
         moved = uow.bookings.get(company.id, booking.id)
     assert moved.start == datetime(2027, 11, 7, 6, 15, tzinfo=UTC)  # 1:15 AM EST
     assert moved.start.astimezone(NEW_YORK).tzname() == "EST"
+
+
+def test_a_move_to_a_time_the_clocks_skip_is_refused_naming_the_time_they_show(
+    site: Site,
+):
+    """02:30 on the night the clocks go forward does not come: the form says so and
+    which time the clocks show instead, and moves nothing (it used to move the job to
+    3:30 AM without a word)."""
+    company, member_id, booking = _night_job(site, datetime(2027, 3, 13, 22, 0, tzinfo=NEW_YORK))
+    owner = site.user(company, Role.OWNER)
+    answers = fetch(
+        site,
+        booking.start - timedelta(days=3),
+        *signing_in(owner.email),
+        ("GET", f"/admin/bookings/{booking.id}", {}),
+        ("POST", f"/admin/bookings/{booking.id}/reschedule",
+         {"date": "2027-03-14", "time": "02:30", "scope": "this", "crew": member_id}),
+    )  # fmt: skip
+    refused = answers[-1]
+    assert refused.status_code == 422, refused.text
+    assert "02:30 does not come that night: the clocks go forward." in refused.text
+    assert "Did you mean 3:30 AM?" in refused.text
+    with site.container.reader() as uow:
+        assert uow.bookings.get(company.id, booking.id).start == booking.start
+
+
+def test_after_the_company_changes_its_timezone_every_page_and_email_shows_its_bookings_in_it(
+    site: Site,
+):
+    """A job booked at 9:00 AM in New York (13:00 UTC) is 2:00 AM the next day in
+    Auckland. Once the company moves to Auckland, the pages put it there, under
+    Auckland's name, as the API does (they used to show it at 9:00 AM on its New York
+    date while saying "Auckland time")."""
+    start = datetime(2027, 10, 1, 9, 0, tzinfo=NEW_YORK)
+    company, member_id, booking = _night_job(site, start)
+    setup.update_company_settings(
+        setup.UpdateCompanySettings(company_id=company.id, timezone="Pacific/Auckland"),
+        uow=site.container.uow(),
+    )
+    owner = site.user(company, Role.OWNER)
+    crew = site.user(company, Role.CREW, crew_member_id=member_id, name="Rosa Diaz")
+    at = booking.start - timedelta(days=1)
+    track = get(site, at, f"/{company.slug}/track/{booking.tracking_token}")
+    assert "Saturday, October 2, 2027" in track.text
+    assert "2:00 AM \u2013 3:00 AM" in track.text
+    assert "Auckland time" in track.text
+    assert "9:00 AM" not in track.text
+
+    def signed_in(email: str, *paths: str) -> list[str]:
+        answers = fetch(site, at, *signing_in(email), *(("GET", p, {}) for p in paths))[2:]
+        assert [a.status_code for a in answers] == [200] * len(paths)
+        return [a.text for a in answers]
+
+    new_york_day, auckland_day, details = signed_in(
+        owner.email,
+        "/admin/calendar?view=day&date=2027-10-01",
+        "/admin/calendar?view=day&date=2027-10-02",
+        f"/admin/bookings/{booking.id}",
+    )
+    assert booking.code not in new_york_day
+    assert booking.code in auckland_day and "2:00 AM" in auckland_day
+    assert "Saturday, October 2, 2027" in details and "9:00 AM" not in details
+    assert 'value="02:00"' in details  # the reschedule form starts from the shown time
+    (jobs,) = signed_in(crew.email, "/crew")
+    assert "2:00 AM" in jobs and "9:00 AM" not in jobs
+
+    with site.container.reader() as uow:
+        moved = uow.companies.get(company.id)
+        customer = uow.customers.get(company.id, booking.customer_id)
+    context = notifications.booking_context(booking, customer, "https://b.example", moved)
+    assert context["starts"] == "Saturday, October 2, 2027 at 2:00 AM"

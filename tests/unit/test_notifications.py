@@ -284,7 +284,7 @@ def test_a_several_dates_confirmation_totals_every_date(world: World):
     assert f"Total:   {total} for all 3 dates\n" in confirmation.text
     assert f"Total: <strong>{total}</strong> for all 3 dates" in confirmation.html
     for visit in visits:
-        listed = f"{when(visit.start, visit)}: {money(visit.price.total_cents)}"
+        listed = f"{when(visit.start, visit.zone)}: {money(visit.price.total_cents)}"
         assert f"- {listed}\n" in confirmation.text
         assert f"<li>{listed}</li>" in confirmation.html
 
@@ -620,11 +620,10 @@ def test_a_company_notify_email_and_reminder_hours_are_validated():
 
 def test_an_email_names_the_zone_of_a_time_the_fall_back_night_repeats() -> None:
     zone = NY
-    booking = single()  # a New York company's job
     first = datetime(2027, 11, 7, 1, 30, tzinfo=zone)
-    assert when(first, booking) == "Sunday, November 7, 2027 at 1:30 AM EDT"
-    assert when(first.replace(fold=1), booking) == "Sunday, November 7, 2027 at 1:30 AM EST"
-    assert when(datetime(2027, 11, 7, 9, tzinfo=zone), booking) == (
+    assert when(first, zone) == "Sunday, November 7, 2027 at 1:30 AM EDT"
+    assert when(first.replace(fold=1), zone) == "Sunday, November 7, 2027 at 1:30 AM EST"
+    assert when(datetime(2027, 11, 7, 9, tzinfo=zone), zone) == (
         "Sunday, November 7, 2027 at 9:00 AM"
     )
 
@@ -708,7 +707,7 @@ def test_a_multi_day_confirmation_says_how_many_days_and_each_day_s_start_across
     context = {
         **booking_context(booking, factories.customer("cmp_a"), "https://b.example", world.company),
         **change_context(world.company, booking, NOW),
-        **confirmation_context([booking]),
+        **confirmation_context([booking], NY),
     }
     _, text, html = JinjaComposer().compose(MessageKind.BOOKING_CONFIRMED, world.company, context)
     assert "When:    Friday, March 12, 2027 at 2:30 AM, 3 days in a row\n" in text
