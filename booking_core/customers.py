@@ -17,6 +17,7 @@ from attrs import frozen
 from booking_core.coupons import normalize_code
 from booking_core.errors import RuleViolation, ValidationFailed
 from booking_core.ids import crockford_code
+from booking_core.plain_text import person_name_problem
 
 NAME_MAX = 200
 EMAIL_MAX = 254
@@ -99,6 +100,15 @@ def email_problem(email: str) -> str | None:
 def is_email_address(text: str) -> bool:
     """True when ``text``, exactly as given, is one plain address (``email_problem``)."""
     return email_problem(text) is None
+
+
+def name_errors(name: str, field: str = "name") -> dict[str, str]:
+    """The problem of a person's name as typed (a customer's, a lead's), under ``field``:
+    required, at most ``NAME_MAX`` characters, and ``plain_text.person_name_problem``."""
+    if not name.strip() or len(name) > NAME_MAX:
+        return {field: f"Required, at most {NAME_MAX} characters."}
+    problem = person_name_problem(name.strip())
+    return {field: problem} if problem else {}
 
 
 def email_errors(email: str, field: str = "email") -> dict[str, str]:
@@ -206,8 +216,7 @@ def new_customer(
 ) -> Customer:
     """Build a customer after checking its fields; the address becomes the default."""
     errors = email_errors(email)
-    if not name.strip() or len(name) > NAME_MAX:
-        errors["name"] = f"Required, at most {NAME_MAX} characters."
+    errors.update(name_errors(name))
     if phone is not None and len(phone) > PHONE_MAX:
         errors["phone"] = f"At most {PHONE_MAX} characters."
     if address is not None:
@@ -247,8 +256,7 @@ def with_contact(customer: Customer, *, name: str, phone: str | None, at: dateti
     """The customer with a new name and phone (``None``: no phone), after checking them as
     ``new_customer`` does. The email stays: it is the record's identity in the company."""
     errors: dict[str, str] = {}
-    if not name.strip() or len(name) > NAME_MAX:
-        errors["name"] = f"Required, at most {NAME_MAX} characters."
+    errors.update(name_errors(name))
     if phone is not None and len(phone) > PHONE_MAX:
         errors["phone"] = f"At most {PHONE_MAX} characters."
     if errors:

@@ -16,7 +16,12 @@ from datetime import date, datetime
 import attrs
 from attrs import frozen
 
-from booking_core.customers import NAME_MAX, PHONE_MAX, email_errors, normalize_email
+from booking_core.customers import (
+    PHONE_MAX,
+    email_errors,
+    name_errors,
+    normalize_email,
+)
 from booking_core.errors import InvalidTransition, ValidationFailed
 
 MESSAGE_MAX = 2_000
@@ -78,8 +83,7 @@ class Enquiry:
     def errors(self) -> dict[str, str]:
         """Field errors of the enquiry."""
         errors: dict[str, str] = {}
-        if not self.name.strip() or len(self.name) > NAME_MAX:
-            errors["name"] = f"Required, at most {NAME_MAX} characters."
+        errors.update(name_errors(self.name))
         if self.email is None and self.phone_e164 is None:
             errors["email"] = "Give an email or a phone number."
         if self.email is not None:

@@ -1,8 +1,8 @@
 """One rule for names a company's staff type that are shown back as one line: an API
 key's name, a catalog item's, a crew member's, a team's, a company's, a booking form's
 and its questions' labels, a hand-priced quote's line descriptions. (Names customers
-type, theirs and their leads', are not held to it: scripts such as Persian write
-names with a zero-width non-joiner, a format character.)"""
+type, theirs and their leads', are held to a looser one, ``person_name_problem``:
+scripts such as Persian write names with a zero-width non-joiner, a format character.)"""
 
 from __future__ import annotations
 
@@ -22,3 +22,25 @@ NOT_ONE_LINE = (
 def has_hidden_characters(text: str) -> bool:
     """True when ``text`` holds a character of ``HIDDEN_CATEGORIES``."""
     return any(unicodedata.category(c) in HIDDEN_CATEGORIES for c in text)
+
+
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+"""The format characters that embed, override or isolate the direction of what follows
+(U+202A to U+202E, U+2066 to U+2069): what makes ``evil\u202egnp.exe`` read otherwise."""
+
+NOT_A_NAME = (
+    "One line of text: no line breaks, tabs, or invisible characters that reverse the text."
+)
+
+
+def person_name_problem(name: str) -> str | None:
+    """What is wrong with a person's name as typed (a customer's, a lead's, a waitlist
+    entry's), None when nothing: it may not hold control characters (line breaks, tabs),
+    line or paragraph separators, lone surrogates or direction controls, and must show a
+    character (not only spaces and zero-width ones). Other format characters, such as the
+    zero-width non-joiner some scripts write names with, are kept."""
+    if any(unicodedata.category(c) in {"Cc", "Zl", "Zp", "Cs"} or c in BIDI_CONTROLS for c in name):
+        return NOT_A_NAME
+    if not any(not c.isspace() and unicodedata.category(c) != "Cf" for c in name):
+        return "Required: a name with at least one visible character."
+    return None

@@ -26,6 +26,7 @@ from booking_core.customers import (
     email_errors,
 )
 from booking_core.errors import ValidationFailed
+from booking_core.plain_text import person_name_problem
 
 NOTE_MAX = ACCESS_NOTES_MAX
 MAX_RANGE_DAYS = 62
@@ -80,6 +81,8 @@ def request_errors(request: WaitlistRequest, *, today: date, catalog: Catalog) -
         errors["name"] = f"At most {NAME_MAX} characters."
     elif not request.name.strip():
         errors["name"] = "Required."
+    elif problem := person_name_problem(request.name.strip()):
+        errors["name"] = problem
     errors.update(email_errors(request.email))
     if request.phone is not None and len(request.phone) > PHONE_MAX:
         errors["phone"] = f"At most {PHONE_MAX} characters."

@@ -217,9 +217,10 @@ def _query_int(value: object, _: object) -> int:
     text = _str(value, None)
     if not (text.isascii() and text.isdigit()):
         raise FieldProblem("Expected a whole number written in the digits 0-9.")
-    if len(text.lstrip("0")) > 19:  # past 64 bits, however long: not read as a number
+    significant = text.lstrip("0") or "0"  # zeros in front do not count
+    if len(significant) > 19:  # past 64 bits, however long: not read as a number
         raise FieldProblem("Outside the 64-bit range.")
-    return _int(int(text), None)
+    return _int(int(significant), None)
 
 
 def _bool(value: object, _: object) -> bool:

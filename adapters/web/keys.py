@@ -86,8 +86,9 @@ def _rate_limit(text: str) -> tuple[int | None, dict[str, str]]:
     field error of one that is not a whole number. ``int`` alone would take other
     scripts' digits, ``1_000`` and ``+120``, which no other form takes."""
     digits = text.strip().replace(",", "")
-    if WHOLE.match(digits) and len(digits.lstrip("0")) <= MAX_DIGITS:
-        return int(digits), {}
+    significant = digits.lstrip("0") or "0"  # zeros in front do not count
+    if WHOLE.match(digits) and len(significant) <= MAX_DIGITS:
+        return int(significant), {}
     low, high = auth.MIN_RATE_LIMIT, auth.MAX_RATE_LIMIT
     return None, {"rate_limit": f"A whole number of requests per minute, {low} to {high:,}."}
 

@@ -247,7 +247,8 @@ CsrfCheck = Callable[[Visit], bool]
 
 async def read_form(request: Request) -> dict[str, str]:
     """A POSTed form's fields (the first value of each); {} for any other body. A form
-    over 64 KB is a 413 page, one holding a NUL character a 400 page."""
+    over 64 KB is a 413 page, one holding a NUL character or text that is not UTF-8 once
+    percent-decoded (a lone surrogate included) a 400 page."""
     if request.method != "POST":
         return {}
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -258,11 +259,19 @@ async def read_form(request: Request) -> dict[str, str]:
         body += chunk
         if len(body) > FORM_MAX_BYTES:
             raise PageError(413, "Too much to send", "That form is larger than 64 KB.")
-    pairs = parse_qsl(
-        body.decode("utf-8", errors="replace"),
-        keep_blank_values=True,
-        max_num_fields=FORM_MAX_FIELDS,
-    )
+    try:  # never read with a replacement character, as in the API
+        pairs = parse_qsl(
+            body.decode("utf-8"),
+            keep_blank_values=True,
+            max_num_fields=FORM_MAX_FIELDS,
+            errors="strict",
+        )
+    except UnicodeDecodeError:
+        raise PageError(
+            400,
+            "That form could not be read",
+            "It holds text that is not UTF-8 (or half of an emoji). Type it again and send.",
+        ) from None
     form: dict[str, str] = {}
     for name, value in pairs:
         if "\x00" in name or "\x00" in value:  # no text is stored with one, as in the API

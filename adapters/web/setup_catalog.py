@@ -23,6 +23,7 @@ from attrs import frozen
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from adapters.web.calendar import read_date
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, page
@@ -798,11 +799,10 @@ def _coupon_values(coupon: CouponDraft | None, zone: ZoneInfo) -> dict[str, str]
 def _date(errors: FieldErrors, name: str, text: str) -> date | None:
     if not text.strip():
         return None
-    try:
-        return date.fromisoformat(text.strip())
-    except ValueError:
+    day = read_date(text)  # 1970 to 2999: a day after the last is still a date
+    if day is None:
         errors.add(name, "A date such as 2026-12-31.")
-        return None
+    return day
 
 
 def coupon_form(visit: Visit) -> Response:
@@ -883,7 +883,6 @@ def coupon_form(visit: Visit) -> Response:
 # Fees
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-ISO_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\Z")
 ZIP = re.compile(r"^[0-9]{5}\Z")
 
 
@@ -907,12 +906,11 @@ def _fee_values(fee: FeeDraft | None) -> dict[str, str]:
 def _fee_dates(errors: FieldErrors, text: str) -> tuple[date, ...]:
     days: list[date] = []
     for entry in items(text, spaces=True):
-        try:
-            if not ISO_DATE.match(entry):
-                raise ValueError(entry)
-            days.append(date.fromisoformat(entry))
-        except ValueError:
+        day = read_date(entry)  # 1970 to 2999, as every date a form takes
+        if day is None:
             errors.add("dates", f"{entry!r} is not a date such as 2026-12-24.")
+        else:
+            days.append(day)
     return tuple(sorted(days))
 
 

@@ -15,7 +15,7 @@ active members), the team looked up in the signed-in user's company only.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime, time, timedelta
+from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 import attrs
@@ -23,6 +23,7 @@ from attrs import frozen
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from adapters.web.calendar import read_date
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, crew_named, page
@@ -298,6 +299,11 @@ def _time_off(errors: FieldErrors, text: str, zone: ZoneInfo) -> list[TimeOffDra
             parts = line.removesuffix(EXACT_TIMES).strip().split(" to ")
             try:
                 start, end = (datetime.fromisoformat(p).replace(tzinfo=zone) for p in parts)
+                if (
+                    read_date(start.date().isoformat()) is None
+                    or read_date(end.date().isoformat()) is None
+                ):
+                    raise ValueError(line)  # outside 1970 to 2999
             except ValueError:
                 errors.add("time_off", f"Could not read {line!r}.")
                 continue
@@ -307,8 +313,10 @@ def _time_off(errors: FieldErrors, text: str, zone: ZoneInfo) -> list[TimeOffDra
         try:
             if match is None:
                 raise ValueError(line)
-            first = date.fromisoformat(match.group(1))
-            last = date.fromisoformat(match.group(2)) if match.group(2) else first
+            first = read_date(match.group(1))  # 1970 to 2999: the day after the last is one
+            last = read_date(match.group(2)) if match.group(2) else first
+            if first is None or last is None:
+                raise ValueError(line)
         except ValueError:
             errors.add("time_off", f"Could not read {line!r}: {TIME_OFF_HELP}")
             continue

@@ -83,11 +83,13 @@ def whole(
     if not WHOLE.match(cleaned):
         errors.add(name, "A whole number, digits only.")
         return None
-    # Past MAX_DIGITS digits (zeros in front aside) a value is over any ceiling: not read.
-    if len(cleaned.lstrip("0")) > MAX_DIGITS or int(cleaned) > high:
+    # Zeros in front do not count; past MAX_DIGITS digits a value is over any ceiling and
+    # not read (``int`` refuses over 4,300 digits, zeros included).
+    significant = cleaned.lstrip("0") or "0"
+    if len(significant) > MAX_DIGITS or int(significant) > high:
         errors.add(name, over or f"At most {high:,}.")
         return None
-    return int(cleaned)
+    return int(significant)
 
 
 def show_hundredths(value: int) -> str:

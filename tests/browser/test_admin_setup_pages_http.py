@@ -359,3 +359,55 @@ def test_a_member_made_inactive_with_jobs_ahead_is_told_how_many_they_still_hold
     assert "is inactive and still holds 1 scheduled job: give each to someone else" in (
         text_of(saved)
     )
+
+
+# --- Hostile values: a field's own answer, never a 500 or a changed text -----------------------
+
+
+def test_zeros_in_front_of_a_number_do_not_count_however_many(
+    site: Site, shop: Company, owner: httpx.Client
+):
+    # Past 4,300 digits Python's int() refuses to read a number, zeros in front included:
+    # the settings page answered 500.
+    form = form_of(owner.get("/admin/settings"), "/admin/settings")
+    saved = owner.post("/admin/settings", data={**form, "cutoff_hours": "0" * 4400 + "5"})
+    assert saved.status_code == 303, text_of(saved)
+    with site.container.uow() as uow:
+        assert uow.companies.get(shop.id).self_service_cutoff_hours == 5
+
+
+def test_a_date_at_the_end_of_the_calendar_is_refused_beside_its_field(
+    site: Site, shop: Company, owner: httpx.Client
+):
+    # The day after 9999-12-31 is no date: the coupon and crew forms answered 500.
+    coupon = post(
+        owner,
+        "/admin/catalog/coupons/new",
+        {"code": "EDGE1", "percent": "10", "valid_until": "9999-12-31"},
+    )
+    assert coupon.status_code == 422
+    assert field_error(coupon, "valid_until") == "A date such as 2026-12-31."
+    member = post(
+        owner, "/admin/crew/new", {"name": "Zed", "home_zip": "10001", "time_off": "9999-12-31"}
+    )
+    assert member.status_code == 422
+    assert "Could not read '9999-12-31'" in (field_error(member, "time_off") or "")
+    assert "EDGE1" not in {c.code for c in catalog(site, shop).coupons}
+
+
+@pytest.mark.parametrize("typed", ["Edge%FFTester", "Edge%ED%A0%80Tester", "Edge%C0%AFTester"])
+def test_a_form_whose_text_is_not_utf8_is_refused_and_nothing_is_saved(
+    site: Site, shop: Company, owner: httpx.Client, typed: str
+):
+    # It was read with a replacement character and saved: a service named "Edge\ufffdTester".
+    token = csrf(owner.get("/admin"))
+    before = catalog(site, shop)
+    refused = owner.post(
+        "/admin/catalog/services/new",
+        content=f"csrf_token={token}&name={typed}&industry=Cleaning&price=100&duration=60",
+        headers={"content-type": "application/x-www-form-urlencoded"},
+    )
+    assert refused.status_code == 400
+    assert "That form could not be read" in text_of(refused)
+    assert "not UTF-8" in text_of(refused)
+    assert catalog(site, shop) == before

@@ -94,6 +94,37 @@ def test_strings_that_are_not_one_plain_address_make_no_customer_and_no_lead(
             assert set(error_of(refused, 400, "invalid_request")["fieldErrors"]) == {"email"}
 
 
+NOT_NAMES = [
+    "Grace\u202eyppoH",  # reads "Grace Hoppy" reversed: a direction override
+    "Grace\u2066Hopper",
+    "Grace\nHopper",
+    "Grace\tHopper",
+    "Grace\u0001",
+    "Grace\u2028Hopper",
+    "\u200b",  # only a zero-width space: nothing to read
+    " \u200b\u200d ",
+]
+
+
+def test_a_name_that_hides_or_reverses_text_makes_no_customer_and_no_lead(
+    api: httpx.Client,
+):
+    """Names typed by the public are shown in the admin calendar and on the crew's
+    phones: one that reverses what follows, breaks the line or shows nothing was kept."""
+    for name in NOT_NAMES:
+        email = unique_email("name")
+        customer = api.post(f"{API}/customers", json={"name": name, "email": email})
+        lead = capture(api, name=name, email=email)
+        for refused in (customer, lead):
+            assert set(error_of(refused, 400, "invalid_request")["fieldErrors"]) == {"name"}, name
+        assert api.get(f"{API}/customers", params={"search": email}).json()["data"] == []
+    # A zero-width non-joiner is how Persian writes some names: kept.
+    kept = api.post(f"{API}/customers", json={"name": "\u0645\u0647\u200c\u0646\u0627\u0632",
+                                               "email": unique_email("fa")})  # fmt: skip
+    assert kept.status_code == 201, kept.text
+    assert kept.json()["name"] == "\u0645\u0647\u200c\u0646\u0627\u0632"
+
+
 def test_each_company_has_its_own_customers(stack: Stack, api: httpx.Client):
     email = unique_email("shared")
     ours = api.post(f"{API}/customers", json={"name": "Ours", "email": email})

@@ -602,8 +602,9 @@ def test_a_query_number_past_64_bits_is_out_of_range_however_long(api: httpx.Cli
     assert error_of(response, 400, "invalid_request")["fieldErrors"] == {
         "limit": "Outside the 64-bit range."
     }
-    padded = api.get("/api/v1/customers", params={"limit": "0" * 30 + "1"})
-    assert padded.status_code == 200, padded.text
+    for zeros in (30, 4400):  # past 4,300 digits int() refused to read it: "Invalid value."
+        padded = api.get("/api/v1/customers", params={"limit": "0" * zeros + "1"})
+        assert padded.status_code == 200, padded.text
 
 
 def test_an_answer_lists_at_most_a_hundred_problems_and_says_how_many(api: httpx.Client):

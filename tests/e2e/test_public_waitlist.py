@@ -182,6 +182,16 @@ def test_a_past_date_a_reversed_or_long_range_an_unknown_service_are_400_naming_
         assert len(api.get(f"{API}/waitlist").json()["data"]) == 2
 
 
+def test_a_name_that_reverses_or_hides_text_is_400_naming_it_and_lists_nothing(
+    shop: Shop, stack: Stack, public: httpx.Client
+):
+    url = f"{PUBLIC}/{shop.company.slug}/waitlist"
+    for name in ("Ana\u202ez\u00e9reP", "Ana\nP\u00e9rez", "\u200b"):
+        assert "name" in refusal(public.post(url, json=asked(shop, name=name)), 400), name
+    with stack.client(shop.key) as api:
+        assert api.get(f"{API}/waitlist").json()["data"] == []
+
+
 def test_the_route_answers_a_preflight_and_an_unknown_slug_is_404(public: httpx.Client, shop):
     url = f"{PUBLIC}/{shop.company.slug}/waitlist"
     response = public.options(url, headers={"access-control-request-method": "POST"})
