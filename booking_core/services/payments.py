@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from datetime import datetime
 
+import attrs
 from attrs import frozen
 
 from booking_core.bookings import Booking
@@ -35,6 +36,7 @@ from booking_core.ledger import (
     reverse_entry,
 )
 from booking_core.ports import Clock, UnitOfWork
+from booking_core.services.scheduling import booking_id_of
 
 
 @frozen(kw_only=True)
@@ -140,8 +142,11 @@ def _ledger(uow: UnitOfWork, company_id: str, booking_id: str) -> BookingLedger:
 
 
 def record_payment(cmd: RecordPayment, *, uow: UnitOfWork, clock: Clock) -> PaymentEntry:
-    """Record money received (or refunded) outside the service; returns the new entry."""
+    """Record money received (or refunded) outside the service; returns the new entry.
+    ``booking_id`` may be the booking's human code."""
     with uow:
+        if cmd.booking_id is not None:  # a code's booking never changes: read unheld
+            cmd = attrs.evolve(cmd, booking_id=booking_id_of(uow, cmd.company_id, cmd.booking_id))
         named = None
         if cmd.customer_id is not None:
             # Another company's customer, or none: not found, before the booking is read.

@@ -780,16 +780,15 @@ def create_booking(
     with uow:
         company = uow.companies.get(cmd.company_id)
         catalog = uow.catalogs.get(cmd.company_id)
+        # The problems of the dates and the day count (``book_in_unit`` checks them too)
+        # named with the others, before a referral code is looked up: a past start is
+        # said whether the code is known or not, as with a coupon.
+        frequency = catalog.frequencies_by_slug.get(cmd.frequency_slug)
+        if frequency is not None and (errors or cmd.referral_code is not None):
+            errors.update(
+                _request_errors(company, frequency, cmd.start, cmd.days, cmd.additional_starts, at)
+            )
         if errors:
-            # Named together with the problems of the dates and the day count, which
-            # ``book_in_unit`` checks on its own when there are no others.
-            frequency = catalog.frequencies_by_slug.get(cmd.frequency_slug)
-            if frequency is not None:
-                errors.update(
-                    _request_errors(
-                        company, frequency, cmd.start, cmd.days, cmd.additional_starts, at
-                    )
-                )
             raise ValidationFailed(errors)
         selection = Selection(
             service_id=cmd.service_id,
@@ -851,6 +850,18 @@ def find_booking(uow: UnitOfWork, company_id: str, id_or_code: str) -> Booking:
             raise NotFoundError("booking", id_or_code)
         return found
     return uow.bookings.get(company_id, id_or_code)
+
+
+def booking_id_of(uow: UnitOfWork, company_id: str, id_or_code: str) -> str:
+    """The id of the booking ``id_or_code`` names, read in an open ``uow``, where a booking
+    is named without being read (a ledger entry's, a filter's): a human code, as
+    ``find_booking`` reads it, is its booking's id; an id, or a code no booking of the
+    company has, stays as it came (it then names none)."""
+    code = normalize_human_code(id_or_code)
+    if code is None:
+        return id_or_code
+    found = uow.bookings.by_code(company_id, code)
+    return found.id if found is not None else id_or_code
 
 
 def _visits(uow: UnitOfWork, target: Booking) -> list[Booking]:

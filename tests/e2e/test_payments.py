@@ -171,6 +171,26 @@ def test_a_payment_on_another_companys_booking_answers_like_one_that_never_exist
         assert [e["amountCents"] for e in ledger(other, theirs)] == [2500]
 
 
+def test_a_booking_is_named_by_its_human_code_as_by_its_id(
+    stack: Stack, api: httpx.Client, booking: str
+):
+    """The code is what owners see (pages, emails): ``GET /payments?bookingId=<code>``
+    answered an empty ledger and ``POST /payments`` with it 404, though the fetch takes it."""
+    code = api.get(f"{API}/bookings/{booking}").json()["code"]
+    made = record(api, code.lower(), kind="PAYMENT", amountCents=4200, method="CASH")
+    assert made.status_code == 201, made.text
+    assert made.json()["bookingId"] == booking
+    assert [e["id"] for e in ledger(api, code)] == [made.json()["id"]]
+    assert ledger(api, booking) == ledger(api, code)
+    # A code no booking of the company has names none: an empty list, and 404 to record.
+    theirs = add_booking(stack.container, stack.demo[1].company.id)
+    with stack.client(stack.other_key) as other:
+        their_code = other.get(f"{API}/bookings/{theirs}").json()["code"]
+    assert ledger(api, their_code) == []
+    pay = {"kind": "PAYMENT", "amountCents": 2500, "method": "CASH"}
+    error_of(record(api, their_code, **pay), 404, "not_found")
+
+
 def test_a_hand_refund_is_stored_negative_with_method_offline(api: httpx.Client, booking: str):
     paid = record(api, booking, kind="PAYMENT", amountCents=10000, method="CASH").json()
     refund = record(api, booking, kind="REFUND", amountCents=2500, reverses=paid["id"])

@@ -222,6 +222,23 @@ def test_a_code_no_customer_has_is_refused_naming_it(
     assert customers_named(client, body["customer"]["email"]) == []
 
 
+def test_a_past_start_is_said_before_an_unknown_code_as_with_a_coupon(
+    stack: Stack, client: httpx.Client, shop: Shop
+):
+    """The code was looked up first: a past start with an unknown code answered only
+    "No customer ... has the referral code", a past start with an unknown coupon only
+    the start's 400."""
+    past = "2020-01-06T10:00:00-05:00"
+    for code in ({"referralCode": "ZZZZ9999"}, {"couponCode": "NOSUCHCOUPON"}):
+        body = booking_body(past, **code)
+        error = error_of(book(client, body), 400, "invalid_request")
+        assert set(error["fieldErrors"]) == {"startIso"}, (code, error)
+        with stack.client() as anon:
+            public = anon.post(f"{PUBLIC}/{shop.company.slug}/book", json=body)
+        assert public.status_code == 400, public.text
+        assert "startIso" in public.json()["error"]
+
+
 def test_a_customer_cannot_use_their_own_code(client: httpx.Client, shop: Shop, day: date):
     me = customer(client, "Me")
     body = booking_body(at(shop, day, "10:00"), referralCode=me["referralCode"])

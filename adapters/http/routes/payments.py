@@ -15,6 +15,7 @@ from adapters.http.structuring import HandCents, Id, Matches, MaxLength, Note
 from adapters.http.views.payments import PaymentView, payment_view
 from booking_core.ledger import HAND_KINDS, HAND_METHODS, Kind, Method
 from booking_core.services import payments as cases
+from booking_core.services.scheduling import booking_id_of
 
 HAND_KIND_NAMES = [kind.value for kind in Kind if kind in HAND_KINDS]
 HAND_METHOD_NAMES = [
@@ -30,7 +31,7 @@ class PaymentBody:
     CASH, CHECK, BANK_TRANSFER or OTHER), or a REFUND given back by hand (stored negative,
     method OFFLINE) which may name the payment it refunds in ``reverses``."""
 
-    booking_id: Id
+    booking_id: Id = field(metadata=schema(description="the booking's id or its human code"))
     kind: Kind = field(metadata=schema(enum=HAND_KIND_NAMES))
     amount_cents: HandCents = field(
         metadata=schema(description="positive; a REFUND is given positive and stored negative")
@@ -75,7 +76,9 @@ class PaymentListQuery(PageQuery):
     """Ledger entries by customer, booking, or creation window ``[from, to)``."""
 
     customer_id: Id | None = field(default=None, metadata={"description": "one customer's"})
-    booking_id: Id | None = field(default=None, metadata={"description": "one booking's"})
+    booking_id: Id | None = field(
+        default=None, metadata={"description": "one booking's (its id or its human code)"}
+    )
     from_: datetime | None = field(
         default=None, metadata={"description": "created at or after (ISO 8601 with offset)"}
     )
@@ -87,14 +90,17 @@ class PaymentListQuery(PageQuery):
 def get_payments(ctx: Context) -> Reply:
     """The ledger, filtered by customer, booking, or date window ``[from, to)``."""
     query: PaymentListQuery = ctx.query
-    filters = {
-        "customer_id": query.customer_id,
-        "booking_id": query.booking_id,
-        "created_from": query.from_,
-        "created_until": query.to,
-    }
-    page = ctx.page_request("payments", filters)
     with ctx.deps.read() as uow:
+        booking_id = query.booking_id
+        if booking_id is not None:  # a human code stands for its booking, as in a fetch
+            booking_id = booking_id_of(uow, ctx.company_id, booking_id)
+        filters = {
+            "customer_id": query.customer_id,
+            "booking_id": booking_id,
+            "created_from": query.from_,
+            "created_until": query.to,
+        }
+        page = ctx.page_request("payments", filters)
         result = uow.payments.list(ctx.company_id, page, **filters)  # type: ignore[arg-type]
     render = ctx.render()
     return ctx.page_reply(result, lambda entry: payment_view(entry, render))
