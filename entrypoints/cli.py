@@ -205,12 +205,22 @@ class Cli:
             dest="action", required=True, parser_class=_Parser
         )
         create = company.add_parser("create", help="create a company")
-        create.add_argument("--slug", required=True)
-        create.add_argument("--name", required=True)
-        create.add_argument("--timezone", default="America/New_York")
-        create.add_argument("--tax-rate-bps", type=int, default=0)
-        create.add_argument("--code-prefix")
-        create.add_argument("--json", action="store_true")
+        create.add_argument(
+            "--slug", required=True, help="lowercase letters, digits, hyphens: page addresses"
+        )
+        create.add_argument("--name", required=True, help="the name customers see")
+        create.add_argument(
+            "--timezone",
+            default="America/New_York",
+            help="IANA zone, e.g. America/Chicago (default: America/New_York)",
+        )
+        create.add_argument(
+            "--tax-rate-bps", type=int, default=0, help="basis points, 825 = 8.25%% (default 0)"
+        )
+        create.add_argument(
+            "--code-prefix", help="two capital letters of booking codes (default: from the name)"
+        )
+        create.add_argument("--json", action="store_true", help="one JSON object on stdout")
         create.set_defaults(handler=self.company_create)
         self._company_settings_parser(company)
 
@@ -517,7 +527,17 @@ class Cli:
                 }
             )
         else:
-            print(f"created {company.slug} ({company.id})", file=self.out)
+            base = container.settings.base_url.rstrip("/")
+            print(
+                f"created {company.slug} ({company.id}), times in {company.timezone}", file=self.out
+            )
+            print(
+                "Next: give it a catalog and crew (docs/setup.md), then someone to sign in:\n"
+                f"  booking user create --company {company.slug} --email YOU@EXAMPLE.COM"
+                " --role owner\n"
+                f"Its booking page will be {base}/{company.slug}/book",
+                file=self.out,
+            )
 
     def plans_extend(self, container: Container, args: argparse.Namespace) -> None:
         """``booking plans extend``: add the visits of every plan up to the horizon.

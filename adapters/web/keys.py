@@ -173,6 +173,9 @@ def _shown_once(visit: Visit, issued: auth.IssuedKey, *, created: bool) -> Respo
         facts=[
             ("Permissions", ", ".join(s for s in auth.SCOPES if s in key.scopes)),
             ("Rate limit", f"{key.rate_limit_per_minute:,} requests per minute"),
+            # Where a developer given the key sends it, and reads how (the one-page reference).
+            ("API address", f"{visit.deps.base_url.rstrip('/')}/api/v1"),
+            ("Reference", f"{visit.deps.base_url.rstrip('/')}/docs"),
         ],
         usage="Authorization: Bearer <the key>",
         back_path=f"/admin/keys/{key.id}",

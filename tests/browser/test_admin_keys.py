@@ -59,6 +59,9 @@ def test_an_owner_creates_a_key_and_sees_it_once(site: Site, context, screenshot
     assert page.url == f"{site.base_url}/admin/keys"  # the POST's own answer: no key in it
     assert secret not in page.url
     page.screenshot(path=str(screenshots / "admin-key-created.png"), full_page=True)
+    # The developer given the key is told where to send it and where the reference is.
+    expect(page.get_by_text(f"{site.base_url}/api/v1", exact=True)).to_be_visible()
+    expect(page.get_by_text(f"{site.base_url}/docs", exact=True)).to_be_visible()
     # On a phone the whole key is in sight, wrapped, not cut off inside a one-line field.
     page.set_viewport_size({"width": 390, "height": 844})
     field = page.get_by_role("textbox", name="API key")

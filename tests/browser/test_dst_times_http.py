@@ -206,11 +206,14 @@ def test_after_the_company_changes_its_timezone_every_page_and_email_shows_its_b
         f"/admin/bookings/{booking.id}",
     )
     assert booking.code not in new_york_day
-    assert booking.code in auckland_day and "2:00 AM" in auckland_day
-    assert "Saturday, October 2, 2027" in details and "9:00 AM" not in details
+    assert booking.code in auckland_day
+    assert "2:00 AM" in auckland_day
+    assert "Saturday, October 2, 2027" in details
+    assert "9:00 AM" not in details
     assert 'value="02:00"' in details  # the reschedule form starts from the shown time
     (jobs,) = signed_in(crew.email, "/crew")
-    assert "2:00 AM" in jobs and "9:00 AM" not in jobs
+    assert "2:00 AM" in jobs
+    assert "9:00 AM" not in jobs
 
     with site.container.reader() as uow:
         moved = uow.companies.get(company.id)

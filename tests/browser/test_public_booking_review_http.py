@@ -181,16 +181,25 @@ def test_a_visit_inside_the_cutoff_is_not_promised_online_changes(site: Site):
     for cutoff, closed in ((24, False), (24 * 14, True)):
         with site.container.uow() as uow:
             stored = uow.companies.get(company.id)
-            uow.companies.save(attrs.evolve(stored, self_service_cutoff_hours=cutoff))
+            uow.companies.save(
+                attrs.evolve(
+                    stored, self_service_cutoff_hours=cutoff, notify_email="office@acme.example"
+                )
+            )
             uow.commit()
         book = f"/{company.slug}/book"
         email = f"ada-{secrets.token_hex(4)}@example.com"
         with httpx.Client(base_url=site.base_url, trust_env=False, timeout=30) as client:
             form = details_of(client, book, day, email)
-            review = text_of(client.post(book, data={**form, "step": "review"}).text)
+            typed = {**form, "state": " ny "}  # shown as it will be stored
+            review = text_of(client.post(book, data={**typed, "step": "review"}).text)
             done = text_of(client.post(book, data={**form, "step": "confirm"}).text)
+        assert "New York, NY 10001" in review
         sentence = "Changes online close 14 days before the visit. Call or email"
         assert (sentence in review, sentence in done) == (closed, closed)
+        # As the tracking page: the address to write to, not only "call or email".
+        reach = "Their email address is office@acme.example"
+        assert (reach in review, reach in done) == (closed, closed)
         promise = "You can change or cancel later from the link in your confirmation."
         assert (promise in review) is not closed
         assert ("Track, change or cancel your booking" in done) is not closed

@@ -82,6 +82,16 @@ def test_demo_twice_reuses_the_companies_and_issues_fresh_keys(run):
     assert first[0]["apiKey"] != second[0]["apiKey"]
 
 
+def test_company_create_says_its_timezone_and_how_someone_signs_in(run):
+    """A new company's owner could not sign in: nothing said ``booking user create``, and
+    a company created without ``--timezone`` was silently New York's."""
+    status, out, _ = run("company", "create", "--slug", "acme", "--name", "Acme Maids")
+    assert status == 0
+    assert out.splitlines()[0].endswith("times in America/New_York")
+    assert "booking user create --company acme --email YOU@EXAMPLE.COM --role owner" in out
+    assert "http://x/acme/book" in out
+
+
 def test_key_create_json_has_the_documented_shape_and_defaults(run):
     run("company", "create", "--slug", "acme", "--name", "Acme Maids")
     status, out, _ = run("key", "create", "--company", "acme", "--name", "Website", "--json")
