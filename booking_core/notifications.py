@@ -51,6 +51,10 @@ class MessageKind(StrEnum):
     PORTAL_SIGN_IN = "portal.sign_in"
     OFFICE_CUSTOMER_CHANGE = "office.customer_change"
     """To the company: a customer moved or cancelled a visit on their own page."""
+    OFFICE_NEW_LEAD = "office.new_lead"
+    """To the company: a new enquiry (lead)."""
+    OFFICE_QUOTE_ANSWERED = "office.quote_answered"
+    """To the company: a sent quote was accepted or declined."""
 
 
 class MessageStatus(StrEnum):

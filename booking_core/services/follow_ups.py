@@ -108,7 +108,7 @@ def quote_message(
     ``customer_name``, ``quote_url``, ``total_cents``, ``expires`` (the last day, in
     company time, or ""), ``note`` (the quote's message) and ``follow_up`` (1 for the
     first follow-up, 0 for the quote itself)."""
-    recipient = _quote_recipient(uow, quote)
+    recipient = quote_recipient(uow, quote)
     if recipient is None:
         return None
     to, name = recipient
@@ -162,7 +162,7 @@ def _last_day(quote: Quote, company: Company) -> str:
     return "" if day is None else f"{day:%A}, {day:%B} {day.day}, {day.year}"
 
 
-def _quote_recipient(uow: UnitOfWork, quote: Quote) -> tuple[str, str] | None:
+def quote_recipient(uow: UnitOfWork, quote: Quote) -> tuple[str, str] | None:
     """``(address, name)`` a quote is mailed to: its customer's, else its lead's."""
     if quote.customer_id is not None:
         try:

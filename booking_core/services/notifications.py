@@ -27,12 +27,13 @@ from zoneinfo import ZoneInfo
 import attrs
 from attrs import define, frozen
 
-from booking_core import plans
+from booking_core import plans, quotes
 from booking_core.bookings import ActivityKind, Booking, BookingStatus, tracking_url
 from booking_core.companies import Company
 from booking_core.customers import Customer, merge_survivor
 from booking_core.errors import NotFoundError, RuleViolation
 from booking_core.events import Event, EventType
+from booking_core.leads import Lead
 from booking_core.notifications import (
     SEND_LEASE,
     MailRejected,
@@ -48,7 +49,7 @@ from booking_core.paging import Page, PageRequest
 from booking_core.plans import CancelScope, RescheduleScope
 from booking_core.ports import Clock, Composer, Mailer, UnitOfWork
 from booking_core.quotes import Quote, QuoteStatus, effective_status
-from booking_core.services.follow_ups import quote_sent_message, staff_address
+from booking_core.services.follow_ups import quote_recipient, quote_sent_message, staff_address
 from booking_core.services.self_service import can_change, changes_close_at
 
 MAIL_BATCH = 100
@@ -469,6 +470,80 @@ def office_customer_change(notices: Notices, event: Event) -> Message | None:
     )
 
 
+def office_new_lead(notices: Notices, event: Event) -> Message | None:
+    """To the company's ``notify_email`` (none without one): a new enquiry (a lead made by
+    the website or any integration through the API), so that someone answers it without
+    watching the API. One per lead; an enquiry folded into an open lead is not news of a
+    new one. A reply writes to the lead's email when it gave one."""
+    lead = event.subject
+    if not isinstance(lead, Lead):
+        return None
+    company = notices.uow.companies.get(event.company_id)
+    to = staff_address(company)
+    if to is None:
+        return None
+    service = ""
+    if lead.service_id is not None:
+        found = notices.uow.catalogs.get(company.id).services_by_id.get(lead.service_id)
+        service = found.name if found is not None else ""
+    return notices.queue(
+        company,
+        MessageKind.OFFICE_NEW_LEAD,
+        to=to,
+        context={
+            "lead_name": lead.name,
+            "lead_email": lead.email or "",
+            "lead_phone": lead.phone_e164 or "",
+            "lead_message": lead.message,
+            "lead_service": service,
+            "lead_source": lead.source,
+            "lead_id": lead.id,
+        },
+        dedupe_key=f"office.new_lead:{lead.id}",
+        subject_id=lead.id,
+        reply_to=lead.email or None,
+        to_office=True,
+    )
+
+
+def office_quote_answered(notices: Notices, event: Event) -> Message | None:
+    """To the company's ``notify_email`` (none without one): a sent quote was accepted or
+    declined (on the quote page, or through the API), with what to do next: an accepted
+    one is booked with ``convert``. One per answer. A reply writes to the customer."""
+    quote = event.subject
+    if not isinstance(quote, Quote):
+        return None
+    company = notices.uow.companies.get(event.company_id)
+    to = staff_address(company)
+    if to is None:
+        return None
+    recipient = quote_recipient(notices.uow, quote)
+    email, name = recipient if recipient is not None else ("", "")
+    accepted = event.type is EventType.QUOTE_ACCEPTED
+    return notices.queue(
+        company,
+        MessageKind.OFFICE_QUOTE_ANSWERED,
+        to=to,
+        context={
+            "accepted": accepted,
+            "quote_id": quote.id,
+            "quote_url": quotes.public_url(
+                base_url=notices.base_url,
+                company_slug=company.slug,
+                custom_domain=company.custom_domain,
+                token=quote.public_token,
+            ),
+            "customer_name": name,
+            "customer_email": email,
+            "total_cents": quote.total_cents,
+        },
+        dedupe_key=f"office.quote_answered:{quote.id}:{'accepted' if accepted else 'declined'}",
+        subject_id=quote.id,
+        reply_to=email or None,
+        to_office=True,
+    )
+
+
 EventNotice = Callable[[Notices, Event], "Message | None"]
 
 EVENT_NOTICES: dict[EventType, EventNotice] = {
@@ -483,6 +558,9 @@ none."""
 OFFICE_NOTICES: dict[EventType, EventNotice] = {
     EventType.BOOKING_RESCHEDULED: office_customer_change,
     EventType.BOOKING_CANCELLED: office_customer_change,
+    EventType.LEAD_CREATED: office_new_lead,
+    EventType.QUOTE_ACCEPTED: office_quote_answered,
+    EventType.QUOTE_DECLINED: office_quote_answered,
 }
 """The notice each event type queues to the company itself, beside the customer's."""
 

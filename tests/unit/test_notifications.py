@@ -38,7 +38,9 @@ from booking_core.notifications import (
 from booking_core.paging import PageRequest
 from booking_core.plans import CancelScope, RescheduleScope
 from booking_core.pricing import SelectedItem
-from booking_core.services import companies, scheduling, self_service
+from booking_core.quotes import ManualLine
+from booking_core.services import companies, leads, scheduling, self_service
+from booking_core.services import quotes as quote_cases
 from booking_core.services.notifications import (
     booking_context,
     change_context,
@@ -46,6 +48,7 @@ from booking_core.services.notifications import (
     sender_address,
     when,
 )
+from booking_core.services.quotes import QuoteAction
 from booking_core.services.setup import validate_company
 from entrypoints.settings import ConfigError, Settings
 from entrypoints.worker import Mail, Worker
@@ -782,6 +785,67 @@ def test_the_office_is_told_when_a_customer_moves_or_cancels_on_their_own_page(w
     assert len(world.sent(MessageKind.BOOKING_RESCHEDULED)) == 1
 
 
+def _enquiry(world: World, email: str | None = "tom@example.com", **more: str) -> None:
+    leads.capture_lead(
+        leads.CaptureLead(company_id=world.company.id, name="Tom Nguyen", email=email,
+                          phone="(312) 555-0100", message="Two bedrooms, any Friday?", **more),
+        uow=world.uow(), clock=world.clock, phones=PhonenumbersNormalizer(),
+    )  # fmt: skip
+
+
+def test_the_office_is_told_of_a_new_enquiry_once_and_a_reply_writes_to_it(world: World):
+    """A lead from the website reached no one unless someone watched the API."""
+    _enquiry(world, service_id="svc_standard_clean")
+    _enquiry(world)  # the same person again: folded into the open lead, not news
+    world.worker.run_once()
+    (told,) = world.sent(MessageKind.OFFICE_NEW_LEAD)
+    assert (told.to, told.reply_to) == ("office@acme.example", "tom@example.com")
+    assert told.subject == "New enquiry: Tom Nguyen (Standard clean)"
+    for part in (told.text, html.unescape(re.sub(r"<[^>]+>", "", told.html))):
+        for said in ("Tom Nguyen sent an enquiry about Standard clean.", "tom@example.com",
+                     "(312) 555-0100", "Two bedrooms, any Friday?"):  # fmt: skip
+            assert said in part, (said, part)
+    assert world.sent(MessageKind.LEAD_FOLLOW_UP) == []
+
+
+def test_the_office_is_told_when_a_sent_quote_is_accepted_or_declined(world: World):
+    """ "Acme Maids sees your answer at once", the quote page says: now it does."""
+    with world.uow() as unit:
+        customer = factories.customer(world.company.id, "ada@example.com")
+        unit.customers.add(customer)
+        unit.commit()
+    made = []
+    for _ in range(2):
+        made.append(
+            quote_cases.create_quote(
+                quote_cases.CreateQuote(
+                    company_id=world.company.id,
+                    customer_id=customer.id,
+                    manual_lines=(ManualLine("Deep clean, whole house", 32050),),
+                    send_now=True,
+                ),
+                uow=world.uow(),
+                clock=world.clock,
+            )
+        )
+    for quote, action in zip(made, (QuoteAction.ACCEPT, QuoteAction.REJECT), strict=True):
+        quote_cases.act_on_quote(
+            quote_cases.ActOnQuote(company_id=world.company.id, quote_id=quote.id, action=action),
+            uow=world.uow(),
+            clock=world.clock,
+        )
+    world.worker.run_once()
+    by_quote = {m.subject_id: m for m in world.sent(MessageKind.OFFICE_QUOTE_ANSWERED)}
+    accepted, declined = by_quote[made[0].id], by_quote[made[1].id]
+    assert {accepted.to, declined.to} == {"office@acme.example"}
+    assert {accepted.reply_to, declined.reply_to} == {"ada@example.com"}
+    assert accepted.subject == f"{customer.name} accepted a quote of $320.50"
+    assert declined.subject == f"{customer.name} declined a quote of $320.50"
+    assert f"POST /api/v1/quotes/{made[0].id}" in accepted.text
+    assert "Nothing is booked." in declined.text
+    assert f"https://book.example.com/acme/q/{made[0].public_token}" in accepted.text
+
+
 def test_a_company_without_a_notify_email_is_not_told(world: World):
     with world.uow() as unit:
         unit.companies.save(attrs.evolve(world.company, notify_email=None))
@@ -790,8 +854,10 @@ def test_a_company_without_a_notify_email_is_not_told(world: World):
     self_service.customer_cancel(
         world.company.id, booked.tracking_token, uow=world.uow(), clock=world.clock
     )
+    _enquiry(world)
     world.worker.run_once()
     assert world.sent(MessageKind.OFFICE_CUSTOMER_CHANGE) == []
+    assert world.sent(MessageKind.OFFICE_NEW_LEAD) == []
     assert len(world.sent(MessageKind.BOOKING_CANCELLED)) == 1
 
 
