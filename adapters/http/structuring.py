@@ -241,14 +241,27 @@ def _in_years(year: int) -> None:
         raise FieldProblem(YEARS_TEXT)
 
 
+UNENCODED_PLUS = re.compile(INSTANT.pattern.replace("(?:Z|[+-]", "(?:Z|[ +-]"))
+"""An instant whose offset's ``+`` a query string turned into a space."""
+
+PLUS_TEXT = (
+    "A + in a query string reads as a space: write the offset's + as %2B, "
+    "e.g. 2026-05-01T09:00:00%2B10:30."
+)
+NO_SUCH_TIME = (
+    "Not a real date and time (no such day, hour, minute, second or UTC offset), "
+    "e.g. 2026-05-01T09:00:00-04:00."
+)
+
+
 def _datetime(value: object, _: object) -> datetime:
     text = _str(value, None)
     if not INSTANT.fullmatch(text):
-        raise FieldProblem(AWARE_TEXT)
+        raise FieldProblem(PLUS_TEXT if UNENCODED_PLUS.fullmatch(text) else AWARE_TEXT)
     try:
         parsed = datetime.fromisoformat(text)
     except ValueError:
-        raise FieldProblem(AWARE_TEXT) from None
+        raise FieldProblem(NO_SUCH_TIME) from None
     offset = parsed.utcoffset()
     if offset is None:
         raise FieldProblem(AWARE_TEXT)

@@ -147,6 +147,27 @@ def test_a_body_instant_is_read_as_updated_since_is(api: httpx.Client, value: st
 
 @pytest.mark.parametrize(
     "value",
+    ["2030-02-29T10:00:00-05:00", "2030-05-01T24:00:00-04:00", "2030-05-01T23:59:60-04:00",
+     "2030-05-01T09:00:00+24:00"],
+)  # fmt: skip
+def test_a_time_that_does_not_exist_is_said_to_be_no_real_time(api: httpx.Client, value: str):
+    # It has its offset: "Must be an ISO 8601 time with a UTC offset" sent people looking
+    # for a mistake they had not made.
+    response = api.post(f"{API}/quote", json={"serviceId": "svc_standard_clean", "startIso": value})
+    assert field_errors(response)["startIso"].startswith("Not a real date and time"), value
+
+
+def test_an_offset_whose_plus_a_query_string_read_as_a_space_says_to_encode_it(
+    api: httpx.Client,
+):
+    response = api.get(f"{API}/leads?updatedSince=2030-05-01T09:00:00+10:30")
+    assert "%2B" in field_errors(response)["updatedSince"]
+    encoded = api.get(f"{API}/leads?updatedSince=2030-05-01T09:00:00%2B10:30")
+    assert encoded.status_code == 200, encoded.text
+
+
+@pytest.mark.parametrize(
+    "value",
     ["20301124", "2030-W48-2", "2030-11-24T00:00", "2030-1-24", "\u0662\u0660\u0663\u0660-11-24"],
 )
 def test_a_date_is_written_yyyy_mm_dd_only(api: httpx.Client, value: str):
