@@ -336,6 +336,10 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
     # A fresh token per form shown: the payment's idempotency key (a resubmit replays).
     values["pay_token"] = forms.values.get("pay_token") or secrets.token_urlsafe(18)
     due = booking.price.total_cents - totals.paid_cents
+    # Refunds still standing: "Still to pay" after one says so, or a goodwill refund
+    # reads as money owed.
+    undone = {e.reverses for e in entries if e.kind is Kind.REVERSAL}
+    refunded = -sum(e.amount_cents for e in entries if e.kind is Kind.REFUND and e.id not in undone)
     cancelled = booking.status is BookingStatus.CANCELLED
     # A refused reschedule or cancel whose form is gone (the booking started, finished or
     # was cancelled meanwhile) is said at the top, where the forms' own boxes were.
@@ -360,6 +364,11 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         tips=money(totals.tips_cents),
         ledger=ledger_rows(entries, zone),
         due=money(due) if due > 0 and not cancelled else "",
+        due_after_refunds=(
+            f"paid {money(totals.paid_cents + refunded)}, refunded {money(refunded)}"
+            if refunded > 0
+            else ""
+        ),
         overpaid=money(-due) if due < 0 and not cancelled else "",
         paid_when_cancelled=money(totals.paid_cents) if cancelled and totals.paid_cents > 0 else "",
         payment_kinds=PAYMENT_KINDS,

@@ -88,6 +88,29 @@ def test_the_booking_page_shows_paid_and_tips_in_dollars(site: Site):
     ]
 
 
+def test_what_is_still_to_pay_after_a_refund_says_the_refund(site: Site):
+    """Paid in full, then $10.00 given back: "Still to pay: $10.00" alone read as a
+    customer who had not paid."""
+    job = site.crew_job()
+    booking = job.booking
+    owner = site.user(job.company, Role.OWNER)
+    total = booking.price.total_cents
+    for kind, cents, method in ((Kind.PAYMENT, total, Method.CHECK), (Kind.REFUND, 1_000, None)):
+        record_payment(
+            RecordPayment(company_id=job.company.id, booking_id=booking.id, kind=kind,
+                          amount_cents=cents, method=method),
+            uow=site.container.uow(), clock=site.container.clock,
+        )  # fmt: skip
+    answers = fetch(
+        site,
+        booking.start - timedelta(days=1),
+        *signing_in(owner.email),
+        ("GET", f"/admin/bookings/{booking.id}", {}),
+    )
+    paid = f"${total // 100:,}.{total % 100:02d}"
+    assert f"Still to pay: $10.00 (paid {paid}, refunded $10.00)" in answers[-1].text
+
+
 def test_the_office_records_a_payment_by_hand_once_however_often_the_form_is_sent(site: Site):
     job = site.crew_job()
     booking = job.booking
