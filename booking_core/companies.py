@@ -163,6 +163,16 @@ def darker(color: str, factor: float = 0.85) -> str:
     return "#" + "".join(f"{c:02x}" for c in channels)
 
 
+def mixed(color: str, other: str, weight: float) -> str:
+    """``#rrggbb``: ``weight`` of ``color`` and the rest of ``other`` (a soft tint of a
+    brand colour over a page's background)."""
+    channels = (
+        round(int(color[i : i + 2], 16) * weight + int(other[i : i + 2], 16) * (1 - weight))
+        for i in (1, 3, 5)
+    )
+    return "#" + "".join(f"{c:02x}" for c in channels)
+
+
 def default_code_prefix(name: str) -> str:
     """Two capital letters from a company name: initials, else its first letters."""
     words = [w for w in re.split(r"[^A-Za-z]+", name) if w]

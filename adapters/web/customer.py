@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute, Route
 
 from adapters.web.deps import WebDeps
 from adapters.web.pages import CsrfCheck, PageError, Visit, page
-from booking_core.companies import SLUG_PATTERN, Company, darker
+from booking_core.companies import SLUG_PATTERN, Company, darker, mixed
 
 NOT_FOUND = PageError(404, "Not found", "There is nothing here. Check the link you were sent.")
 
@@ -76,9 +76,16 @@ def brand_stylesheet(company: Company) -> str:
     """The company's colours as CSS custom properties; empty for the default colours."""
     if company.brand_color is None:
         return ""
+    brand = company.brand_color
+    # The soft fill of a chosen card and of the quote's "Open" badge, tinted by the brand
+    # (over white, and over the dark scheme's surface), the badge's text the darker shade.
+    dark_soft = mixed(brand, "#171a23", 0.3)
     return (
-        f":root{{--primary:{company.brand_color};"
-        f"--primary-hover:{darker(company.brand_color)};--on-primary:#fff}}\n"
+        f":root{{--primary:{brand};--primary-hover:{darker(brand)};--on-primary:#fff;"
+        f"--primary-soft:{mixed(brand, '#ffffff', 0.1)}}}\n"
+        f"@media (prefers-color-scheme: dark){{:root{{--primary-soft:{dark_soft}}}}}\n"
+        ".quote-state-sent{color:var(--primary-hover);background:var(--primary-soft)}\n"
+        "@media (prefers-color-scheme: dark){.quote-state-sent{color:#fff}}\n"
     )
 
 

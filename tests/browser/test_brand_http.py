@@ -103,6 +103,12 @@ def test_the_settings_page_saves_the_colour_and_brand_css_serves_it(
     assert "--primary:#1d4ed8;" in served.text
     assert re.search(r"--primary-hover:#[0-9a-f]{6};", served.text)
     assert "--on-primary:#fff" in served.text
+    # A chosen card's fill and the quote's "Open" badge follow the colour too (they kept
+    # the default lavender under a brand-coloured border): 10% of it over white.
+    assert "--primary-soft:#e8edfb" in served.text
+    assert ".quote-state-sent{color:var(--primary-hover);background:var(--primary-soft)}" in (
+        served.text
+    )
     page = owner.get("/admin/settings")
     assert 'value="#1d4ed8"' in page.text
     # Customer pages link it, after app.css, with the colour in the address.
