@@ -39,8 +39,18 @@ def person_name_problem(name: str) -> str | None:
     line or paragraph separators, lone surrogates or direction controls, and must show a
     character (not only spaces and zero-width ones). Other format characters, such as the
     zero-width non-joiner some scripts write names with, are kept."""
-    if any(unicodedata.category(c) in {"Cc", "Zl", "Zp", "Cs"} or c in BIDI_CONTROLS for c in name):
-        return NOT_A_NAME
+    if problem := one_line_problem(name):
+        return problem
     if not any(not c.isspace() and unicodedata.category(c) != "Cf" for c in name):
         return "Required: a name with at least one visible character."
+    return None
+
+
+def one_line_problem(text: str) -> str | None:
+    """``NOT_A_NAME`` when ``text`` holds a control character (a line break, a tab), a
+    line or paragraph separator, a lone surrogate or a direction control; else None. The
+    rule of people's names and of an address's street lines and city, which crew read
+    on one line."""
+    if any(unicodedata.category(c) in {"Cc", "Zl", "Zp", "Cs"} or c in BIDI_CONTROLS for c in text):
+        return NOT_A_NAME
     return None

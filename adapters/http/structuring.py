@@ -28,6 +28,7 @@ from booking_core.bookings import CANCEL_REASON_MAX, MAX_DAYS
 from booking_core.customers import email_errors
 from booking_core.errors import ValidationFailed
 from booking_core.paging import MAX_LIMIT
+from booking_core.plain_text import one_line_problem, person_name_problem
 
 T = TypeVar("T")
 
@@ -105,9 +106,22 @@ class EmailAddress:
     """An email address by the core's one rule (``booking_core.customers.email_errors``)."""
 
 
+@frozen
+class PersonNameRule:
+    """A person's name by the core's rule (``booking_core.plain_text.person_name_problem``):
+    checked with the body's other problems, under the field's own path (``customer.name``)."""
+
+
+@frozen
+class OneLineRule:
+    """One line of text by the core's rule (``booking_core.plain_text.one_line_problem``):
+    an address's street lines and city."""
+
+
 Name = Annotated[str, NotEmpty(), MaxLength(200)]
-City = Annotated[str, MaxLength(120)]
-Street = Annotated[str, MaxLength(200)]
+PersonName = Annotated[str, NotEmpty(), MaxLength(200), PersonNameRule()]
+City = Annotated[str, MaxLength(120), OneLineRule()]
+Street = Annotated[str, MaxLength(200), OneLineRule()]
 Email = Annotated[str, MaxLength(254), EmailAddress()]
 Phone = Annotated[str, MaxLength(40)]
 AccessNotes = Annotated[str, MaxLength(2_000)]
@@ -174,6 +188,12 @@ def _check(constraint: object, value: Any) -> None:
         problems = email_errors(value)
         if problems:
             raise FieldProblem(problems["email"])
+    if isinstance(constraint, OneLineRule) and (problem := one_line_problem(value)):
+        raise FieldProblem(problem)
+    if isinstance(constraint, PersonNameRule) and value.strip():
+        problem = person_name_problem(value.strip())
+        if problem:
+            raise FieldProblem(problem)
 
 
 def _annotated_hook(converter: cattrs.Converter) -> Any:

@@ -629,18 +629,25 @@ def book_in_unit(
         )
 
     made = booked(slot.crew_ids)
-    if crew_ids is None:  # chosen from jobs read unheld: hold the crew, read theirs again
-        made = _held(uow, company, catalog, made, drive=drive, at=at, crew=crew, first=True)
+    lost = False  # whether the chosen crew's first visit went to a racing request
     try:
+        if crew_ids is None:  # chosen from jobs read unheld: hold the crew, read theirs again
+            try:
+                made = _held(uow, company, catalog, made, drive=drive, at=at, crew=crew, first=True)
+            except (SlotTaken, SlotUnavailable):
+                lost = True
+                raise
         _check_every_visit(uow, company, catalog, made, drive=drive, at=at, crew=crew)
     except (SlotTaken, SlotUnavailable) as refused:
         if crew_ids is not None:
             raise
-        # The best-ranked crew at the start cannot do every visit: the next one who can.
+        # The best-ranked crew at the start lost it to a racing request, or cannot do
+        # every visit: the next one free who can (the request named none), as
+        # availability would list it now. Read after the hold, so the racer's job counts.
         other = _crew_for_every_visit(uow, company, catalog, made, booked, at=at, drive=drive,
                                       crew=crew)  # fmt: skip
         if other is None:
-            raise _for_every_visit(refused) from None
+            raise (refused if lost else _for_every_visit(refused)) from None
         made = _held(uow, company, catalog, other, drive=drive, at=at, crew=crew, first=False)
     made = store_new(uow, made)
     if coupon is not None:
@@ -720,8 +727,9 @@ def _crew_for_every_visit(
     crew: Sequence[CrewMember],
 ) -> list[Booking] | None:
     """The visits booked for the best-ranked member free at the first visit's start who
-    is free for every visit too (the jobs of the whole span read once); None when nobody
-    other than ``made``'s crew is."""
+    is free for every visit too (the jobs of the whole span read once, after ``made``'s
+    crew was held: a racer that took them is seen); None when nobody other than
+    ``made``'s crew is."""
     first = made[0]
     zone = ZoneInfo(company.timezone)
     # Several dates need not be in order: an extra date may come before startIso's.

@@ -109,6 +109,31 @@ def test_fifty_clients_racing_for_one_crew_members_slot_make_exactly_one_booking
     assert overlapping_assignments(stack, shop.company.id) == 0
 
 
+def test_racers_naming_no_crew_each_get_the_next_free_member_until_none_is_left(stack: Stack):
+    """A booking that names no crew takes the best-ranked free member, and one that lost
+    that member to a racing request the next one free (the deterministic lost race is
+    ``tests/integration/test_booking_races.py``). Three members, twelve racers for one
+    start, over HTTP: three bookings, one per member, and nine clean 409s."""
+    shop = crewed_company(
+        stack,
+        tuple(CrewSpec(name, "10003", NYC) for name in ("Ana Kim", "Ben Ode", "Cy Park")),
+        code_prefix="RN",
+    )
+    start = at_local(weekday_ahead(shop.zone, 9, weekday=2), "10:00", shop.zone)
+
+    def attempt(client: httpx.Client, n: int) -> httpx.Response:
+        body = booking_body(start, notes=f"racer {n}")
+        return client.post(f"{API}/bookings", json=body, headers=idem())
+
+    outcomes = together(stack, shop.key, 12, attempt)
+
+    statuses = Counter(status for status, _ in outcomes)
+    assert statuses == {201: 3, 409: 9}, error_codes(outcomes)
+    crews = sorted(body["crewIds"][0] for status, body in outcomes if status == 201)
+    assert crews == sorted(shop.crew_ids)
+    assert overlapping_assignments(stack, shop.company.id) == 0
+
+
 def test_fifty_clients_of_one_customer_racing_for_overlapping_starts_make_one_booking(
     stack: Stack,
 ):

@@ -8,7 +8,7 @@ from typing import Any
 
 import httpx
 
-from tests.e2e.support import API, Stack, error_of, unique_email
+from tests.e2e.support import API, Stack, booking_body, error_of, idem, unique_email
 
 
 def test_creating_a_customer_answers_201_with_stats_and_churn_risk(api: httpx.Client):
@@ -123,6 +123,27 @@ def test_a_name_that_hides_or_reverses_text_makes_no_customer_and_no_lead(
                                                "email": unique_email("fa")})  # fmt: skip
     assert kept.status_code == 201, kept.text
     assert kept.json()["name"] == "\u0645\u0647\u200c\u0646\u0627\u0632"
+
+
+def test_a_booking_names_every_problem_of_its_customer_and_address_at_once_by_path(
+    stack: Stack, api: httpx.Client
+):
+    """The name's problem came alone, as "name", after the email's had been fixed; a
+    street line with a line break was stored and shown on crew phones as two lines."""
+    body = booking_body(
+        "2030-05-01T09:00:00-04:00",
+        customer={"name": "Mal\nX", "email": "bad"},
+        address={"line1": "1 A\nB", "line2": "Apt\u202e 2", "city": "New\tYork",
+                 "state": "NY", "zip": "10001"},
+    )  # fmt: skip
+    for path in ("/api/v1/bookings", "/api/public/sparkle-cleaning/book"):
+        answer = api.post(path, json=body, headers=idem())
+        assert answer.status_code == 400, answer.text
+        fields = ("customer.name", "customer.email", "address.line1", "address.line2",
+                  "address.city")  # fmt: skip
+        text = answer.text
+        for field in fields:
+            assert field in text, (path, field, text)
 
 
 def test_each_company_has_its_own_customers(stack: Stack, api: httpx.Client):

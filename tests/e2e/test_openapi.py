@@ -69,7 +69,8 @@ def test_the_document_lists_every_route_the_app_serves(stack: Stack, document: d
     # CORS preflights of the public API are not operations a client calls.
     served = {(m, p) for m, p in served_routes(stack) if not (m == "OPTIONS" and public(p))}
     described = {(method, path) for method, path, _ in operations(document)}
-    assert served - {("GET", "/api/openapi.json"), ("GET", "/docs")} == described
+    pages = {("GET", "/api/openapi.json"), ("GET", "/docs"), ("GET", "/docs/start.js")}
+    assert served - pages == described
     assert all(path.startswith(API) or public(path) for _, path in described)
     assert ("GET", f"{API}/providers") not in described
 
@@ -349,12 +350,25 @@ def test_the_docs_page_renders_the_document_from_packaged_files(stack: Stack):
         page = c.get("/docs")
         assert page.status_code == 200
         assert page.headers["content-type"].startswith("text/html")
-        assert "/api/openapi.json" in page.text
         # No CDN: every script and stylesheet is served by this server.
-        for asset in ("/docs/static/swagger-ui-bundle.js", "/docs/static/swagger-ui.css"):
+        for asset in ("/docs/static/swagger-ui-bundle.js", "/docs/static/swagger-ui.css",
+                      "/docs/start.js"):  # fmt: skip
             assert asset in page.text
-            assert c.get(asset).status_code == 200
+            served = c.get(asset)
+            assert served.status_code == 200
+            # Every file of it carries the pages' headers: no other site may frame it.
+            assert served.headers["x-content-type-options"] == "nosniff"
+            assert served.headers["x-frame-options"] == "DENY"
+        assert "/api/openapi.json" in c.get("/docs/start.js").text
         assert "https://" not in page.text
+        # The page where a key is pasted into "Authorize" runs no inline script and is
+        # never framed (it had none of the pages' headers).
+        policy = page.headers["content-security-policy"]
+        assert "script-src 'self';" in policy
+        assert "frame-ancestors 'none'" in policy
+        assert page.headers["x-frame-options"] == "DENY"
+        assert page.headers["referrer-policy"] == "same-origin"
+        assert "<script>" not in page.text
 
 
 def _body_schema(document: dict[str, Any], method: str, path: str) -> dict[str, Any]:

@@ -14,12 +14,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from datetime import time as wall_time
 
+import attrs
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
 from adapters.phone import PhonenumbersNormalizer
 from adapters.sql import Database
+from adapters.sql.bookings import SqlBookingRepository
 from booking_core.bookings import ActivityKind, Booking, record
 from booking_core.clock import FixedClock
 from booking_core.companies import Company
@@ -313,3 +315,56 @@ def test_a_read_after_a_hold_sees_a_job_committed_while_it_waited(database, read
     assert race_held(book, reached, release, read_held) == ([], [])
     assert [block.booking_id for block in seen[0]["crew_a"]] == [first.id]
     assert seen[0].get("crew_b", []) == []
+
+
+def test_a_booking_naming_no_crew_that_loses_its_member_to_a_racer_takes_the_next_free(
+    postgres, monkeypatch
+):
+    """The best-ranked member is chosen from jobs read before their calendar is held; a
+    racer that books them in between used to make the booking answer ``SlotTaken``
+    although another member was free at that start (and availability listed it). Here
+    the racer commits exactly then: the booking goes to the other member."""
+    clock = FixedClock(NOW)
+    company = solo_company(postgres, f"lost-{time.monotonic_ns()}", "Lost Race Maids")
+    with postgres.uow() as uow:
+        solo = uow.crew.get(company.id, "crew_solo")
+        uow.crew.add(
+            attrs.evolve(solo, id="crew_next", name="Next", home_zip="10003")  # farther
+        )
+        uow.commit()
+    start = NOW + timedelta(days=2, hours=3)  # 10:00 in New York
+
+    def book(email: str, crew_ids: tuple[str, ...] | None) -> list[Booking]:
+        return scheduling.create_booking(
+            scheduling.CreateBooking(
+                company_id=company.id,
+                service_id="svc_standard_clean",
+                frequency_slug="one_time",
+                start=start,
+                customer=scheduling.CustomerDetails(name="Ada", email=email),
+                address=Address("1 Main St", "New York", "NY", "10001"),
+                crew_ids=crew_ids,
+            ),
+            uow=postgres.uow(),
+            clock=clock,
+            drive=TableDriveTime(default=20),
+            phones=PhonenumbersNormalizer(),
+        )
+
+    real_hold = SqlBookingRepository.hold_crew
+    raced: list[list[Booking]] = []
+    started: list[bool] = []
+
+    def hold_after_a_racer(self, company_id, crew_ids):  # type: ignore[no-untyped-def]
+        if not started:  # the racer, on its own connection, books the chosen member first
+            started.append(True)
+            raced.append(book("racer@example.com", tuple(crew_ids)))
+        return real_hold(self, company_id, crew_ids)
+
+    monkeypatch.setattr(SqlBookingRepository, "hold_crew", hold_after_a_racer)
+    (made,) = book("ada@example.com", None)
+    (racer,) = raced[0]
+    assert racer.crew_ids == ("crew_solo",)  # the best-ranked member: lives in 10001
+    assert made.crew_ids == ("crew_next",)
+    assert made.start == racer.start == start
+    assert overlapping_open_pairs(postgres) == 0

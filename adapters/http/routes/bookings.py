@@ -23,8 +23,8 @@ from adapters.http.structuring import (
     IntakeAnswer,
     ItemSpec,
     MaxItems,
-    Name,
     Note,
+    PersonName,
     Phone,
     Zip,
     blank_as_none,
@@ -59,7 +59,7 @@ from booking_core.services.payments import booking_totals
 class CustomerBody:
     """Who the job is for; an existing email books for that customer."""
 
-    name: Name
+    name: PersonName
     email: Email
     phone: Phone | None = None
 

@@ -12,7 +12,7 @@ from adapters.http.structuring import (
     City,
     Email,
     Id,
-    Name,
+    PersonName,
     Phone,
     ShortText,
     Street,
@@ -53,7 +53,7 @@ class AddressBody:
 class CustomerBody:
     """A new customer; an email that exists already returns that customer."""
 
-    name: Name
+    name: PersonName
     email: Email
     phone: Phone | None = None
     address: AddressBody | None = None

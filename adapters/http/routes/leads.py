@@ -10,7 +10,7 @@ from attrs import frozen
 
 from adapters.http.endpoint import Context, Endpoint, Reply
 from adapters.http.queries import PageQuery
-from adapters.http.structuring import Email, Id, Name, Note, Phone, ShortText
+from adapters.http.structuring import Email, Id, Note, PersonName, Phone, ShortText
 from adapters.http.views.leads import (
     CapturedLeadView,
     LeadView,
@@ -36,7 +36,7 @@ class LeadBody:
         ]
     }
 
-    name: Name
+    name: PersonName
     email: Email | None = None
     phone: Phone | None = None
     message: Note = ""

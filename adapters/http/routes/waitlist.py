@@ -9,7 +9,7 @@ from attrs import field, frozen
 
 from adapters.http.endpoint import Context, Endpoint, Reply
 from adapters.http.routes.webhooks import NewestFirstQuery
-from adapters.http.structuring import Email, Id, Name, Note, Phone, Zip
+from adapters.http.structuring import Email, Id, Note, PersonName, Phone, Zip
 from adapters.http.views.waitlist import (
     DeletedWaitlistEntryView,
     WaitlistEntryView,
@@ -38,7 +38,7 @@ class WaitlistBody:
         },
     )
     frequency_slug: Id = "one_time"
-    name: Name
+    name: PersonName
     email: Email
     phone: Phone | None = None
     note: Note = ""
