@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
+from urllib.parse import urlsplit
 
 from sqlalchemy.exc import DatabaseError as SqlDatabaseError
 
@@ -1054,6 +1055,7 @@ class Cli:
                 notify_email=args.notify_email,
                 reminder_hours=args.reminder_hours,
                 referral_discount_cents=args.referral_discount_cents,
+                service_host=urlsplit(container.settings.base_url).hostname,
             ),
             uow=container.uow(),
         )

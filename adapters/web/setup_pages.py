@@ -10,6 +10,7 @@ amount is refused beside its field, before any use case runs.
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
 from zoneinfo import available_timezones
 
 from starlette.responses import Response
@@ -151,6 +152,7 @@ def settings(visit: Visit) -> Response:
                     custom_domain=values["custom_domain"],
                     dry_run=bool(errors),
                     expected=company,
+                    service_host=urlsplit(visit.deps.base_url).hostname,
                 ),
                 uow=visit.deps.uow(),
             )
@@ -172,6 +174,8 @@ def settings(visit: Visit) -> Response:
         shown=fingerprint(stored),
         timezones=TIMEZONES,
         brand_pick=brand_pick(values["brand_color"], company.brand_color),
+        # The hint says where quote links go now: the stored domain, not one refused.
+        quote_host=company.custom_domain or "",
     )
 
 

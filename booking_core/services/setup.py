@@ -401,6 +401,12 @@ class UpdateCompanySettings:
     expected: Company | None = None
     """The stored company the change was made from (the settings form's); when it is no
     longer stored as it was, ``ChangedMeanwhile`` and nothing is saved."""
+    service_host: str | None = None
+    """The host the service itself answers on (its base address's): never a company's
+    custom domain, or that company's quote pages would answer for the service."""
+
+
+SERVICE_HOST = "That is this service's own address: connect a domain of the company's own."
 
 
 def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> Company:
@@ -437,6 +443,8 @@ def update_company_settings(cmd: UpdateCompanySettings, *, uow: UnitOfWork) -> C
         # A domain serves one company's pages: another's quote links may not go out under
         # it (as a slug, it is taken by the first to connect it).
         domain = changed.custom_domain
+        if domain is not None and cmd.service_host and domain == cmd.service_host.lower():
+            raise ValidationFailed({"custom_domain": SERVICE_HOST})
         if (
             domain is not None
             and domain != company.custom_domain

@@ -933,3 +933,21 @@ def test_making_a_member_inactive_says_how_many_scheduled_jobs_they_still_hold(s
     # Saved inactive again, or active: nothing more to say.
     assert stocked.import_crew(attrs.evolve(member, active=False)).still_booked == ()
     assert stocked.import_crew(attrs.evolve(member, active=True)).still_booked == ()
+
+
+def test_the_services_own_host_is_no_companys_custom_domain(shop: Shop):
+    """A company that connected the service's own host would answer its quote pages for
+    the service (found by an outside security check); any other domain is taken."""
+
+    def connect(domain: str) -> Company:
+        return setup.update_company_settings(
+            setup.UpdateCompanySettings(
+                company_id=shop.company.id, custom_domain=domain, service_host="Book.Example.COM"
+            ),
+            uow=shop.uow(),
+        )
+
+    with pytest.raises(ValidationFailed) as refused:
+        connect("book.example.com")
+    assert refused.value.field_errors == {"custom_domain": setup.SERVICE_HOST}
+    assert connect("quotes.acme.example").custom_domain == "quotes.acme.example"
