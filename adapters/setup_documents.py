@@ -119,6 +119,26 @@ class _Unreadable(ValueError):
     pass
 
 
+PAST_64_BITS = 10**19
+"""What a whole number of more than 19 digits is read as: out of the 64-bit range as it
+is, and named so at its path, without ``int`` reading the digits (it refuses over
+4,300, with a message about Python)."""
+
+
+def _whole(text: str) -> int:
+    """A document's whole number: as written, or ``PAST_64_BITS`` (signed) past 19 digits."""
+    if len(text.lstrip("-").lstrip("0")) > 19:
+        return -PAST_64_BITS if text.startswith("-") else PAST_64_BITS
+    return int(text)
+
+
+def _construct_whole(loader: yaml.SafeLoader, node: ScalarNode) -> int:
+    return _whole(str(loader.construct_scalar(node)))
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _construct_whole)
+
+
 def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     found: dict[str, Any] = {}
     for key, value in pairs:
@@ -150,7 +170,9 @@ def parse(text: str, fmt: Format) -> object:
         raise RequestInvalid({ROOT: f"At most {MAX_DOCUMENT_CHARACTERS} characters."})
     try:
         if fmt == "json":
-            return json.loads(text, object_pairs_hook=_object, parse_constant=_no_constant)
+            return json.loads(
+                text, object_pairs_hook=_object, parse_constant=_no_constant, parse_int=_whole
+            )
         return yaml.load(text, Loader=_Loader)  # a SafeLoader, narrowed further
     except json.JSONDecodeError as error:
         where = f"line {error.lineno}, column {error.colno}"

@@ -87,7 +87,10 @@ def _scopes(text: str | None) -> frozenset[str] | None:
         return None
     if text.strip() == "all":
         return frozenset(auth.SCOPES)
-    return frozenset(s.strip() for s in text.split(",") if s.strip())
+    named = frozenset(s.strip() for s in text.split(",") if s.strip())
+    if "all" in named:  # a documented value, but of its own
+        raise UsageError("--scopes: all stands alone (every scope); or list the scopes")
+    return named
 
 
 def _key_json(key: ApiKey, secret: str | None = None) -> dict[str, Any]:
@@ -654,7 +657,7 @@ class Cli:
         if args.password_stdin:
             password = self.stdin.readline().rstrip("\r\n")
             if not password:
-                raise UsageError("--password-stdin read no password from stdin")
+                raise UsageError("--password-stdin: no password on stdin's first line")
             if not _is_utf8(password):
                 raise UsageError("--password-stdin: the password is not UTF-8 text")
         command = user_cases.CreateUser(
@@ -670,10 +673,8 @@ class Cli:
                 command, uow=container.uow(), clock=container.clock, hasher=container.hasher
             )
         except ValidationFailed as error:  # the flag is --crew-member
-            errors = {
-                "crew_member" if path == "crew_member_id" else path: text
-                for path, text in error.field_errors.items()
-            }
+            flags = {"crew_member_id": "crew_member", "password": "password_stdin"}
+            errors = {flags.get(path, path): text for path, text in error.field_errors.items()}
             raise ValidationFailed(errors, error.message) from None
         link = None if password is not None else self._sign_in_link(container, user.email)[1]
         if args.json:
@@ -1084,7 +1085,7 @@ class Cli:
         )
         cents = company.referral_discount_cents
         print(
-            f"  referral discount: {cents // 100}.{cents % 100:02d} off a first visit"
+            f"  referral discount: ${cents // 100:,}.{cents % 100:02d} off a first visit"
             if cents
             else "  referral programme: off",
             file=self.out,

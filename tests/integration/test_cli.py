@@ -103,6 +103,16 @@ def test_key_create_json_has_the_documented_shape_and_defaults(run):
     assert run.authenticate(created["key"]) is not None
 
 
+def test_all_among_other_scopes_is_told_it_stands_alone(run):
+    # It was "Unknown scope(s): all.", though all is a documented value.
+    run("company", "create", "--slug", "acme", "--name", "Acme Maids")
+    status, _, err = run(
+        "key", "create", "--company", "acme", "--name", "x", "--scopes", "all,catalog:read"
+    )
+    assert status == 2
+    assert "--scopes: all stands alone" in one_line(err)
+
+
 def test_key_with_no_scopes_is_refused_with_the_spec_message(run):
     run("company", "create", "--slug", "acme", "--name", "Acme Maids")
     status, _, err = run("key", "create", "--company", "acme", "--name", "x", "--scopes", " , ")

@@ -309,7 +309,7 @@ def test_the_referral_discount_is_off_for_a_new_company_and_set_by_its_flag(run)
     assert shown["id"] == created["id"]
     assert shown["referralDiscountCents"] == 0
     assert changed["referralDiscountCents"] == 2500
-    assert "referral discount: 25.00 off a first visit" in run.ok(
+    assert "referral discount: $25.00 off a first visit" in run.ok(
         "company", "settings", "--company", "acme"
     )
     assert status == 2

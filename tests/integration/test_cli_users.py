@@ -115,7 +115,11 @@ def test_bad_user_input_is_one_line_and_exit_status_2(run):
     status, _, err = run(*base, "--email", "s@acme.example", "--role", "owner", "--password-stdin",
                          stdin="too short\n")  # fmt: skip
     assert status == 2
-    assert "password: At least 12 characters." in one_line(err)
+    assert "--password-stdin: At least 12 characters." in one_line(err)  # named by its flag
+    status, _, err = run(*base, "--email", "s@acme.example", "--role", "owner", "--password-stdin",
+                         stdin="\n")  # fmt: skip
+    assert status == 2
+    assert "--password-stdin: no password on stdin's first line" in one_line(err)
     run(*base, "--email", "taken@acme.example", "--role", "owner")
     run("company", "create", "--slug", "other", "--name", "Other Co")
     status, _, err = run(
