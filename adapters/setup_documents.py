@@ -132,8 +132,20 @@ def _whole(text: str) -> int:
     return int(text)
 
 
+DECIMAL = re.compile(r"-?[0-9]+")
+
+
 def _construct_whole(loader: yaml.SafeLoader, node: ScalarNode) -> int:
-    return _whole(str(loader.construct_scalar(node)))
+    """A whole number as ``_whole`` reads it; another form an explicit ``!!int`` tag
+    allows (``0x1F``) as YAML reads it."""
+    text = str(loader.construct_scalar(node))
+    if DECIMAL.fullmatch(text):
+        return _whole(text)
+    try:
+        return int(yaml.SafeLoader.construct_yaml_int(loader, node))
+    except ValueError:
+        mark = node.start_mark
+        raise ConstructorError(None, None, f"{text!r} is not a whole number", mark) from None
 
 
 _Loader.add_constructor("tag:yaml.org,2002:int", _construct_whole)

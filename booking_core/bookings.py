@@ -198,12 +198,14 @@ class Booking:
 
     @property
     def zone(self) -> ZoneInfo:
-        """The company's timezone."""
+        """The zone the booking was made in (the company's then): its days and a plan's
+        rhythm are reckoned in it. Pages and emails show its times in the company's
+        timezone now, which a change of the company's zone may make another."""
         return ZoneInfo(self.timezone)
 
     @property
     def local_start(self) -> datetime:
-        """``start`` in the company's timezone."""
+        """``start`` in the booking's own zone (``zone``)."""
         return self.start.astimezone(self.zone)
 
     @property

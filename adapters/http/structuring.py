@@ -265,8 +265,8 @@ UNENCODED_PLUS = re.compile(INSTANT.pattern.replace("(?:Z|[+-]", "(?:Z|[ +-]"))
 """An instant whose offset's ``+`` a query string turned into a space."""
 
 PLUS_TEXT = (
-    "A + in a query string reads as a space: write the offset's + as %2B, "
-    "e.g. 2026-05-01T09:00:00%2B10:30."
+    "The offset's + is a space here: in a query string a + reads as a space, so write "
+    "it as %2B, e.g. 2026-05-01T09:00:00%2B10:30."
 )
 NO_SUCH_TIME = (
     "Not a real date and time (no such day, hour, minute, second or UTC offset), "

@@ -644,8 +644,11 @@ def book_in_unit(
         # The best-ranked crew at the start lost it to a racing request, or cannot do
         # every visit: the next one free who can (the request named none), as
         # availability would list it now. Read after the hold, so the racer's job counts.
+        # After a lost race only members held after the lost one (by id, the order holds
+        # are taken in): two bookings that each lost a member never wait on each other's.
+        after = max(made[0].crew_ids) if lost else None
         other = _crew_for_every_visit(uow, company, catalog, made, booked, at=at, drive=drive,
-                                      crew=crew)  # fmt: skip
+                                      crew=crew, after=after)  # fmt: skip
         if other is None:
             raise (refused if lost else _for_every_visit(refused)) from None
         made = _held(uow, company, catalog, other, drive=drive, at=at, crew=crew, first=False)
@@ -725,11 +728,13 @@ def _crew_for_every_visit(
     at: datetime,
     drive: DriveTime,
     crew: Sequence[CrewMember],
+    after: str | None = None,
 ) -> list[Booking] | None:
     """The visits booked for the best-ranked member free at the first visit's start who
     is free for every visit too (the jobs of the whole span read once, after ``made``'s
     crew was held: a racer that took them is seen); None when nobody other than
-    ``made``'s crew is."""
+    ``made``'s crew is. ``after``: only a crew whose ids all sort after it (holds are
+    taken in id order, so a unit already holding ``after`` never waits in a circle)."""
     first = made[0]
     zone = ZoneInfo(company.timezone)
     # Several dates need not be in order: an extra date may come before startIso's.
@@ -742,6 +747,8 @@ def _crew_for_every_visit(
     for choice in open_crews_at(query, first.start, crew=crew, busy=busy, drive=drive):
         if choice.crew_ids == first.crew_ids:
             continue  # the crew that was refused
+        if after is not None and min(choice.crew_ids) <= after:
+            continue  # held out of order after a lost race
         visits = booked(choice.crew_ids)
         try:
             for visit in visits[1:]:

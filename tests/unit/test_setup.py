@@ -866,6 +866,8 @@ def test_the_demo_catalog_reads_back_from_its_document(fmt):
         # Past 4,300 digits int() refused to read them: "failed: ValueError: Exceeds ...".
         ('{"taxRateBps": ' + "1" * 5000 + "}", "json", "taxRateBps", "Outside the 64-bit range."),
         ("taxRateBps: -" + "1" * 5000 + "\n", "yaml", "taxRateBps", "Outside the 64-bit range."),
+        ("taxRateBps: !!int zz\n", "yaml", "document",
+         "Not valid YAML at line 1, column 13: 'zz' is not a whole number."),
         ("fees:\n- {id: f, name: F, kind: zip, amountCents: 1, zips: [10003]}\n", "yaml",
          "fees.0.zips.0", "Expected text: put it in quotes, e.g. '10003'."),
         ("fees:\n- {id: f, name: F, kind: date, amountCents: 1, dates: [2026-02-30]}\n", "yaml",
