@@ -23,7 +23,7 @@ from attrs import frozen
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from adapters.web.calendar import read_date
+from adapters.web.calendar import FIRST_DATE, LAST_DATE, read_date
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, crew_named, page
@@ -299,11 +299,8 @@ def _time_off(errors: FieldErrors, text: str, zone: ZoneInfo) -> list[TimeOffDra
             parts = line.removesuffix(EXACT_TIMES).strip().split(" to ")
             try:
                 start, end = (datetime.fromisoformat(p).replace(tzinfo=zone) for p in parts)
-                if (
-                    read_date(start.date().isoformat()) is None
-                    or read_date(end.date().isoformat()) is None
-                ):
-                    raise ValueError(line)  # outside 1970 to 2999
+                if not all(FIRST_DATE <= t.date() <= LAST_DATE for t in (start, end)):
+                    raise ValueError(line)  # outside 1970 to 2999, as every form date
             except ValueError:
                 errors.add("time_off", f"Could not read {line!r}.")
                 continue

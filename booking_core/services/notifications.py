@@ -437,10 +437,12 @@ def office_customer_change(notices: Notices, event: Event) -> Message | None:
     )
     if change.get("by") != "customer":
         return None
-    company = notices.uow.companies.get(event.company_id)
-    to = staff_address(company)
+    office = _office(notices, event)
+    if office is None:
+        return None
+    company, to = office
     customer = _customer(notices.uow, company.id, booking.customer_id)
-    if to is None or customer is None:
+    if customer is None:
         return None
     previous = change.get("from")
     context = booking_context(booking, customer, notices.base_url, company)
@@ -470,6 +472,14 @@ def office_customer_change(notices: Notices, event: Event) -> Message | None:
     )
 
 
+def _office(notices: Notices, event: Event) -> tuple[Company, str] | None:
+    """The event's company and the address its own notices go to (``notify_email``), or
+    None when it has none: the office is then told nothing."""
+    company = notices.uow.companies.get(event.company_id)
+    to = staff_address(company)
+    return None if to is None else (company, to)
+
+
 def office_new_lead(notices: Notices, event: Event) -> Message | None:
     """To the company's ``notify_email`` (none without one): a new enquiry (a lead made by
     the website or any integration through the API), so that someone answers it without
@@ -478,10 +488,10 @@ def office_new_lead(notices: Notices, event: Event) -> Message | None:
     lead = event.subject
     if not isinstance(lead, Lead):
         return None
-    company = notices.uow.companies.get(event.company_id)
-    to = staff_address(company)
-    if to is None:
+    office = _office(notices, event)
+    if office is None:
         return None
+    company, to = office
     service = ""
     if lead.service_id is not None:
         found = notices.uow.catalogs.get(company.id).services_by_id.get(lead.service_id)
@@ -513,10 +523,10 @@ def office_quote_answered(notices: Notices, event: Event) -> Message | None:
     quote = event.subject
     if not isinstance(quote, Quote):
         return None
-    company = notices.uow.companies.get(event.company_id)
-    to = staff_address(company)
-    if to is None:
+    office = _office(notices, event)
+    if office is None:
         return None
+    company, to = office
     recipient = quote_recipient(notices.uow, quote)
     email, name = recipient if recipient is not None else ("", "")
     accepted = event.type is EventType.QUOTE_ACCEPTED

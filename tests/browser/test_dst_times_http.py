@@ -9,6 +9,8 @@ import secrets
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+import httpx
+
 from booking_core.bookings import Booking
 from booking_core.companies import Company
 from booking_core.customers import Address
@@ -50,6 +52,24 @@ def _night_job(site: Site, start: datetime = FALL_BACK) -> tuple[Company, str, B
     booking = made[0]
     assert booking.end - booking.start == timedelta(hours=1)
     return company, member_id, booking
+
+
+def _rescheduled_by_owner(
+    site: Site, company: Company, booking: Booking, day: str, wall: str, member_id: str
+) -> httpx.Response:
+    """The owner's answer to the admin reschedule form moving ``booking`` to ``wall`` on
+    ``day`` (the booking's page read first, as a person does), three days ahead of it."""
+    owner = site.user(company, Role.OWNER)
+    answers = fetch(
+        site,
+        booking.start - timedelta(days=3),
+        *signing_in(owner.email),
+        ("GET", f"/admin/bookings/{booking.id}", {}),
+        ("POST", f"/admin/bookings/{booking.id}/reschedule",
+         {"date": day, "time": wall, "scope": "this", "crew": member_id}),
+    )  # fmt: skip
+    answer: httpx.Response = answers[-1]
+    return answer
 
 
 def test_the_tracking_page_shows_each_end_of_the_fall_back_hour_with_its_abbreviation(
@@ -101,16 +121,8 @@ def test_a_reschedule_that_leaves_the_second_1_30_as_it_is_keeps_the_job_where_i
     # earlier).
     company, member_id, booking = _night_job(site, FALL_BACK.replace(fold=1))
     assert booking.start.astimezone(NEW_YORK).tzname() == "EST"
-    owner = site.user(company, Role.OWNER)
-    answers = fetch(
-        site,
-        booking.start - timedelta(days=3),
-        *signing_in(owner.email),
-        ("GET", f"/admin/bookings/{booking.id}", {}),
-        ("POST", f"/admin/bookings/{booking.id}/reschedule",
-         {"date": "2027-11-07", "time": "01:30", "scope": "this", "crew": member_id}),
-    )  # fmt: skip
-    assert answers[-1].status_code in (200, 303), answers[-1].text
+    answer = _rescheduled_by_owner(site, company, booking, "2027-11-07", "01:30", member_id)
+    assert answer.status_code in (200, 303), answer.text
     with site.container.reader() as uow:
         kept = uow.bookings.get(company.id, booking.id)
     assert kept.start == booking.start
@@ -155,16 +167,7 @@ def test_a_move_to_a_time_the_clocks_skip_is_refused_naming_the_time_they_show(
     which time the clocks show instead, and moves nothing (it used to move the job to
     3:30 AM without a word)."""
     company, member_id, booking = _night_job(site, datetime(2027, 3, 13, 22, 0, tzinfo=NEW_YORK))
-    owner = site.user(company, Role.OWNER)
-    answers = fetch(
-        site,
-        booking.start - timedelta(days=3),
-        *signing_in(owner.email),
-        ("GET", f"/admin/bookings/{booking.id}", {}),
-        ("POST", f"/admin/bookings/{booking.id}/reschedule",
-         {"date": "2027-03-14", "time": "02:30", "scope": "this", "crew": member_id}),
-    )  # fmt: skip
-    refused = answers[-1]
+    refused = _rescheduled_by_owner(site, company, booking, "2027-03-14", "02:30", member_id)
     assert refused.status_code == 422, refused.text
     assert "02:30 does not come that night: the clocks go forward." in refused.text
     assert "Did you mean 3:30 AM?" in refused.text
