@@ -87,7 +87,13 @@ def test_a_real_deadlock_is_retried_in_the_savepoint_and_both_writers_commit(
 ):
     """Writer 1 locks A then wants B; writer 2 holds B and then wants A. Writer 1 waited
     first, so PostgreSQL ends its statement; it rolls back to its savepoint (freeing A),
-    writer 2 finishes, and writer 1's second run passes."""
+    writer 2 finishes, and writer 1's second run passes.
+
+    The order is made, not hoped for: writer 2 asks for A only once PostgreSQL shows
+    writer 1 waiting for B (plus a margin, so writer 1's deadlock timer fires first), and
+    writer 1's pause between runs lasts until writer 2 has committed. Without that last
+    part a quick retry may take A again before the woken writer 2 does, and the two meet
+    once more: still bounded by the attempts, but not the two runs asserted here."""
     with postgres.engine.begin() as connection:
         for company in ("cmp_a", "cmp_b"):
             connection.execute(
@@ -98,12 +104,22 @@ def test_a_real_deadlock_is_retried_in_the_savepoint_and_both_writers_commit(
     runs: list[int] = []
     other_error: list[BaseException] = []
 
+    writer_1: list[int] = []
+    waiting = text(
+        "SELECT count(*) FROM pg_stat_activity WHERE pid = :pid AND wait_event_type = 'Lock'"
+    )
+
     def other_writer() -> None:
         try:
             with postgres.engine.begin() as connection:
                 connection.execute(lock, {"c": "cmp_b"})
                 b_held.set()
-                time.sleep(0.3)  # writer 1 is waiting for B by now
+                with postgres.engine.connect() as watcher:
+                    deadline = time.monotonic() + 30
+                    while not watcher.execute(waiting, {"pid": writer_1[0]}).scalar():
+                        assert time.monotonic() < deadline, "writer 1 never waited for B"
+                        time.sleep(0.01)
+                time.sleep(0.3)  # writer 1 has waited longer, so its deadlock check runs first
                 connection.execute(lock, {"c": "cmp_a"})
         except BaseException as error:
             other_error.append(error)
@@ -111,6 +127,7 @@ def test_a_real_deadlock_is_retried_in_the_savepoint_and_both_writers_commit(
     thread = threading.Thread(target=other_writer)
     with postgres.uow() as uow:
         connection = uow._cx.connection
+        writer_1.append(connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
 
         def write() -> None:
             runs.append(1)
@@ -120,7 +137,7 @@ def test_a_real_deadlock_is_retried_in_the_savepoint_and_both_writers_commit(
                 assert b_held.wait(10)
             connection.execute(lock, {"c": "cmp_b"})
 
-        retry.in_savepoint(connection, write)
+        retry.in_savepoint(connection, write, sleep=lambda _: thread.join(30))
         uow.commit()
     thread.join(30)
     assert other_error == []
