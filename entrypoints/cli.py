@@ -48,6 +48,9 @@ from entrypoints.settings import WILDCARD_HOSTS, ConfigError, local_url
 EXIT_USAGE = 2
 EXIT_FAULT = 1
 SELF_MIGRATING = frozenset({"migrate", "demo"})
+WORKER_START_SECONDS = 120
+"""How long ``serve --workers N`` lets a worker process take to start answering its
+supervisor's health checks before uvicorn replaces it."""
 """Commands that migrate the database themselves; every other one needs it migrated."""
 
 
@@ -378,6 +381,11 @@ class Cli:
             # uvicorn would take X-Forwarded-For from 127.0.0.1, so anyone reaching a
             # local proxy that passes the header on could pick their address.
             proxy_headers=False,
+            # A worker answers the supervisor's pings only once it has imported the app,
+            # which takes seconds on a busy machine (11 s and more seen with two cores
+            # shared): uvicorn's default of 5 s then kills every worker as it starts,
+            # over and over, and the server never serves.
+            timeout_worker_healthcheck=WORKER_START_SECONDS,
         )
 
     def worker(self, container: Container, args: argparse.Namespace) -> None:

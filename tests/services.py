@@ -53,8 +53,9 @@ def free_port() -> int:
 def wait_for_port(
     port: int, proc: subprocess.Popen[bytes], describe: Callable[[], str] = lambda: ""
 ) -> None:
-    """Wait (up to a minute) until ``proc`` accepts connections on ``port``."""
-    deadline = time.monotonic() + 60
+    """Wait (up to three minutes: a loaded two-core machine takes a minute and more to
+    start a server of several processes) until ``proc`` accepts connections on ``port``."""
+    deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited: {describe()}")

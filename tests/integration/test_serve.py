@@ -24,7 +24,9 @@ BIN = Path(sys.executable).parent
 
 
 @contextmanager
-def serving(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int, str, str]]:
+def serving(
+    tmp_path: Path, *options: str, env_extra: dict[str, str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], int, str, str]]:
     """``booking serve`` on a fresh demo database: the process, its port, the line it
     printed once listening and a demo key; killed afterwards if still running."""
     env = {**os.environ, "BOOKING_DATABASE_URL": f"sqlite:///{tmp_path / 'serve.sqlite3'}"}
@@ -35,8 +37,8 @@ def serving(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], int, str, s
     key = json.loads(demo.stdout)["companies"][0]["apiKey"]
     port = free_port()
     server = subprocess.Popen(
-        [str(BIN / "booking"), "serve", "--port", str(port)],
-        env=env,
+        [str(BIN / "booking"), "serve", "--port", str(port), *options],
+        env={**env, **(env_extra or {})},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -72,6 +74,40 @@ def test_serve_announces_itself_answers_and_stops_cleanly_on_sigterm(tmp_path):
         assert reply.json()["industries"]
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=30) == 0
+
+
+SLOW_START = """\
+import os, sys, time
+if "--multiprocessing-fork" in sys.argv:  # a worker process uvicorn spawned
+    with open(os.environ["SLOW_START_LOG"], "a") as log:
+        log.write(f"{os.getpid()}\\n")
+    time.sleep(8)
+"""
+
+
+def test_workers_that_start_slowly_on_a_busy_machine_are_waited_for(tmp_path):
+    """Each worker of ``--workers 2`` takes 8 s before it can answer uvicorn's health
+    checks (as importing the app does on a loaded two-core machine). uvicorn's default
+    would kill each one after 5 s and start another, again and again; the two workers
+    started are the two that serve."""
+    (tmp_path / "slow").mkdir()
+    (tmp_path / "slow" / "sitecustomize.py").write_text(SLOW_START, encoding="utf-8")
+    path = os.pathsep.join(filter(None, [str(tmp_path / "slow"), os.environ.get("PYTHONPATH")]))
+    started = tmp_path / "started.txt"
+    env_extra = {"PYTHONPATH": path, "SLOW_START_LOG": str(started)}
+    with serving(tmp_path, "--workers", "2", env_extra=env_extra) as served:
+        server, port, line, key = served
+        assert "serving" in line
+        for _ in range(4):
+            reply = httpx.get(
+                f"http://127.0.0.1:{port}/api/v1/services",
+                headers={"Authorization": f"Bearer {key}"},
+                timeout=60,
+            )
+            assert reply.status_code == 200
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=60) == 0
+    assert len(started.read_text(encoding="utf-8").split()) == 2  # none was replaced
 
 
 def _raw(port: int, data: bytes) -> tuple[str, dict[str, str], bytes]:
