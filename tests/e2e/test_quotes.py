@@ -403,9 +403,25 @@ def test_a_missing_quote_is_404(api: httpx.Client):
 def test_past_its_expiry_a_quote_cannot_be_sent_answered_or_converted(
     api: httpx.Client, customer_id: str
 ):
-    soon = (datetime.now(UTC) + timedelta(seconds=1.5)).isoformat()
-    draft = create(api, customerId=customer_id, expiresAt=soon)
-    sent = create(api, customerId=customer_id, expiresAt=soon, send=True)
+    # Two quotes that expire soon: 1.5 s from now, or (when a loaded machine took longer
+    # than that to create them, so the expiry had passed at the second create) later.
+    body = {"manualLines": [{"description": "Post-renovation clean", "amountCents": 42000}]}
+    for margin in (1.5, 5.0, 15.0, 45.0):
+        soon = (datetime.now(UTC) + timedelta(seconds=margin)).isoformat()
+        made = [
+            api.post(
+                f"{API}/quotes",
+                json={**body, "customerId": customer_id, "expiresAt": soon, **extra},
+                headers=idem(),
+            )
+            for extra in ({}, {"send": True})
+        ]
+        if all(response.status_code == 201 for response in made):
+            break
+        for response in made:  # refused only for an expiry already past
+            if response.status_code != 201:
+                assert "expiresAt" in error_of(response, 400, "invalid_request")["fieldErrors"]
+    draft, sent = (response.json() for response in made)
     # Follow-ups due after the expiry are not scheduled.
     assert sent["followUps"] == []
     assert draft["expiresAt"] is not None

@@ -10,6 +10,8 @@ so that each retry comes due, or as the ``booking worker`` command in a subproce
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import os
 import secrets
@@ -432,8 +434,18 @@ def test_two_workers_at_once_deliver_everything_once_in_order_and_never_concurre
     work, yet each endpoint gets its events in the order they were recorded, since a
     worker takes no delivery while an earlier one of its endpoint awaits its attempt."""
     paths = [f"/busy{n}" for n in range(8)]
+    # The first request waits (up to 30 s) for the second: each worker sends one at a
+    # time, so that one is the other worker's, and neither can have sent everything
+    # before the other started, however slow the machine is to start a thread.
+    meet, arrivals = threading.Barrier(2), itertools.count()
+
+    def first_two_meet(seen: Seen) -> None:
+        if next(arrivals) < 2:
+            with contextlib.suppress(threading.BrokenBarrierError):
+                meet.wait(timeout=30)
+
     for path in paths:
-        receiver.scripts[path] = Script(pause=0.005)
+        receiver.scripts[path] = Script(pause=0.005, arrived=first_two_meet)
         shop.endpoint(receiver.url(path))
     events = []
     for _ in range(15):
@@ -603,23 +615,28 @@ def another_shop(backend, clock, name: str) -> Shop:
 
 
 def test_a_companys_slow_receivers_hold_back_no_other_companys_delivery(
-    shop, backend, receiver, sender, clock
+    shop, backend, receiver, clock
 ):
-    # Another company's six endpoints answer only once this company's delivery has
-    # arrived (at most the sender's 5 s read timeout): sent one after another, each of
-    # them would time out first; sent at once, all seven are delivered in one run.
+    # Another company's six endpoints answer 204 only once this company's delivery has
+    # arrived (waiting up to 30 s for it, then 500): sent one after another, each of them
+    # fails first; sent at once, all seven are delivered in one run. The sender waits a
+    # minute for an answer, so a slow machine is no reason for a failure here.
     slow = another_shop(backend, clock, "Slow Co")
     arrived = threading.Event()
     receiver.scripts["/fast"] = Script(arrived=lambda seen: arrived.set())
     for index in range(6):
-        receiver.scripts[f"/slow/{index}"] = Script(arrived=lambda seen: arrived.wait(20))
+        receiver.scripts[f"/slow/{index}"] = Script(
+            status=lambda n: 204 if arrived.is_set() else 500,
+            arrived=lambda seen: arrived.wait(30),
+        )
         slow.endpoint(receiver.url(f"/slow/{index}"))
     slow.payments(1)  # the older event: claimed first
     clock.current = clock.now() + timedelta(seconds=1)
     fast, _ = shop.endpoint(receiver.url("/fast"))
     shop.payments(1)
 
-    done = shop.worker(sender).run_once()
+    with WebhookSender(connect_timeout=10, read_timeout=60) as patient:
+        done = shop.worker(patient).run_once()
 
     assert (done.deliveries, done.delivered) == (7, 7)
     assert shop.log(fast) == [(1, 204)]

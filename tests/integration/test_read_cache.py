@@ -20,6 +20,7 @@ from booking_core.demo import demo_catalog
 from booking_core.ids import new_id
 from booking_core.paging import MAX_LIMIT, PageRequest
 from tests import factories
+from tests.feed_trust import vouched
 
 SETTLE_SECONDS = 30
 
@@ -44,8 +45,8 @@ def shop(database: Database) -> tuple[Database, str]:
 
 
 @contextmanager
-def no_database_use(database: Database) -> Iterator[None]:
-    """Fails the block if it sends a statement or checks a pooled connection out."""
+def database_use(database: Database) -> Iterator[list[str]]:
+    """The statements the block sends and the pooled connections it checks out."""
     used: list[str] = []
 
     def on_execute(_conn: object, _cursor: object, statement: str, *_: object) -> None:
@@ -57,11 +58,10 @@ def no_database_use(database: Database) -> Iterator[None]:
     event.listen(database.engine, "before_cursor_execute", on_execute)
     event.listen(database.engine.pool, "checkout", on_checkout)
     try:
-        yield
+        yield used
     finally:
         event.remove(database.engine, "before_cursor_execute", on_execute)
         event.remove(database.engine.pool, "checkout", on_checkout)
-    assert used == []
 
 
 def catalog_of(database: Database, company_id: str) -> Catalog:
@@ -89,13 +89,18 @@ def test_a_kept_company_and_catalog_cost_no_connection(shop):
     catalog = catalog_of(database, company_id)
     with database.reader() as reader:
         company = reader.companies.get(company_id)
-    with no_database_use(database):
-        assert catalog_of(database, company_id) is catalog
-        with database.memory_reader(Miss) as reader:
-            assert reader.companies.get(company_id) is company
-            assert reader.catalogs.get(company_id) is catalog
-            with pytest.raises(Miss):
-                reader.customers.get(company_id, "cus_never")
+
+    def window() -> list[str]:
+        with database_use(database) as used:
+            assert catalog_of(database, company_id) is catalog
+            with database.memory_reader(Miss) as reader:
+                assert reader.companies.get(company_id) is company
+                assert reader.catalogs.get(company_id) is catalog
+                with pytest.raises(Miss):
+                    reader.customers.get(company_id, "cus_never")
+        return used
+
+    assert vouched(database, window) == []
 
 
 def test_a_unit_reads_its_own_change_and_a_rolled_back_one_is_never_served(shop):
@@ -182,9 +187,13 @@ def test_a_kept_roster_costs_no_statement_and_a_change_here_is_read_at_once(shop
             break
         assert time.monotonic() < deadline, "the roster was never kept"
         time.sleep(0.05)
-    statements.clear()
-    assert roster_of(database, company_id) == ["Ann"]
-    assert [s for s in statements if "crew_members" in s] == []
+
+    def window() -> list[str]:
+        statements.clear()
+        assert roster_of(database, company_id) == ["Ann"]
+        return [s for s in statements if "crew_members" in s]
+
+    assert vouched(database, window) == []
     hire(database, company_id, "Bo")
     assert roster_of(database, company_id) == ["Ann", "Bo"]
     with database.uow() as uow:

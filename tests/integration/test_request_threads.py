@@ -35,14 +35,19 @@ def test_no_more_than_that_many_requests_work_in_threads_at_once(tmp_path: Path,
     container = bootstrap(settings)
     try:
         deps = http_deps(container)
-        lock = threading.Lock()
+        lock = threading.Condition()
         running, most = 0, 0
 
         def work(n: int) -> int:
+            # The first ones wait (up to 30 s) until as many as allowed run at once, so the
+            # cap is reached however slowly a loaded machine starts threads; then a moment
+            # more, in which one over the cap would show.
             nonlocal running, most
             with lock:
                 running += 1
                 most = max(most, running)
+                lock.notify_all()
+                lock.wait_for(lambda: most >= threads, timeout=30)
             time.sleep(0.02)
             with lock:
                 running -= 1

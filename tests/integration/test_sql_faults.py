@@ -85,56 +85,59 @@ def test_backoff_grows_with_jitter_up_to_its_cap():
 def test_a_real_deadlock_is_retried_in_the_savepoint_and_both_writers_commit(
     postgres: Database,
 ):
-    """Writer 1 locks A then wants B; writer 2 holds B and then wants A. Writer 1 waited
-    first, so PostgreSQL ends its statement; it rolls back to its savepoint (freeing A),
+    """Writer 1 locks A; writer 2 locks B and waits for A; then writer 1 asks for B.
+    PostgreSQL ends writer 1's statement; it rolls back to its savepoint (freeing A),
     writer 2 finishes, and writer 1's second run passes.
 
-    The order is made, not hoped for: writer 2 asks for A only once PostgreSQL shows
-    writer 1 waiting for B (plus a margin, so writer 1's deadlock timer fires first), and
-    writer 1's pause between runs lasts until writer 2 has committed. Without that last
-    part a quick retry may take A again before the woken writer 2 does, and the two meet
-    once more: still bounded by the attempts, but not the two runs asserted here."""
+    The order is made, not hoped for: writer 1 asks for B only once PostgreSQL shows
+    writer 2 waiting, and only writer 1 looks for the deadlock soon (its
+    ``deadlock_timeout`` 50 ms, writer 2's a minute; the setting needs a superuser, as
+    the test server's ``postgres`` is), so writer 1 is the one ended, however loaded the
+    machine. Its pause between runs lasts until writer 2 has committed: a quick retry
+    could take A again before the woken writer 2 does, and the two would meet once more
+    (still bounded by the attempts, but not the two runs asserted here)."""
     with postgres.engine.begin() as connection:
         for company in ("cmp_a", "cmp_b"):
             connection.execute(
                 change_clock.insert().values(company_id=company, last_change=CLOCK_START)
             )
     lock = text("SELECT 1 FROM change_clock WHERE company_id = :c FOR UPDATE")
-    b_held = threading.Event()
-    runs: list[int] = []
-    other_error: list[BaseException] = []
-
-    writer_1: list[int] = []
     waiting = text(
         "SELECT count(*) FROM pg_stat_activity WHERE pid = :pid AND wait_event_type = 'Lock'"
     )
+    writer_2: list[int] = []
+    runs: list[int] = []
+    other_error: list[BaseException] = []
 
     def other_writer() -> None:
         try:
             with postgres.engine.begin() as connection:
+                writer_2.append(connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+                connection.exec_driver_sql("SET LOCAL deadlock_timeout = '60s'")
                 connection.execute(lock, {"c": "cmp_b"})
-                b_held.set()
-                with postgres.engine.connect() as watcher:
-                    deadline = time.monotonic() + 30
-                    while not watcher.execute(waiting, {"pid": writer_1[0]}).scalar():
-                        assert time.monotonic() < deadline, "writer 1 never waited for B"
-                        time.sleep(0.01)
-                time.sleep(0.3)  # writer 1 has waited longer, so its deadlock check runs first
-                connection.execute(lock, {"c": "cmp_a"})
+                connection.execute(lock, {"c": "cmp_a"})  # waits for writer 1
         except BaseException as error:
             other_error.append(error)
+
+    def until_writer_2_waits() -> None:
+        with postgres.engine.connect() as watcher:
+            deadline = time.monotonic() + 30
+            while not (writer_2 and watcher.execute(waiting, {"pid": writer_2[0]}).scalar()):
+                assert not other_error, other_error
+                assert time.monotonic() < deadline, "writer 2 never waited for A"
+                time.sleep(0.01)
 
     thread = threading.Thread(target=other_writer)
     with postgres.uow() as uow:
         connection = uow._cx.connection
-        writer_1.append(connection.exec_driver_sql("SELECT pg_backend_pid()").scalar_one())
+        connection.exec_driver_sql("SET LOCAL deadlock_timeout = '50ms'")
 
         def write() -> None:
             runs.append(1)
             connection.execute(lock, {"c": "cmp_a"})
             if len(runs) == 1:
                 thread.start()
-                assert b_held.wait(10)
+                until_writer_2_waits()
             connection.execute(lock, {"c": "cmp_b"})
 
         retry.in_savepoint(connection, write, sleep=lambda _: thread.join(30))
