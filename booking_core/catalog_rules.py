@@ -31,6 +31,17 @@ ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,100}\Z")
 """Catalog ids and slugs: what a query string's ``id:quantity`` item can name."""
 ID_TEXT = "1 to 100 letters, digits, hyphens or underscores."
 ZIP_PATTERN = re.compile(r"^[0-9]{5}\Z")
+
+
+def zip_problem(zip_code: str, *, listed: bool) -> str:
+    """What is wrong with a zip that is not 5 digits; one of a list is quoted (its first
+    20 characters), since a form shows the whole list's problems beside one field."""
+    if not listed:
+        return "A 5-digit US zip code."
+    shown = zip_code if len(zip_code) <= 20 else zip_code[:20] + "..."
+    return f"Not a 5-digit US zip code: {shown!r}."
+
+
 MAX_NAME = 200
 MAX_DESCRIPTION = 2_000
 MAX_CODE = 100
@@ -233,7 +244,7 @@ def _zips(problems: Problems, path: str, zips: Sequence[str]) -> None:
     problems.entries(path, zips)
     for index, zip_code in enumerate(zips):
         if not ZIP_PATTERN.match(zip_code):
-            problems.add(f"{path}.{index}", "A 5-digit US zip code.")
+            problems.add(f"{path}.{index}", zip_problem(zip_code, listed=True))
     problems.unique(path, zips, "Listed twice.")
 
 

@@ -17,7 +17,7 @@ import attrs
 from attrs import frozen
 
 from booking_core.catalog import Catalog
-from booking_core.catalog_rules import ZIP_PATTERN, Problems
+from booking_core.catalog_rules import ZIP_PATTERN, Problems, zip_problem
 from booking_core.crew import CrewMember, TimeOff, WorkingHours
 from booking_core.errors import ValidationFailed
 
@@ -94,7 +94,7 @@ def _member_problems(
         *((f"service_areas.{i}", z) for i, z in enumerate(draft.service_areas)),
     ):
         if not ZIP_PATTERN.match(zip_code):
-            problems.add(f"{path}.{where}", "A 5-digit US zip code.")
+            problems.add(f"{path}.{where}", zip_problem(zip_code, listed=where != "home_zip"))
         elif not known_zip(zip_code):
             problems.add(f"{path}.{where}", f"Unknown US zip code {zip_code!r}.")
     problems.entries(f"{path}.service_areas", draft.service_areas)

@@ -287,6 +287,24 @@ class Forms:
     payment_alert: str | None = None
 
 
+RESCHEDULE_FIELDS = frozenset({"date", "time", "when", "fold", "scope", "crew"})
+CANCEL_FIELDS = frozenset({"cancel_scope", "after", "reason"})
+
+
+def _answered(forms: Forms) -> str:
+    """The action form that came back with a refusal or a question ("reschedule",
+    "cancel", "payment"), or "": its box takes the focus, so a form far down the page is
+    scrolled to rather than answered out of sight."""
+    names = set(forms.errors)
+    if forms.payment_alert or any(name.startswith("pay_") for name in names):
+        return "payment"
+    if forms.cancel_alert or forms.cancel_confirm or names & CANCEL_FIELDS:
+        return "cancel"
+    if forms.reschedule_alert or forms.reschedule_price or names & RESCHEDULE_FIELDS:
+        return "reschedule"
+    return ""
+
+
 def _load(visit: Visit) -> Booking:
     """The booking of the address, in the signed-in user's company only."""
     with visit.deps.reader() as uow:
@@ -375,6 +393,7 @@ def render_booking(visit: Visit, booking: Booking, forms: Forms, status: int = 2
         payment_methods=PAYMENT_METHODS,
         note_limit=MAX_NOTE_CHARS,
         payment_alert=forms.payment_alert,
+        answered=_answered(forms),
         activity=[activity_line(entry, zone) for entry in reversed(booking.activity)],
         can_start=scheduled,
         can_complete=completion_problem(booking, now) is None,

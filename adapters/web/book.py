@@ -54,7 +54,7 @@ iframe (``data-form="bf_..."`` on the tag adds ``&form=``).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 from urllib.parse import urlencode
@@ -118,6 +118,18 @@ START_PASSED = "That time has passed. Here are the open times now: pick another.
 START_OFF_GRID = (
     "That time is not one of the open times. Here are the open times now: pick another."
 )
+DETAIL_LABELS = {
+    "name": "Full name",
+    "email": "Email",
+    "phone": "Phone",
+    "line1": "Street address",
+    "line2": "Apartment, suite, floor",
+    "city": "City",
+    "state": "State",
+    "access_notes": "Access notes",
+}
+"""The details step's fields and their labels (the page's and its problem summary's)."""
+CHOICE_LABELS = {"zip": "Zip code", "coupon": "Coupon code", "referral": "Referral code"}
 START_FIELDS = ("startIso", "start_iso")
 """The API's names of the start, refused on the date step, where a time is picked."""
 ZIP_TEXT = "Enter the 5-digit zip code of the place to be served, e.g. 10001."
@@ -569,6 +581,34 @@ def _goes_with(extra: Mapping[str, Any], frequency: str) -> bool:
     return not extra["frequencySlugs"] or frequency in extra["frequencySlugs"]
 
 
+def problem_lines(
+    errors: Mapping[str, str], labels: Mapping[str, str], anchor: Callable[[str], str]
+) -> list[tuple[str, str]]:
+    """The problem summary atop a refused step: each field's problem as ``(anchor,
+    "Label: problem")``, linking to the problem beside its field; a problem of no field
+    on the page as ``("", problem)``."""
+    return [
+        (anchor(name), f"{labels[name]}: {text}") if name in labels else ("", text)
+        for name, text in errors.items()
+    ]
+
+
+def _choice_problems(choice: Choice) -> list[tuple[str, str]]:
+    """Step 1's problem summary: a quantity's error sits under the chosen service's id."""
+    service = choice.service
+    labels = {
+        **CHOICE_LABELS,
+        **{f"param.{p['id']}": p["name"] for p in service["parameters"]},
+        **{f"extra.{e['id']}": e["name"] for e in service["extras"]},
+    }
+
+    def anchor(name: str) -> str:
+        within = name.startswith(("param.", "extra."))
+        return f"{service['id']}.{name}-error" if within else f"{name}-error"
+
+    return problem_lines(choice.errors, labels, anchor)
+
+
 def step_job(book: Booker, choice: Choice, status: int = 200, alert: str = "") -> Response:
     """Step 1: the choice and its price."""
     catalog = book.catalog()
@@ -589,6 +629,7 @@ def step_job(book: Booker, choice: Choice, status: int = 200, alert: str = "") -
         duration=_duration(quote["firstVisit"]["durationMinutes"]) if quote else "",
         problem=problem,
         errors=choice.errors,
+        problems=_choice_problems(choice),
         alert=alert,
         quote_url=f"/api/public/{book.company.slug}/quote",
         referral_off=money(book.company.referral_discount_cents) if book.referrals else "",
@@ -713,6 +754,12 @@ def step_details(
         when=book.when(start),
         values=values or {},
         errors=errors or {},
+        labels=DETAIL_LABELS,
+        problems=problem_lines(
+            errors or {},
+            {**DETAIL_LABELS, **{question_field(q): q["label"] for q in book.questions()}},
+            lambda name: f"{name}-error",
+        ),
         alert=alert,
         flow=flow or secrets.token_urlsafe(24),
         change_href=book.href([*choice.state(), ("step", "date"), ("date", state[-2][1])]),

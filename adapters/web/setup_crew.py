@@ -275,7 +275,8 @@ def _hours(errors: FieldErrors, values: dict[str, str]) -> list[WorkingHoursDraf
                 start = time(h1, m1)
                 end = time(0) if (h2, m2) == (24, 0) else time(h2, m2)
             except ValueError:
-                errors.add(name, HOURS_HELP)
+                shown = part if len(part) <= 30 else part[:30] + "..."
+                errors.add(name, f"Could not read {shown!r}. {HOURS_HELP}")
                 continue
             if end == time(0):
                 errors.add(name, "End by 23:59: working hours stay within the day.")

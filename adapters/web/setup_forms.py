@@ -36,7 +36,12 @@ def hundredths(
         errors.add(name, "Required.")
         return 0
     if found is None or len(found["whole"]) > MAX_DIGITS:
-        errors.add(name, f"Write the {what} as digits with at most two decimals, e.g. {example}.")
+        # "1,049.99" or "12,50": a comma is a thousands mark or a decimal one; either way
+        # the reading is left to no guess, and the message says what to take out.
+        how = "without commas, as" if "," in cleaned else "as"
+        errors.add(
+            name, f"Write the {what} {how} digits with at most two decimals, e.g. {example}."
+        )
         return 0
     value = int(found["whole"]) * 100 + int((found["part"] or "0").ljust(2, "0"))
     if value > high:

@@ -137,7 +137,7 @@ def test_the_office_records_a_payment_by_hand_once_however_often_the_form_is_sen
     assert first.status_code == 303
     assert again.status_code == 303
     assert wrong.status_code == 422
-    assert "Write the amount as digits with at most two decimals" in wrong.text
+    assert "Write the amount without commas, as digits with at most two decimals" in wrong.text
     assert 'value="12,50"' in wrong.text  # what was typed is kept
     assert tipped.status_code == 303
     assert reused.status_code == 409

@@ -297,6 +297,52 @@ def test_a_move_into_a_taken_slot_is_refused_beside_the_fields(site: Site, page,
     assert _stored(site, board, "plan").status is BookingStatus.CANCELLED
 
 
+def _in_sight(page: Any, selector: str) -> None:
+    """The element at ``selector`` has the focus (autofocus acts once the page is in) and
+    lies wholly within the window."""
+    box = page.locator(selector)
+    expect(box).to_be_focused()
+    expect(box).to_be_in_viewport(ratio=1)
+
+
+def test_a_refused_form_far_down_the_page_comes_back_in_sight(site: Site, page, screenshots):
+    """A payment, reschedule or cancel refused on a phone: the answer does not open at the
+    top of a long page with its one message out of sight; the form's box has the focus
+    and is scrolled to, and says nothing was done."""
+    board = _board(site)
+    _owner(site, board, page)
+    page.set_viewport_size({"width": 390, "height": 844})
+    blocked = board.jobs["blocked"]
+    page.goto(f"/admin/bookings/{blocked.id}")
+    page.get_by_label("Amount ($)").fill("abc")
+    page.get_by_role("button", name="Record payment").click()
+    box = page.locator("#payment-answer")
+    expect(box).to_have_text("Nothing was recorded. Fix the fields marked below.")
+    expect(page.locator("#pay_amount-error")).to_be_visible()
+    _in_sight(page, "#payment-answer")
+    page.screenshot(path=str(screenshots / "admin-booking-payment-refused-phone.png"))
+
+    page.get_by_label("Start time").fill("09:00")  # Sam's job with Ada
+    page.get_by_role("button", name="Reschedule").click()
+    expect(page.locator("#reschedule-answer")).to_contain_text("Not moved.")
+    expect(page.locator("#when-error")).to_contain_text("That time is taken")
+    _in_sight(page, "#reschedule-answer")
+    expect(page.locator("#payment-answer")).to_have_count(0)  # the old answer is gone
+
+    page.goto(f"/admin/bookings/{board.jobs['plan'].id}")
+    page.get_by_role("radio", name="End the plan after a date").check()
+    page.get_by_role("button", name="Cancel booking").click()
+    expect(page.locator("#after-error")).to_be_visible()
+    _in_sight(page, "#cancel-answer")
+    # A question rather than a refusal (what a cancel of several visits takes) is
+    # scrolled to the same way.
+    page.get_by_label("Plan's last date").fill("2020-01-01")
+    page.get_by_role("button", name="Cancel booking").click()
+    expect(page.locator("#cancel-confirm")).to_be_visible()
+    _in_sight(page, "#cancel-confirm")
+    assert _stored(site, board, "plan").status is BookingStatus.SCHEDULED
+
+
 def test_another_companys_booking_is_not_found(site: Site, browser):
     mine, theirs = _board(site), _board(site)
     context = browser.new_context(base_url=site.base_url, bypass_csp=True)

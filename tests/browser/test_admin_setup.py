@@ -193,6 +193,7 @@ def test_a_bad_amount_is_refused_beside_its_field_and_nothing_is_written(
         ("1e3", "digits with at most two decimals"),
         ("-1", "digits with at most two decimals"),
         ("12.345", "digits with at most two decimals"),
+        ("1,049.99", "without commas, as digits with at most two decimals"),
         ("99999999999999999999", "digits with at most two decimals"),
         ("1000000.01", "At most $1,000,000.00."),
     ):

@@ -281,7 +281,7 @@ def test_a_crew_form_marks_every_bad_day_and_the_name_at_once_in_plain_words(
         {
             "name": "",
             "home_zip": "10001",
-            "service_areas": "10001",
+            "service_areas": "10001, 1002x",
             "time_off": "",
             "day_1": "17:00-08:00",
             "day_2": "25:00-26:00",
@@ -294,7 +294,12 @@ def test_a_crew_form_marks_every_bad_day_and_the_name_at_once_in_plain_words(
     assert page.status_code == 422
     assert field_error(page, "name") == "Required."
     assert field_error(page, "day_1") == "The end must be after the start, e.g. 08:00-17:00."
-    assert field_error(page, "day_2")
+    # A bad entry of a list is named: the field holds several.
+    assert field_error(page, "day_2") == (
+        "Could not read '25:00-26:00'. Hours such as 08:00-17:00"
+        " (or 08:00-12:00, 13:00-17:00); empty for a day off."
+    )
+    assert field_error(page, "service_areas") == "Not a 5-digit US zip code: '1002x'."
     assert field_error(page, "day_3") == (
         "Two stretches of this day overlap: end one before the next starts."
     )

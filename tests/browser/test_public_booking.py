@@ -185,8 +185,19 @@ def test_without_javascript_on_a_phone_with_errors_and_a_slot_taken(
 
         shown(page, "Bedrooms").fill("12")  # over its max of 8
         page.get_by_role("button", name="Choose a date and time").click()
-        expect(page.get_by_text("Choose 1 to 8.")).to_be_visible()
-        expect(page.get_by_text("Enter the 5-digit zip code")).to_be_visible()
+        expect(page.locator("#svc_deep_clean\\.param\\.par_bedrooms-error")).to_have_text(
+            "Choose 1 to 8."
+        )
+        expect(page.locator("#zip-error")).to_contain_text("Enter the 5-digit zip code")
+        # The summary atop the page has the focus and links to each problem.
+        problems = page.locator("#problems")
+        expect(problems).to_be_focused()
+        expect(problems.get_by_role("link", name="Bedrooms: Choose 1 to 8.")).to_have_attribute(
+            "href", "#svc_deep_clean.param.par_bedrooms-error"
+        )
+        expect(problems.get_by_role("link", name=re.compile("^Zip code: "))).to_have_attribute(
+            "href", "#zip-error"
+        )
         shown(page, "Bedrooms").fill("2")
         page.get_by_label("Zip code of the place").fill("10001")
         page.get_by_role("button", name="Choose a date and time").click()
@@ -207,9 +218,17 @@ def test_without_javascript_on_a_phone_with_errors_and_a_slot_taken(
         fill_details(page, "not an email", notes="x" * 2_001)
         page.get_by_label("Full name").fill("")
         page.get_by_role("button", name="Review booking").click()
-        expect(page.get_by_text("Enter your name.")).to_be_visible()
+        expect(page.locator("#name-error")).to_have_text("Enter your name.")
         expect(page.locator("#email-error")).to_be_visible()
         expect(page.locator("#access_notes-error")).to_have_text("At most 2000 characters.")
+        problems = page.locator("#problems")
+        expect(problems).to_be_focused()
+        expect(problems.get_by_role("link")).to_have_count(3)
+        problems.get_by_role("link", name="Access notes: At most 2000 characters.").click()
+        expect(page).to_have_url(re.compile("#access_notes-error$"))
+        expect(problems.get_by_role("link", name="Full name: Enter your name.")).to_have_attribute(
+            "href", "#name-error"
+        )
         page.screenshot(path=str(screenshots / "book-3-details-errors-phone.png"), full_page=True)
 
         email = f"ada-{secrets.token_hex(4)}@example.com"
