@@ -39,7 +39,7 @@ def zip_problem(zip_code: str, *, listed: bool) -> str:
     if not listed:
         return "A 5-digit US zip code."
     shown = zip_code if len(zip_code) <= 20 else zip_code[:20] + "..."
-    return f"Not a 5-digit US zip code: {shown!r}."
+    return f"{shown!r} is not a 5-digit US zip code."
 
 
 MAX_NAME = 200

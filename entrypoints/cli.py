@@ -48,10 +48,11 @@ from entrypoints.settings import WILDCARD_HOSTS, ConfigError, local_url
 EXIT_USAGE = 2
 EXIT_FAULT = 1
 SELF_MIGRATING = frozenset({"migrate", "demo"})
-WORKER_START_SECONDS = 120
-"""How long ``serve --workers N`` lets a worker process take to start answering its
-supervisor's health checks before uvicorn replaces it."""
 """Commands that migrate the database themselves; every other one needs it migrated."""
+WORKER_START_SECONDS = 120
+"""How long ``serve --workers N`` waits for a worker process to answer its supervisor's
+health check before uvicorn replaces it: at start (importing the app takes seconds on a
+busy machine), and later too, so a worker that hangs is replaced after two minutes."""
 
 
 class UsageError(Exception):

@@ -584,27 +584,35 @@ def _goes_with(extra: Mapping[str, Any], frequency: str) -> bool:
 def problem_lines(
     errors: Mapping[str, str], labels: Mapping[str, str], anchor: Callable[[str], str]
 ) -> list[tuple[str, str]]:
-    """The problem summary atop a refused step: each field's problem as ``(anchor,
-    "Label: problem")``, linking to the problem beside its field; a problem of no field
-    on the page as ``("", problem)``."""
-    return [
-        (anchor(name), f"{labels[name]}: {text}") if name in labels else ("", text)
-        for name, text in errors.items()
-    ]
+    """The problem summary atop a refused step, in the order of ``labels`` (the page's):
+    each field's problem as ``(anchor, "Label: problem")``, a link that takes the focus
+    to its field (a problem that names its field already goes without the label); a
+    problem of no field on the page last, as ``("", problem)``."""
+    order = {name: index for index, name in enumerate(labels)}
+    lines = []
+    for name in sorted(errors, key=lambda name: order.get(name, len(order))):
+        text = errors[name]
+        if name not in labels:
+            lines.append(("", text))
+        elif text.startswith(labels[name]):
+            lines.append((anchor(name), text))
+        else:
+            lines.append((anchor(name), f"{labels[name]}: {text}"))
+    return lines
 
 
 def _choice_problems(choice: Choice) -> list[tuple[str, str]]:
-    """Step 1's problem summary: a quantity's error sits under the chosen service's id."""
+    """Step 1's problem summary: a quantity's field is named under the chosen service's
+    id (each service has its own on the page)."""
     service = choice.service
     labels = {
-        **CHOICE_LABELS,
         **{f"param.{p['id']}": p["name"] for p in service["parameters"]},
         **{f"extra.{e['id']}": e["name"] for e in service["extras"]},
+        **CHOICE_LABELS,
     }
 
     def anchor(name: str) -> str:
-        within = name.startswith(("param.", "extra."))
-        return f"{service['id']}.{name}-error" if within else f"{name}-error"
+        return f"{service['id']}.{name}" if name.startswith(("param.", "extra.")) else name
 
     return problem_lines(choice.errors, labels, anchor)
 
@@ -758,7 +766,7 @@ def step_details(
         problems=problem_lines(
             errors or {},
             {**DETAIL_LABELS, **{question_field(q): q["label"] for q in book.questions()}},
-            lambda name: f"{name}-error",
+            lambda name: name,
         ),
         alert=alert,
         flow=flow or secrets.token_urlsafe(24),

@@ -55,6 +55,7 @@ from booking_core.catalog_drafts import (
     ParameterDraft,
     ServiceDraft,
 )
+from booking_core.catalog_rules import ZIP_PATTERN, zip_problem
 from booking_core.errors import NotFoundError, ValidationFailed
 from booking_core.ids import new_id
 from booking_core.services.setup import (
@@ -883,7 +884,6 @@ def coupon_form(visit: Visit) -> Response:
 # Fees
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-ZIP = re.compile(r"^[0-9]{5}\Z")
 
 
 def _fee_values(fee: FeeDraft | None) -> dict[str, str]:
@@ -917,8 +917,8 @@ def _fee_dates(errors: FieldErrors, text: str) -> tuple[date, ...]:
 def _fee_zips(errors: FieldErrors, text: str) -> tuple[str, ...]:
     zips = items(text, spaces=True)
     for entry in zips:
-        if not ZIP.match(entry):
-            errors.add("zips", f"{entry!r} is not a 5-digit US zip code.")
+        if not ZIP_PATTERN.match(entry):
+            errors.add("zips", zip_problem(entry, listed=True))
     return tuple(sorted(zips))
 
 

@@ -299,7 +299,7 @@ def test_a_crew_form_marks_every_bad_day_and_the_name_at_once_in_plain_words(
         "Could not read '25:00-26:00'. Hours such as 08:00-17:00"
         " (or 08:00-12:00, 13:00-17:00); empty for a day off."
     )
-    assert field_error(page, "service_areas") == "Not a 5-digit US zip code: '1002x'."
+    assert field_error(page, "service_areas") == "'1002x' is not a 5-digit US zip code."
     assert field_error(page, "day_3") == (
         "Two stretches of this day overlap: end one before the next starts."
     )

@@ -119,6 +119,9 @@ def test_a_form_offers_its_choices_asks_its_questions_and_books_with_a_coupon(
             path=str(screenshots / "book-3-details-questions-phone.png"), full_page=True
         )
 
+        # The summary's link to the question takes the focus to its field.
+        page.locator("#problems").get_by_role("link", name="Gate code?: Enter your answer.").click()
+        expect(page.get_by_label("Gate code?")).to_be_focused()
         page.get_by_label("Gate code?").fill("#4521")
         page.get_by_role("button", name="Review booking").click()
         expect(page.get_by_role("heading", name="Confirm your booking")).to_be_visible()

@@ -421,6 +421,8 @@ def test_past_its_expiry_a_quote_cannot_be_sent_answered_or_converted(
         for response in made:  # refused only for an expiry already past
             if response.status_code != 201:
                 assert "expiresAt" in error_of(response, 400, "invalid_request")["fieldErrors"]
+    else:
+        pytest.fail("even 45 s were too few to create two quotes")
     draft, sent = (response.json() for response in made)
     # Follow-ups due after the expiry are not scheduled.
     assert sent["followUps"] == []
