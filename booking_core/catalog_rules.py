@@ -25,7 +25,7 @@ from booking_core.catalog_drafts import (
 from booking_core.coupons import normalize_code
 from booking_core.crew import CrewMember
 from booking_core.errors import ValidationFailed
-from booking_core.plain_text import NOT_ONE_LINE, has_hidden_characters
+from booking_core.plain_text import NOT_ONE_LINE, has_hidden_characters, quoted
 
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_-]{1,100}\Z")
 """Catalog ids and slugs: what a query string's ``id:quantity`` item can name."""
@@ -34,12 +34,12 @@ ZIP_PATTERN = re.compile(r"^[0-9]{5}\Z")
 
 
 def zip_problem(zip_code: str, *, listed: bool) -> str:
-    """What is wrong with a zip that is not 5 digits; one of a list is quoted (its first
-    20 characters), since a form shows the whole list's problems beside one field."""
+    """What is wrong with a zip that is not 5 digits; one of a list is quoted
+    (``plain_text.quoted``), since a form shows the whole list's problems beside one
+    field."""
     if not listed:
         return "A 5-digit US zip code."
-    shown = zip_code if len(zip_code) <= 20 else zip_code[:20] + "..."
-    return f"{shown!r} is not a 5-digit US zip code."
+    return f"{quoted(zip_code)} is not a 5-digit US zip code."
 
 
 MAX_NAME = 200

@@ -54,3 +54,14 @@ def one_line_problem(text: str) -> str | None:
     if any(unicodedata.category(c) in {"Cc", "Zl", "Zp", "Cs"} or c in BIDI_CONTROLS for c in text):
         return NOT_A_NAME
     return None
+
+
+def quoted(text: str, most: int = 20) -> str:
+    """``text`` as a message quotes what was typed: in curly quotes, its first ``most``
+    characters (then "..."), each hidden character (``HIDDEN_CATEGORIES``) written as its
+    code point (``U+202E``), so the quote shows what is there and reads one way."""
+    shown = "".join(
+        f"U+{ord(c):04X}" if unicodedata.category(c) in HIDDEN_CATEGORIES else c
+        for c in text[:most]
+    )
+    return f"\u2018{shown}{'...' if len(text) > most else ''}\u2019"

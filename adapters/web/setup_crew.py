@@ -46,6 +46,7 @@ from booking_core.crew_drafts import (
     name_key,
 )
 from booking_core.errors import ConflictError, NotFoundError, ValidationFailed
+from booking_core.plain_text import quoted
 from booking_core.ports import UnitOfWork
 from booking_core.services.scheduling import active_crew
 from booking_core.services.setup import (
@@ -275,8 +276,7 @@ def _hours(errors: FieldErrors, values: dict[str, str]) -> list[WorkingHoursDraf
                 start = time(h1, m1)
                 end = time(0) if (h2, m2) == (24, 0) else time(h2, m2)
             except ValueError:
-                shown = part if len(part) <= 30 else part[:30] + "..."
-                errors.add(name, f"Could not read {shown!r}. {HOURS_HELP}")
+                errors.add(name, f"Could not read {quoted(part)}. {HOURS_HELP}")
                 continue
             if end == time(0):
                 errors.add(name, "End by 23:59: working hours stay within the day.")

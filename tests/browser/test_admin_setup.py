@@ -467,7 +467,7 @@ def test_a_fee_added_in_the_browser_is_listed_and_charged_then_retired(
     page.locator("#zips").fill("10001, 1234")
     page.get_by_role("button", name="Add fee").click()
     expect(page.locator("#zips-error")).to_contain_text(
-        "'1234' is not a 5-digit US zip code.", use_inner_text=True
+        "\u20181234\u2019 is not a 5-digit US zip code.", use_inner_text=True
     )
     page.screenshot(path=str(screenshots / "admin-fee-form.png"), full_page=True)
     assert export_catalog(company.id, uow=site.container.reader()).fees == ()

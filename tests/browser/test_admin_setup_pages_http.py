@@ -296,10 +296,10 @@ def test_a_crew_form_marks_every_bad_day_and_the_name_at_once_in_plain_words(
     assert field_error(page, "day_1") == "The end must be after the start, e.g. 08:00-17:00."
     # A bad entry of a list is named: the field holds several.
     assert field_error(page, "day_2") == (
-        "Could not read '25:00-26:00'. Hours such as 08:00-17:00"
+        "Could not read \u201825:00-26:00\u2019. Hours such as 08:00-17:00"
         " (or 08:00-12:00, 13:00-17:00); empty for a day off."
     )
-    assert field_error(page, "service_areas") == "'1002x' is not a 5-digit US zip code."
+    assert field_error(page, "service_areas") == "\u20181002x\u2019 is not a 5-digit US zip code."
     assert field_error(page, "day_3") == (
         "Two stretches of this day overlap: end one before the next starts."
     )

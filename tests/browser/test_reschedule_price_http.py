@@ -89,6 +89,8 @@ def test_the_tracking_page_shows_the_holiday_price_before_the_customer_moves_the
         "with the Holiday surcharge ($25.00)."
     ) in shown.text
     assert f'name="price" value="{new_total}"' in shown.text
+    # Above the times, where a day link (to #times) opens the page: read before a pick.
+    assert shown.text.index('id="price-change"') < shown.text.index('name="start"')
     start = re.findall(r'name="start" value="([^"]+)"', shown.text)[0]
 
     # A form that did not show the new price (an old page) moves nothing.

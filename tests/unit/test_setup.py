@@ -673,7 +673,7 @@ def test_every_crew_problem_is_named_and_no_member_is_written(stocked):
     assert found == {
         "members.1.id": "No crew member of this company has this id; leave it out to add one.",
         "members.2.homeZip": "Unknown US zip code '99999'.",
-        "members.2.serviceAreas.1": "'1000' is not a 5-digit US zip code.",
+        "members.2.serviceAreas.1": "\u20181000\u2019 is not a 5-digit US zip code.",
         "members.2.serviceAreas.2": "Listed twice.",
         "members.2.excludedServiceIds.0": "No service 'svc_gone' in the catalog.",
         "members.2.workingHours.1": "Overlaps another stretch of that day.",
