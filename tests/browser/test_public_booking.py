@@ -537,7 +537,11 @@ def test_a_start_that_has_passed_goes_back_to_the_times_at_every_step(site: Site
     for answer in (shown, reviewed, confirmed):
         assert answer.status_code == 409
         assert "Choose a date and time" in answer.text
-        assert "That time has passed. Here are the open times now: pick another." in answer.text
+        assert (
+            '<div class="alert" role="alert" tabindex="-1" autofocus>That time has passed.'
+            " Here are the open times now: pick another."
+        ) in answer.text  # said where the focus starts
+        assert answer.text.count("autofocus") == 1
         assert "Some fields are missing or invalid." not in answer.text
         assert "see the fields marked below" not in answer.text
         assert "bkp-time" in answer.text  # the open times to pick from
