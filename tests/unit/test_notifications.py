@@ -805,6 +805,7 @@ def test_the_office_is_told_of_a_new_enquiry_once_and_a_reply_writes_to_it(world
         for said in ("Tom Nguyen sent an enquiry about Standard clean.", "tom@example.com",
                      "(312) 555-0100", "Two bedrooms, any Friday?"):  # fmt: skip
             assert said in part, (said, part)
+    assert 'href="mailto:tom@example.com"' in told.html  # one click to answer
     assert world.sent(MessageKind.LEAD_FOLLOW_UP) == []
 
 
