@@ -75,7 +75,7 @@ from adapters.web.customer import NOT_FOUND, company_of, customer_page
 from adapters.web.deps import WebDeps
 from adapters.web.pages import CSRF_FIELD, STATIC, PageError, Visit, asset_version
 from adapters.web.sessions import Session
-from adapters.web.time_text import clock_range, clock_time
+from adapters.web.time_text import clock_range, clock_time, needs_zones, zone_label
 from booking_core.booking_orders import start_problem
 from booking_core.companies import SLUG_PATTERN, Company
 from booking_core.customers import Address
@@ -1047,7 +1047,10 @@ def confirm(book: Booker, choice: Choice, start: str) -> Response:
     status, answer = book.api("book", body=body, idempotency_key=f"book-page:{flow}")
     if status == 201:
         first = book.local(answer["startIso"])
-        starts, ends = clock_range(first, book.local(answer["endIso"]))
+        last = book.local(answer["endIso"])
+        starts, ends = clock_range(first, last)
+        if not needs_zones(first, last):
+            ends = f"{ends} {zone_label(last)}"  # as the tracking page and the emails write it
         return book.render(
             "book_done.html",
             step=5,

@@ -149,19 +149,19 @@ def service_name(booking: Booking) -> str:
 
 
 def when(instant: datetime, zone: ZoneInfo) -> str:
-    """``Tuesday, March 3, 2026 at 9:00 AM`` in ``zone`` (the company's timezone, also
-    for a booking made before the company changed it); with the zone's abbreviation
-    (``1:30 AM EST``) when that wall-clock time comes twice that night (the hour a clock
-    falls back), so the email names one instant, as the pages do."""
+    """``Tuesday, March 3, 2026 at 9:00 AM EST`` in ``zone`` (the company's timezone, also
+    for a booking made before the company changed it), always with the zone's abbreviation
+    at that instant, so that a customer reading the email elsewhere (booking for a parent
+    in another state, say) cannot take it for their own clock, and the night a clock falls
+    back (``1:30 AM EDT``, ``1:30 AM EST``) names one instant."""
     local = instant.astimezone(zone)
     hour = local.hour % 12 or 12
-    text = (
+    name = local.tzname() or ""
+    label = f"UTC{name}" if name[:1] in "+-" else name  # a zone with no letters: "-03"
+    return (
         f"{local:%A}, {local:%B} {local.day}, {local.year} at"
-        f" {hour}:{local:%M} {'AM' if local.hour < 12 else 'PM'}"
-    )
-    if local.replace(fold=1 - local.fold).utcoffset() != local.utcoffset():
-        text += f" {local.tzname()}"
-    return text
+        f" {hour}:{local:%M} {'AM' if local.hour < 12 else 'PM'} {label}"
+    ).rstrip()
 
 
 def booking_context(

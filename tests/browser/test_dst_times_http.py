@@ -222,4 +222,4 @@ def test_after_the_company_changes_its_timezone_every_page_and_email_shows_its_b
         moved = uow.companies.get(company.id)
         customer = uow.customers.get(company.id, booking.customer_id)
     context = notifications.booking_context(booking, customer, "https://b.example", moved)
-    assert context["starts"] == "Saturday, October 2, 2027 at 2:00 AM"
+    assert context["starts"] == "Saturday, October 2, 2027 at 2:00 AM NZDT"

@@ -149,6 +149,10 @@ def test_a_customer_books_a_job_with_the_live_price(site: Site, browser: Any, sc
 
         expect(page.get_by_role("heading", name="You're booked")).to_be_visible()
         code = page.locator("[data-booking-code]").inner_text()
+        # The time names its zone, as the tracking page and the emails do.
+        expect(page.locator(".bkp-when")).to_have_text(
+            re.compile(r" at \d{1,2}:\d\d [AP]M to \d{1,2}:\d\d [AP]M E[SD]T, the first of")
+        )
         tracking = page.get_by_role("link", name="Track, change or cancel your booking")
         expect(tracking).to_have_attribute(
             "href", re.compile(rf"^{re.escape(site.base_url)}/{company.slug}/track/\S+$")

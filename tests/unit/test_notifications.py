@@ -11,6 +11,7 @@ import html
 import re
 from datetime import UTC, date, datetime, timedelta
 from email import message_from_bytes, policy
+from zoneinfo import ZoneInfo
 
 import attrs
 import pytest
@@ -171,7 +172,7 @@ def test_a_booking_mails_one_confirmation_from_the_company_with_its_reply_to(wor
         "office@acme.example",
         made.id,
     )
-    assert message.subject == "Booked: Standard clean on Tuesday, November 24, 2026 at 9:00 AM"
+    assert message.subject == "Booked: Standard clean on Tuesday, November 24, 2026 at 9:00 AM EST"
     assert f"https://book.example.com/acme/track/{made.tracking_token}" in message.text
     assert [m.status for m in world.stored()] == [MessageStatus.SENT]
 
@@ -225,7 +226,7 @@ def test_one_visit_of_a_plan_cancelled_alone_says_the_plan_goes_on_and_when(worl
     assert "The later visits of your plan are cancelled too." not in notice.text
     assert (  # the earliest visit still booked: the first, a week before the one cancelled
         "Only this visit is cancelled: your other visits stay booked. "
-        "The next is on Tuesday, December 1, 2026 at 9:00 AM."
+        "The next is on Tuesday, December 1, 2026 at 9:00 AM EST."
     ) in notice.text
     (one_time,) = world.book(tuesday_at(14, weeks=2), email="once@example.com")
     world.cancel(one_time.id, CancelScope.THIS)
@@ -256,7 +257,7 @@ def test_a_plan_mails_one_confirmation_listing_its_visits(world: World):
     world.worker.run_once()
     (confirmation,) = world.sent()
     assert confirmation.subject == "Your recurring Standard clean with Acme Maids is booked"
-    assert "- Tuesday, December 1, 2026 at 9:00 AM" in confirmation.text
+    assert "- Tuesday, December 1, 2026 at 9:00 AM EST" in confirmation.text
     assert confirmation.subject_id == visits[0].id
 
 
@@ -313,7 +314,7 @@ def test_a_change_of_crew_alone_mails_nothing_and_a_plan_move_mails_once(world: 
     world.worker.run_once()
     (moved,) = world.sent(MessageKind.BOOKING_RESCHEDULED)
     assert moved.subject_id == visits[1].id
-    assert "from Tuesday, December 1, 2026 at 9:00 AM" in moved.text
+    assert "from Tuesday, December 1, 2026 at 9:00 AM EST" in moved.text
     assert "The later visits of your plan moved along with it." in moved.text
     world.cancel(visits[2].id, CancelScope.THIS_AND_FUTURE)
     world.worker.run_once()
@@ -331,7 +332,7 @@ def test_each_move_of_a_booking_mails_its_own_notice(world: World):
     first, second = world.sent(MessageKind.BOOKING_RESCHEDULED)
     assert "at 11:00 AM" in first.subject
     assert "at 1:00 PM" in second.subject
-    assert "from Tuesday, December 1, 2026 at 11:00 AM" in second.text
+    assert "from Tuesday, December 1, 2026 at 11:00 AM EST" in second.text
 
 
 def test_reminders_come_at_their_time_once_per_visit_and_start(world: World):
@@ -345,7 +346,9 @@ def test_reminders_come_at_their_time_once_per_visit_and_start(world: World):
     world.worker.run_once()
     (reminder,) = world.sent(MessageKind.BOOKING_REMINDER)
     assert reminder.dedupe_key == f"reminder:{made.id}:{made.start.isoformat()}"
-    assert reminder.subject == "Reminder: Standard clean on Tuesday, December 1, 2026 at 9:00 AM"
+    assert (
+        reminder.subject == "Reminder: Standard clean on Tuesday, December 1, 2026 at 9:00 AM EST"
+    )
 
 
 def test_a_visit_booked_inside_the_window_or_a_company_without_reminders_gets_none(
@@ -447,7 +450,7 @@ def composed(name: str, customer_name: str) -> tuple[str, str, str]:
         "customer_name": customer_name,
         "booking_code": "AC-1",
         "service": "Standard clean",
-        "starts": "Tuesday, November 24, 2026 at 9:00 AM",
+        "starts": "Tuesday, November 24, 2026 at 9:00 AM EST",
         "address": "1 Main St, New York, NY 10001",
         "tracking_url": "https://book.example.com/acme/track/t",
         "portal_url": "https://book.example.com/acme/portal",
@@ -456,7 +459,7 @@ def composed(name: str, customer_name: str) -> tuple[str, str, str]:
         "days": 1,
         "day_starts": [],
         "can_change": True,
-        "changes_close": "Monday, November 23, 2026 at 9:00 AM",
+        "changes_close": "Monday, November 23, 2026 at 9:00 AM EST",
         "visits": [],
         "more_visits": 0,
     }
@@ -627,7 +630,11 @@ def test_an_email_names_the_zone_of_a_time_the_fall_back_night_repeats() -> None
     assert when(first, zone) == "Sunday, November 7, 2027 at 1:30 AM EDT"
     assert when(first.replace(fold=1), zone) == "Sunday, November 7, 2027 at 1:30 AM EST"
     assert when(datetime(2027, 11, 7, 9, tzinfo=zone), zone) == (
-        "Sunday, November 7, 2027 at 9:00 AM"
+        "Sunday, November 7, 2027 at 9:00 AM EST"
+    )
+    lettered = ZoneInfo("America/Sao_Paulo")  # its abbreviation is "-03"
+    assert when(datetime(2026, 12, 1, 9, tzinfo=lettered), lettered) == (
+        "Tuesday, December 1, 2026 at 9:00 AM UTC-03"
     )
 
 
@@ -652,8 +659,8 @@ def test_a_reminder_offers_online_changes_only_while_they_are_open(world: World)
     world.clock.current = early.start - timedelta(hours=47)
     world.worker.run_once()
     (open_,) = [m for m in world.sent(MessageKind.BOOKING_REMINDER) if m.subject_id == early.id]
-    assert "or reschedule (online until Monday, December 7, 2026 at 9:00 AM):" in open_.text
-    assert "reschedule or cancel online until Monday, December 7, 2026 at 9:00 AM" in open_.html
+    assert "or reschedule (online until Monday, December 7, 2026 at 9:00 AM EST):" in open_.text
+    assert "reschedule or cancel online until Monday, December 7, 2026 at 9:00 AM EST" in open_.html
     world.clock.current = late.start - timedelta(hours=20)
     world.worker.run_once()
     (no_address,) = [m for m in world.sent(MessageKind.BOOKING_REMINDER) if m.subject_id == late.id]
@@ -666,7 +673,7 @@ def test_the_confirmations_two_parts_both_offer_to_reschedule_until_the_cutoff(w
     world.book(tuesday_at(9, weeks=2))
     world.worker.run_once()
     (confirmed,) = world.sent(MessageKind.BOOKING_CONFIRMED)
-    offer = "or reschedule (online until Monday, December 7, 2026 at 9:00 AM):"
+    offer = "or reschedule (online until Monday, December 7, 2026 at 9:00 AM EST):"
     assert offer in confirmed.text
     assert offer in confirmed.html
     (soon,) = world.book(NOW + timedelta(hours=5), email="bea@example.com")
@@ -698,9 +705,11 @@ def test_a_multi_day_confirmation_says_how_many_days_and_each_day_s_start_across
     world.worker.run_once()
     (confirmation,) = world.sent(MessageKind.BOOKING_CONFIRMED)
     assert made[0].days == 3
-    assert "When:    Tuesday, December 1, 2026 at 9:00 AM, 3 days in a row\n" in confirmation.text
+    assert (
+        "When:    Tuesday, December 1, 2026 at 9:00 AM EST, 3 days in a row\n" in confirmation.text
+    )
     assert "day 1:" not in confirmation.text  # every day starts at 9:00 AM
-    assert "9:00 AM, 3 days in a row</td>" in confirmation.html
+    assert "9:00 AM EST, 3 days in a row</td>" in confirmation.html
 
     # The third day of a job at 2:30 AM from Friday, March 12, 2027 falls in the spring
     # gap (New York): the crew comes at 3:30 AM that day, and the email says so.
@@ -713,12 +722,12 @@ def test_a_multi_day_confirmation_says_how_many_days_and_each_day_s_start_across
         **confirmation_context([booking], NY),
     }
     _, text, html = JinjaComposer().compose(MessageKind.BOOKING_CONFIRMED, world.company, context)
-    assert "When:    Friday, March 12, 2027 at 2:30 AM, 3 days in a row\n" in text
-    assert "day 1: Friday, March 12, 2027 at 2:30 AM\n" in text
-    assert "day 2: Saturday, March 13, 2027 at 2:30 AM\n" in text
-    assert "day 3: Sunday, March 14, 2027 at 3:30 AM\n" in text
+    assert "When:    Friday, March 12, 2027 at 2:30 AM EST, 3 days in a row\n" in text
+    assert "day 1: Friday, March 12, 2027 at 2:30 AM EST\n" in text
+    assert "day 2: Saturday, March 13, 2027 at 2:30 AM EST\n" in text
+    assert "day 3: Sunday, March 14, 2027 at 3:30 AM EDT\n" in text
     assert "Day 3</td><td" in html
-    assert "Sunday, March 14, 2027 at 3:30 AM</td>" in html
+    assert "Sunday, March 14, 2027 at 3:30 AM EDT</td>" in html
 
 
 def test_a_visit_moved_then_cancelled_at_once_gets_no_notice_of_the_move(world):
@@ -775,7 +784,7 @@ def test_the_office_is_told_when_a_customer_moves_or_cancels_on_their_own_page(w
     told = [by_visit[moved[0].id], by_visit[kept[0].id]]
     assert {m.to for m in told} == {"office@acme.example"}
     assert told[0].subject.startswith(f"Ada moved {moved[0].code} (")
-    assert "moved a visit from Tuesday, December 1, 2026 at 9:00 AM" in told[0].text
+    assert "moved a visit from Tuesday, December 1, 2026 at 9:00 AM EST" in told[0].text
     assert f"https://book.example.com/admin/bookings/{moved[0].id}" in told[0].text
     assert told[1].subject.startswith(f"Ada cancelled {kept[0].code} (")
     assert {m.reply_to for m in told} == {"ada@example.com"}  # a reply writes to the customer
