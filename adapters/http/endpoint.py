@@ -176,9 +176,19 @@ class Context:
 
     def page_reply(self, page: Page[T], view: Callable[[T], attrs.AttrsInstance]) -> Reply:
         """The list shape of SPEC.md: ``data`` (each item's view), ``hasMore``,
-        ``nextCursor``."""
+        ``nextCursor`` (a string, always: SPEC.md types it so). With nowhere further to go
+        it is the cursor this request was given, so that an empty poll of ``updatedSince``
+        hands back the position the poller already had, else ``""`` (which, passed back,
+        is the first page)."""
         codec: CursorCodec = self.deps.cursors
-        next_cursor = codec.encode(page.next_after, self.cursor_scope) if page.next_after else None
+        query: PageQuery = self.query
+        next_cursor = (
+            codec.encode(page.next_after, self.cursor_scope)
+            if page.next_after
+            else (query.cursor or "")
+            if query.updated_since is not None
+            else ""
+        )
         data = tuple(view(item) for item in page.items)
         return Reply(PageView(data=data, has_more=page.has_more, next_cursor=next_cursor))
 

@@ -270,11 +270,11 @@ def _operation(endpoint: Endpoint, components: dict[str, Any]) -> dict[str, Any]
                 "data": {"type": "array", "items": success},
                 "hasMore": {"type": "boolean"},
                 "nextCursor": {
-                    "type": ["string", "null"],
-                    "description": "Pass as cursor for the next page. Newest first: null "
-                    "on the last page. With updatedSince: set on the last page too (where "
-                    "the poll ended: keep it and pass it to the next poll), null only on "
-                    "an empty page.",
+                    "type": "string",
+                    "description": "Pass as cursor for the next page. Newest first: an "
+                    'empty string "" on the last page. With updatedSince: set on the last '
+                    "page too (where the poll ended: keep it and pass it to the next poll); "
+                    'an empty page hands back the cursor it was given ("" without one).',
                 },
             },
             "additionalProperties": False,

@@ -51,7 +51,7 @@ def walk(c: httpx.Client, path: str, **params: Any) -> list[dict[str, Any]]:
         rows += body["data"]
         if not body["hasMore"]:
             if "updatedSince" not in params:
-                assert body["nextCursor"] is None
+                assert body["nextCursor"] == ""  # a string, as SPEC.md types it
             return rows
         cursor = body["nextCursor"]
         assert isinstance(cursor, str)
@@ -196,6 +196,9 @@ def poll(c: httpx.Client, cursor: str | None) -> tuple[list[dict[str, Any]], str
     page = c.get(f"{API}/leads", params=params)
     assert page.status_code == 200, page.text
     body = page.json()
+    assert isinstance(body["nextCursor"], str)
+    if not body["data"]:  # an empty poll hands back the cursor it was given
+        assert body["nextCursor"] == (cursor or "")
     return body["data"], body["nextCursor"] or cursor
 
 

@@ -445,7 +445,7 @@ def test_a_test_event_is_queued_for_that_endpoint_alone(stack: Stack, tenant: Te
     assert envelope["createdAt"][-6:] in {"-05:00", "-04:00"}  # the company's offset
     # The log lists attempts, and the worker has made none yet.
     log = tenant.api.get(f"{API}/webhooks/{created['id']}/deliveries").json()
-    assert log == {"data": [], "hasMore": False, "nextCursor": None}
+    assert log == {"data": [], "hasMore": False, "nextCursor": ""}
 
 
 def _attempt(tenant: Tenant, delivery: Delivery, event_id: str, **fields: Any) -> Attempt:

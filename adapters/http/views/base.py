@@ -74,7 +74,7 @@ class PageView(Generic[V]):
 
     data: tuple[V, ...]
     has_more: bool
-    next_cursor: str | None
+    next_cursor: str
 
 
 def extend(view: AttrsInstance, richer: Callable[..., R], **more: object) -> R:
