@@ -17,7 +17,7 @@ from attrs import frozen
 from booking_core.coupons import normalize_code
 from booking_core.errors import RuleViolation, ValidationFailed
 from booking_core.ids import crockford_code
-from booking_core.plain_text import one_line_problem, person_name_problem
+from booking_core.plain_text import one_line_problem, person_name_problem, shows_something
 
 NAME_MAX = 200
 EMAIL_MAX = 254
@@ -156,6 +156,8 @@ class Address:
         for name, value in (("line1", self.line1), ("city", self.city), ("state", self.state)):
             if not value.strip():
                 errors[f"{prefix}.{name}"] = "Required."
+            elif not shows_something(value):  # a zero-width space alone prints as nothing
+                errors[f"{prefix}.{name}"] = "Required: at least one visible character."
         for name, value in (("line1", self.line1), ("line2", self.line2), ("city", self.city)):
             if problem := one_line_problem(value):
                 errors.setdefault(f"{prefix}.{name}", problem)

@@ -41,9 +41,16 @@ def person_name_problem(name: str) -> str | None:
     zero-width non-joiner some scripts write names with, are kept."""
     if problem := one_line_problem(name):
         return problem
-    if not any(not c.isspace() and unicodedata.category(c) != "Cf" for c in name):
+    if not shows_something(name):
         return "Required: a name with at least one visible character."
     return None
+
+
+def shows_something(text: str) -> bool:
+    """Whether ``text`` shows a character: one that is neither a space nor a format
+    character (a zero-width space, a zero-width joiner). A name, a street or a city made of
+    those alone would print as nothing."""
+    return any(not c.isspace() and unicodedata.category(c) != "Cf" for c in text)
 
 
 def one_line_problem(text: str) -> str | None:

@@ -500,6 +500,7 @@ def address(visit: Visit, customer: Customer) -> Response:
             ),
             uow=visit.deps.uow(),
             clock=visit.deps.clock,
+            drive=visit.deps.drive,
         )
     except ValidationFailed as failed:
         errors = {key.removeprefix("address."): text for key, text in failed.field_errors.items()}

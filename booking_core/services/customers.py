@@ -28,12 +28,13 @@ from booking_core.customers import (
     replace_address,
     with_contact,
 )
+from booking_core.drive import require_known_zip
 from booking_core.errors import ConflictError, ValidationFailed
 from booking_core.events import EventType, event
 from booking_core.ids import new_id
 from booking_core.ledger import BookingLedger
 from booking_core.paging import Page, PageRequest
-from booking_core.ports import Clock, PhoneNormalizer, UnitOfWork
+from booking_core.ports import Clock, DriveTime, PhoneNormalizer, UnitOfWork
 from booking_core.quotes import evolved
 
 
@@ -177,9 +178,15 @@ class SaveAddress:
     default: bool = False
 
 
-def save_customer_address(cmd: SaveAddress, *, uow: UnitOfWork, clock: Clock) -> Customer:
+def save_customer_address(
+    cmd: SaveAddress, *, uow: UnitOfWork, clock: Clock, drive: DriveTime | None = None
+) -> Customer:
     """Add or replace a saved address (``ValidationFailed`` keyed ``address.<field>``;
-    ``RuleViolation`` for an address id the customer has not)."""
+    ``RuleViolation`` for an address id the customer has not). With ``drive``, a zip its
+    drive times do not know is refused too (``UnknownZip`` on ``address.zip``), as booking
+    at that address would be: the customer portal passes it."""
+    if drive is not None and not cmd.address.errors():
+        require_known_zip(drive, cmd.address.zip, "address.zip")
     with uow:
         current = uow.customers.get_for_update(cmd.company_id, cmd.customer_id)
         at = clock.now()

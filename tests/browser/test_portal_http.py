@@ -350,6 +350,24 @@ def test_details_are_saved_and_errors_shown_beside_their_fields(site: Site):
                     "zip": "2220",
                 },
             )
+            # A street of a zero-width space alone prints as nothing; a zip drive times
+            # do not know could never be booked: both are refused beside their field.
+            unseen, unknown = [
+                await browser.post(
+                    f"/{slug}/portal/addresses/new",
+                    data={
+                        "csrf_token": csrf.group(1),
+                        "line1": line1,
+                        "city": "Arlington",
+                        "state": "VA",
+                        "zip": zip_code,
+                    },
+                )
+                for line1, zip_code in (("\u200b", "22202"), ("1 Navy Way", "99999"))
+            ]
+            assert unseen.status_code == unknown.status_code == 422
+            assert 'id="line1-error">Required: at least one visible character.' in unseen.text
+            assert 'id="zip-error">Unknown US zip code &#39;99999&#39;.' in unknown.text
             for path, field in (("details", "name"), ("addresses/new", "line1")):
                 nul = await browser.post(
                     f"/{slug}/portal/{path}",

@@ -80,6 +80,11 @@ def test_address_errors_say_what_each_field_needs() -> None:
         "address.city": "At most 120 characters.",
         "address.state": "A two-letter state code.",
     }
+    # A street or city of zero-width characters would print as nothing on a crew's job.
+    assert attrs.evolve(HOME, line1="\u200b", city=" \u200d\ufeff ").errors() == {
+        "address.line1": "Required: at least one visible character.",
+        "address.city": "Required: at least one visible character.",
+    }
 
 
 # --- Contact details ------------------------------------------------------------------------
