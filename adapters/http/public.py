@@ -439,6 +439,17 @@ def call_public(
     return outcome.status, json.loads(outcome.body)
 
 
+def stored_public_answer(deps: HttpDeps, company_id: str, key: str) -> tuple[int, Any] | None:
+    """The answer a public write sent with ``Idempotency-Key: key`` was given and stored
+    (its status and decoded JSON, as ``call_public`` gives it), None while there is none:
+    the booking page names the booking its form already made."""
+    with deps.read() as uow:
+        record = uow.idempotency.get(_idempotency_space(company_id), key)
+    if record is None or record.response_status is None or record.response_body is None:
+        return None
+    return record.response_status, json.loads(record.response_body)
+
+
 def client_address(request: Request) -> str:
     """Who a request comes from, as the server sees it (behind a proxy, the address the
     server is told: uvicorn's ``--forwarded-allow-ips``)."""

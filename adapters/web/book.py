@@ -67,7 +67,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from adapters.http.public import PublicBookingBody, call_public
+from adapters.http.public import PublicBookingBody, call_public, stored_public_answer
 from adapters.http.structuring import structure
 from adapters.web.admin_booking import long_date, money
 from adapters.web.calendar import read_instant
@@ -395,6 +395,13 @@ class Booker:
         return call_public(
             deps, self.company.id, self.company.slug, name, request_id=request_id, **kwargs
         )
+
+    def stored_answer(self, key: str) -> tuple[int, Any] | None:
+        """The stored answer of this company's public write sent with ``key``."""
+        deps = self.visit.deps.api
+        if deps is None:
+            raise RuntimeError("the booking page needs the API's dependencies (WebDeps.api)")
+        return stored_public_answer(deps, self.company.id, key)
 
     def phones(self) -> PhoneNormalizer:
         """The phone normalizer of the API's booking use case."""
@@ -1039,33 +1046,56 @@ def _frequency_name(book: Booker, choice: Choice) -> str:
     return choice.frequency
 
 
+ALREADY_BOOKED = (
+    "This form had already made the booking below, so the changes you made were not sent."
+    " To move it, use its tracking page; to book another job, start again."
+)
+
+
+def _done(
+    book: Booker, choice: Choice, answer: dict[str, Any], *, email: str, notice: str = ""
+) -> Response:
+    """The last step: the booking ``answer`` (the public ``book`` answer) names, its time
+    with its zone (as the tracking page and the emails write it), total and tracking
+    link; ``notice`` above it."""
+    first = book.local(answer["startIso"])
+    last = book.local(answer["endIso"])
+    starts, ends = clock_range(first, last)
+    if not needs_zones(first, last):
+        ends = f"{ends} {zone_label(last)}"
+    return book.render(
+        "book_done.html",
+        step=5,
+        closed=book.closed(answer["startIso"]),
+        booking=answer,
+        when=f"{long_date(first.date())} at {starts}",
+        ends=ends,
+        visits=len(answer["bookings"]),
+        total=money(answer["price"]["totalCents"]),
+        referral_discount=answer["price"].get("referralDiscountCents", 0),
+        email=email,
+        notice=notice,
+        again_href=book.href([("form", choice.form)] if choice.form else []),
+    )
+
+
 def confirm(book: Booker, choice: Choice, start: str) -> Response:
     """``POST step=confirm``: book through the public book endpoint, once per flow."""
     values = read_details(book)
     flow = book.values["flow"]
     body = _customer_body(book, choice, start, values)
-    status, answer = book.api("book", body=body, idempotency_key=f"book-page:{flow}")
+    key = f"book-page:{flow}"
+    status, answer = book.api("book", body=body, idempotency_key=key)
     if status == 201:
-        first = book.local(answer["startIso"])
-        last = book.local(answer["endIso"])
-        starts, ends = clock_range(first, last)
-        if not needs_zones(first, last):
-            ends = f"{ends} {zone_label(last)}"  # as the tracking page and the emails write it
-        return book.render(
-            "book_done.html",
-            step=5,
-            closed=book.closed(answer["startIso"]),
-            booking=answer,
-            when=f"{long_date(first.date())} at {starts}",
-            ends=ends,
-            visits=len(answer["bookings"]),
-            total=money(answer["price"]["totalCents"]),
-            referral_discount=answer["price"].get("referralDiscountCents", 0),
-            email=values["email"],
-            again_href=book.href([("form", choice.form)] if choice.form else []),
-        )
+        return _done(book, choice, answer, email=values["email"])
     error = answer["error"]
     code, message = error["code"], str(error["message"])
+    if code == "idempotency_key_reused":
+        # This form booked already, and was sent again changed (the back button, then an
+        # edit): the booking it made is shown, never a second one made unsaid.
+        stored = book.stored_answer(key)
+        if stored is not None and stored[0] == 201:
+            return _done(book, choice, stored[1], email="", notice=ALREADY_BOOKED)
     day = [("date", book.local(start).date().isoformat())]
     if code == "conflict":
         return step_date(_with(book, day), choice, status=409, alert=SLOT_TAKEN)

@@ -39,6 +39,8 @@ from booking_core.quotes import Quote, QuoteStatus, effective_status, last_day
 from booking_core.services.quotes import ActOnQuote, QuoteAction, act_on_quote
 
 ACTIONS = {"accept": QuoteAction.ACCEPT, "decline": QuoteAction.REJECT}
+ANSWERED = {QuoteAction.ACCEPT: QuoteStatus.ACCEPTED, QuoteAction.REJECT: QuoteStatus.DECLINED}
+"""The status each answer leaves a quote in."""
 DONE = {
     QuoteAction.ACCEPT: (
         "Thank you: you accepted this quote. {company} will be in touch to book it."
@@ -201,8 +203,13 @@ def quote_page(visit: Visit) -> Response:
             clock=deps.clock,
         )
     except InvalidTransition as refused:
+        now = _load(visit)
+        if effective_status(now, deps.clock.now()) is ANSWERED[action]:
+            # The same answer twice (a double click, a second tab): it stands, and the
+            # page says so as it did the first time, not that it failed.
+            return visit.redirect(_home(visit), flash=DONE[action].format(company=company.name))
         alert = f"This quote can no longer be answered: {refused.reason}."
-        return _render(visit, _load(visit), alert=alert, status=409)
+        return _render(visit, now, alert=alert, status=409)
     except ConflictError:
         alert = "This quote changed meanwhile; here it is as it is now."
         return _render(visit, _load(visit), alert=alert, status=409)

@@ -328,14 +328,20 @@ def test_the_quote_page_shows_the_priced_lines_tax_and_total_and_accepts(site: S
     assert "You accepted this quote" in after.text
     assert 'value="accept"' not in after.text
     assert 'value="decline"' not in after.text
-    again = fetch(
+    again, twice = fetch(
         site,
         now,
         ("GET", "/sign-in", {}),  # the answered page has no form: a token from another
         ("POST", quote_path(job, quote), {"action": "decline"}),
-    )[1]
+        ("POST", quote_path(job, quote), {"action": "accept"}),
+    )[1:]
     assert again.status_code == 409
     assert "already been answered" in again.text
+    # Accept pressed again (a double click, a second tab) is the thank-you, not a failure.
+    assert twice.status_code == 303
+    with site.container.uow() as uow:
+        assert uow.quotes.get(job.company.id, quote.id).status is QuoteStatus.ACCEPTED
+    assert events_of(site, job.company.id, EventType.QUOTE_ACCEPTED).count(quote.id) == 1
 
 
 def test_a_hand_priced_quote_declined_and_an_expired_one_show_no_buttons(site: Site):

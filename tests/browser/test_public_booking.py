@@ -443,11 +443,15 @@ def test_a_double_submit_books_once_and_a_foreign_form_is_refused(site: Site):
         client.cookies.clear()  # the flow needs no cookie (a framed page gets none)
         first = client.post(book, data=form)
         again = client.post(book, data=form)
-    codes = [re.search(r"data-booking-code>([^<]+)<", r.text) for r in (first, again)]
-    assert first.status_code == again.status_code == 200
-    assert codes[0] is not None
-    assert codes[1] is not None
-    assert codes[0].group(1) == codes[1].group(1)
+        # Back, a corrected name, confirm again: the form's booking is shown, with why
+        # the change was not sent, and no second booking is made.
+        changed = client.post(book, data={**form, "name": "Ada King"})
+    codes = [re.search(r"data-booking-code>([^<]+)<", r.text) for r in (first, again, changed)]
+    assert first.status_code == again.status_code == changed.status_code == 200
+    assert all(code is not None for code in codes)
+    assert codes[0].group(1) == codes[1].group(1) == codes[2].group(1)  # type: ignore[union-attr]
+    assert "already made the booking below, so the changes you made were not sent" in changed.text
+    assert "went to the email address it was booked with" in changed.text
     with site.api(key) as api:
         found = api.get("/api/v1/customers", params={"search": email}).json()["data"]
         (customer,) = found
