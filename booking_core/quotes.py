@@ -29,7 +29,7 @@ from booking_core.errors import (
 )
 from booking_core.ids import new_id, new_token
 from booking_core.plain_text import NOT_ONE_LINE, has_hidden_characters
-from booking_core.pricing import PriceBreakdown, Selection
+from booking_core.pricing import LineKind, PriceBreakdown, Selection
 
 FOLLOW_UP_DELAYS = (timedelta(days=2), timedelta(days=5))
 """When follow-ups fall after sending; only those due before the expiry are scheduled."""
@@ -116,6 +116,17 @@ class Quote:
     def hand_priced(self) -> bool:
         """True when the quote was priced by hand and names no catalog service."""
         return self.selection is None
+
+    @property
+    def label(self) -> str:
+        """What the quote is called on the customer's pages: its service's name; for a
+        quote priced by hand, its lines' descriptions one after another ("Interior
+        windows, 14 panes, Gutter"), as a job booked from it is called
+        (``Booking.service_label``)."""
+        if self.breakdown is None:
+            return ", ".join(line.description for line in self.manual_lines) or "Your quote"
+        base = (line.name for line in self.breakdown.lines if line.kind is LineKind.BASE)
+        return next(base, "Your quote")
 
 
 def create_quote(

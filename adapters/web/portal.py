@@ -48,7 +48,6 @@ from booking_core.bookings import Booking, BookingStatus, tracking_active
 from booking_core.companies import Company
 from booking_core.customers import Address, Customer
 from booking_core.errors import RuleViolation, ValidationFailed
-from booking_core.pricing import LineKind
 from booking_core.quotes import Quote, effective_status
 from booking_core.services import portal as cases
 from booking_core.services import self_service
@@ -315,12 +314,8 @@ def _visit_row(company: Company, booking: Booking, at: datetime) -> VisitRow:
 def _quote_row(company: Company, quote: Quote, at: datetime) -> QuoteRow:
     zone = ZoneInfo(company.timezone)
     state = effective_status(quote, at)
-    title = "Your quote"
-    if quote.breakdown is not None:
-        base = (line.name for line in quote.breakdown.lines if line.kind is LineKind.BASE)
-        title = next(base, title)
     return QuoteRow(
-        title=title,
+        title=quote.label,
         sent=_local_day(quote.sent_at, zone),
         state=state.value,
         state_label=STATE_LABELS.get(state, state.value.capitalize()),

@@ -34,7 +34,6 @@ from adapters.web.pages import Visit
 from booking_core.bookings import tracking_active
 from booking_core.companies import Company
 from booking_core.errors import ConflictError, InvalidTransition, NotFoundError
-from booking_core.pricing import LineKind
 from booking_core.quotes import Quote, QuoteStatus, effective_status, last_day
 from booking_core.services.quotes import ActOnQuote, QuoteAction, act_on_quote
 
@@ -117,8 +116,7 @@ def _rows(visit: Visit, quote: Quote) -> tuple[str, str, list[PriceRow]]:
         rows = [PriceRow(line.description, money(line.amount_cents)) for line in quote.manual_lines]
         rows.append(PriceRow("Total", money(quote.total_cents), "total"))
         return "Your quote", "", rows
-    lines = quote.breakdown.lines
-    service = next((line.name for line in lines if line.kind is LineKind.BASE), "Your quote")
+    service = quote.label
     with visit.deps.reader() as uow:
         catalog = uow.catalogs.get(quote.company_id)
     frequency = catalog.frequencies_by_slug.get(quote.selection.frequency_slug)

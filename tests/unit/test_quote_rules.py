@@ -397,3 +397,11 @@ def test_the_last_day_of_a_quote_is_the_local_day_before_its_expiry_instant(
     before."""
     assert quotes.last_day(sent(expires_at=expires_at), NEW_YORK) == last
     assert quotes.last_day(sent(expires_at=None), NEW_YORK) is None
+
+
+def test_a_quote_is_called_by_its_service_or_by_its_hand_priced_lines() -> None:
+    """The portal lists quotes by this name: two hand-priced quotes of one customer are
+    told apart by what they quote, not both called "Your quote"."""
+    two = by_hand(ManualLine("Interior windows", 9_000), ManualLine("Gutter", 3_000))
+    assert two.label == "Interior windows, Gutter"
+    assert draft().label == "Standard clean"
