@@ -67,13 +67,16 @@ DEMO = (
     ("handy-helpers", "Handy Helpers", "America/Chicago", 1_025, "HH", _handy_catalog()),
 )
 
-NYC_AREAS = ("10001", "10003", "10025", "11201", "11215", "02554")
+NYC_AREAS = ("10001", "10003", "10025", "11201", "11215")
 CHICAGO_AREAS = ("60601", "60614", "60657")
 CREW = {
     "sparkle-cleaning": (
         ("Rosa Diaz", "10003", NYC_AREAS, (), range(1, 7)),
         ("Sam Lee", "11201", NYC_AREAS, ("svc_deep_clean",), range(1, 6)),
-        ("Ana Kim", "10025", NYC_AREAS[:5], (), range(2, 7)),
+        ("Ana Kim", "10025", NYC_AREAS, (), range(2, 7)),
+        # The island of the catalog's "Island travel" fee is served from the island: from
+        # New York the drive alone (about 650 minutes) fills a working day.
+        ("Mia Coffin", "02554", ("02554",), (), range(1, 7)),
     ),
     "handy-helpers": (
         ("Bo Novak", "60614", CHICAGO_AREAS, (), range(1, 6)),
