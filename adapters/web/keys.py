@@ -14,6 +14,7 @@ no more.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -81,13 +82,20 @@ def _ticked(form: Mapping[str, str]) -> frozenset[str]:
     )
 
 
+GROUPED = re.compile(r"^[0-9]{1,3}(?:,[0-9]{3})+\Z")
+"""A number written with thousands commas: ``6,000``, ``1,000,000``."""
+
+
 def _rate_limit(text: str) -> tuple[int | None, dict[str, str]]:
-    """The rate limit typed (digits 0-9, commas between them allowed: "6,000"), or the
-    field error of one that is not a whole number. ``int`` alone would take other
-    scripts' digits, ``1_000`` and ``+120``, which no other form takes."""
-    digits = text.strip().replace(",", "")
+    """The rate limit typed (digits 0-9, commas only between groups of three: "6,000"),
+    or the field error of one that is not a whole number. ``int`` alone would take other
+    scripts' digits, ``1_000`` and ``+120``, which no other form takes; a comma elsewhere
+    ("6,00", "60,00") is refused rather than guessed at, as money's commas are."""
+    typed = text.strip()
+    digits = typed.replace(",", "")
     significant = digits.lstrip("0") or "0"  # zeros in front do not count
-    if WHOLE.match(digits) and len(significant) <= MAX_DIGITS:
+    grouped = "," not in typed or GROUPED.match(typed) is not None
+    if WHOLE.match(digits) and grouped and len(significant) <= MAX_DIGITS:
         return int(significant), {}
     low, high = auth.MIN_RATE_LIMIT, auth.MAX_RATE_LIMIT
     return None, {"rate_limit": f"A whole number of requests per minute, {low} to {high:,}."}

@@ -303,7 +303,7 @@ def _time_off(errors: FieldErrors, text: str, zone: ZoneInfo) -> list[TimeOffDra
                 if not all(FIRST_DATE <= t.date() <= LAST_DATE for t in (start, end)):
                     raise ValueError(line)  # outside 1970 to 2999, as every form date
             except ValueError:
-                errors.add("time_off", f"Could not read {line!r}.")
+                errors.add("time_off", f"Could not read {quoted(line)}.")
                 continue
             found.append(TimeOffDraft(start=start, end=end))
             continue
@@ -316,7 +316,7 @@ def _time_off(errors: FieldErrors, text: str, zone: ZoneInfo) -> list[TimeOffDra
             if first is None or last is None:
                 raise ValueError(line)
         except ValueError:
-            errors.add("time_off", f"Could not read {line!r}: {TIME_OFF_HELP}")
+            errors.add("time_off", f"Could not read {quoted(line)}: {TIME_OFF_HELP}")
             continue
         if last < first:
             errors.add("time_off", f"{line}: the last day comes before the first.")

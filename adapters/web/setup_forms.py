@@ -35,7 +35,8 @@ def hundredths(
     if not cleaned:
         errors.add(name, "Required.")
         return 0
-    if found is None or len(found["whole"]) > MAX_DIGITS:
+    # Zeros in front do not count (``whole`` reads them so too): ``0120.50`` is 120.50.
+    if found is None or len(found["whole"].lstrip("0")) > MAX_DIGITS:
         # "1,049.99" or "12,50": a comma is a thousands mark or a decimal one; either way
         # the reading is left to no guess, and the message says what to take out.
         how = "without commas, as" if "," in cleaned else "as"
@@ -43,7 +44,7 @@ def hundredths(
             name, f"Write the {what} {how} digits with at most two decimals, e.g. {example}."
         )
         return 0
-    value = int(found["whole"]) * 100 + int((found["part"] or "0").ljust(2, "0"))
+    value = int(found["whole"].lstrip("0") or "0") * 100 + int((found["part"] or "0").ljust(2, "0"))
     if value > high:
         most = show_hundredths(high)
         errors.add(name, f"At most ${most}." if what == "amount" else f"At most {most}%.")

@@ -130,7 +130,7 @@ def settings(visit: Visit) -> Response:
         )
         tax = percent(errors, "tax_rate", values["tax_rate"])
         reminder = _hours(errors, "reminder_hours", values["reminder_hours"], MAX_REMINDER_HOURS)
-        referral = money(errors, "referral_discount", values["referral_discount"] or "0")
+        referral = money(errors, "referral_discount", values["referral_discount"].strip() or "0")
         if values["timezone"] not in TIMEZONES and values["timezone"] != company.timezone:
             errors.add("timezone", "Choose a timezone from the list.")
         # With the form's own problems found, the settings that could be read are still

@@ -311,8 +311,10 @@ def test_a_team_form_naming_a_stranger_is_refused(
     assert [len(t.member_ids) for t in setup.list_teams(shop.id, uow=site.container.uow())] == [2]
 
 
-@pytest.mark.parametrize("typed", ["\u0663" + "0", "\uff11\uff12" + "0", "1_000", "+120"])
-def test_a_rate_limit_in_other_digits_is_refused_as_every_other_form_refuses_them(
+@pytest.mark.parametrize(
+    "typed", ["\u0663" + "0", "\uff11\uff12" + "0", "1_000", "+120", "6,00", "60,00", "6,0,0,0"]
+)
+def test_a_rate_limit_in_other_digits_or_grouped_oddly_is_refused_not_guessed_at(
     site: Site, shop: Company, people: tuple[httpx.Client, httpx.Client], typed: str
 ):
     owner, _ = people
