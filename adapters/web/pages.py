@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote
@@ -39,6 +40,7 @@ from adapters.web.nav import entries_for, return_path
 from adapters.web.sessions import COOKIE, LIFETIME, Session, new_session, with_flash
 from booking_core.companies import SLUG_PATTERN, Company
 from booking_core.errors import NotFoundError
+from booking_core.paging import Position
 from booking_core.services.scheduling import active_crew
 from booking_core.services.users import session_user
 from booking_core.users import Role, User
@@ -421,3 +423,25 @@ def _finish(visit: Visit, response: Response, now: Any) -> Response:
             secure=visit.deps.secure_cookies,
         )
     return response
+
+
+def position_text(position: Position) -> str:
+    """A list position as a page's ``after`` parameter writes it (the "Older" links of the
+    workspace's lists): ``<instant>~<id>[~<seq>]``."""
+    parts = [position.at.isoformat(), position.id]
+    if position.seq is not None:
+        parts.append(str(position.seq))
+    return "~".join(parts)
+
+
+def read_position(text: str) -> Position | None:
+    """The position an ``after`` parameter names; None (the first page) if unreadable."""
+    parts = text.split("~")
+    try:
+        at = datetime.fromisoformat(parts[0])
+        seq = int(parts[2]) if len(parts) == 3 else None
+    except (ValueError, IndexError):
+        return None
+    if len(parts) not in (2, 3) or at.tzinfo is None or not parts[1]:
+        return None
+    return Position(at=at, id=parts[1], seq=seq)

@@ -28,10 +28,10 @@ from starlette.routing import BaseRoute
 from adapters.web.deps import WebDeps
 from adapters.web.keys import NO_STORE, local_time
 from adapters.web.nav import OWNERS
-from adapters.web.pages import Visit, page
+from adapters.web.pages import Visit, page, position_text, read_position
 from booking_core.errors import InvalidTransition, RuleViolation, ValidationFailed
 from booking_core.events import DESCRIPTIONS, EventType
-from booking_core.paging import PageRequest, Position
+from booking_core.paging import PageRequest
 from booking_core.services import webhooks as cases
 from booking_core.webhook_endpoints import (
     ALL_EVENTS,
@@ -174,30 +174,10 @@ def _secret_once(
     return response
 
 
-def _cursor(position: Position) -> str:
-    parts = [position.at.isoformat(), position.id]
-    if position.seq is not None:
-        parts.append(str(position.seq))
-    return "~".join(parts)
-
-
-def _position(text: str) -> Position | None:
-    """The position an ``after`` parameter names; None (the first page) if unreadable."""
-    parts = text.split("~")
-    try:
-        at = datetime.fromisoformat(parts[0])
-        seq = int(parts[2]) if len(parts) == 3 else None
-    except (ValueError, IndexError):
-        return None
-    if len(parts) not in (2, 3) or at.tzinfo is None or not parts[1]:
-        return None
-    return Position(at=at, id=parts[1], seq=seq)
-
-
 def endpoint_page(visit: Visit) -> Response:
     """``GET /admin/webhooks/{id}``: the endpoint, its actions and its delivery log."""
     endpoint = _endpoint(visit, visit.request.path_params["endpoint_id"])
-    after = _position(visit.request.query_params.get("after", ""))
+    after = read_position(visit.request.query_params.get("after", ""))
     log = cases.list_deliveries(
         endpoint.company_id,
         endpoint.id,
@@ -206,7 +186,9 @@ def endpoint_page(visit: Visit) -> Response:
     )
     older = None
     if log.has_more and log.next_after is not None:
-        older = f"/admin/webhooks/{endpoint.id}?{urlencode({'after': _cursor(log.next_after)})}"
+        older = (
+            f"/admin/webhooks/{endpoint.id}?{urlencode({'after': position_text(log.next_after)})}"
+        )
     now = visit.deps.clock.now()
     return visit.render(
         "webhooks_endpoint.html",
