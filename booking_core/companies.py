@@ -79,6 +79,12 @@ class Company:
     programme is off (a code is refused)."""
 
 
+NOT_PLACES = frozenset({"localtime", "Factory", "posixrules"})
+"""Files of a zoneinfo folder that load as zones but name no place: ``localtime`` is the
+host's own clock (a link to ``/etc/localtime``, absent on other hosts), ``Factory`` a
+placeholder of no offset, ``posixrules`` a default rule. A company names a place."""
+
+
 def validate_company(company: Company) -> Company:
     """Return ``company`` if every field is valid, else ``ValidationFailed`` naming them all."""
     errors: dict[str, str] = {}
@@ -92,6 +98,8 @@ def validate_company(company: Company) -> Company:
         errors["name"] = NOT_ONE_LINE
     try:
         ZoneInfo(company.timezone)
+        if company.timezone in NOT_PLACES or company.timezone.startswith(("posix/", "right/")):
+            raise ValueError(company.timezone)
     except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: e.g. "America", a folder
         errors["timezone"] = f"Unknown IANA timezone {company.timezone!r}."
     if not CODE_PREFIX_PATTERN.match(company.code_prefix):

@@ -25,6 +25,7 @@ from attrs import field, frozen
 from booking_core.customers import email_errors, normalize_email
 from booking_core.errors import DomainError, ValidationFailed
 from booking_core.ids import new_token
+from booking_core.plain_text import one_line_problem
 
 NAME_MAX = 200
 PASSWORD_MIN = 12
@@ -120,6 +121,8 @@ def new_user(
     errors = email_errors(email)
     if len(name) > NAME_MAX:
         errors["name"] = f"At most {NAME_MAX} characters."
+    elif problem := one_line_problem(name):  # shown in the top bar and on the people page
+        errors["name"] = problem
     if role is Role.CREW and not crew_member_id:
         errors["crew_member_id"] = "A crew user is linked to a crew member: give its id."
     if role is not Role.CREW and crew_member_id:

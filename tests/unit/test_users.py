@@ -110,6 +110,16 @@ def test_bad_fields_are_named(uow, clock, company_id, email, role, crew, field):
     assert list(refused.value.field_errors) == [field]
 
 
+@pytest.mark.parametrize("name", ["Line1\nLine2", "Ana\tKim", "evil\u202egnp", "Ana\u2028Kim"])
+def test_a_user_s_name_is_one_line_as_the_top_bar_shows_it(uow, clock, company_id, name):
+    cmd = cases.CreateUser(
+        company_id=company_id, email="n@example.com", role=Role.DISPATCHER, name=name
+    )
+    with pytest.raises(ValidationFailed) as refused:
+        cases.create_user(cmd, uow=uow, clock=clock)
+    assert list(refused.value.field_errors) == ["name"]
+
+
 def test_a_crew_user_needs_a_crew_member_of_its_own_company(uow, clock, company_id):
     other = company_cases.create_company(
         company_cases.CreateCompany(slug="handy", name="Handy"), uow=uow, clock=clock
