@@ -442,9 +442,8 @@ class Cli:
         """``booking migrate``."""
         database = container.database
         _refuse_newer(database)
-        before = database.revisions()
         _progress(self.err)("applying migrations")
-        database.migrate()
+        before = database.migrate()  # read under the lock: a migration run meanwhile counts
         after = database.revisions()
         shown = ", ".join(sorted(after))
         if after == before:

@@ -133,8 +133,10 @@ class Database:
             value: str = connection.execute(kept).scalar_one()
         return value
 
-    def migrate(self) -> None:
-        """Apply every Alembic revision not yet applied (``alembic upgrade head``)."""
+    def migrate(self) -> set[str]:
+        """Apply every Alembic revision not yet applied (``alembic upgrade head``); the
+        revisions the database was at when this migration took the migration lock (on
+        PostgreSQL two at once run one after the other: the second finds the work done)."""
         if self.dialect == "sqlite":  # its folder is made here, not when merely opened
             Path(self.engine.url.database or "").parent.mkdir(parents=True, exist_ok=True)
         config = Config()
@@ -144,6 +146,8 @@ class Database:
             config.attributes["schema"] = self.schema
             command.upgrade(config, "head")
             self.changes.announce(connection, Kind.ALL, ANY)
+        before: set[str] = config.attributes.get("before", set())
+        return before
 
     def is_migrated(self) -> bool:
         """Whether every migration has been applied. A SQLite file that does not exist is

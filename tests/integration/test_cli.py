@@ -655,6 +655,34 @@ def test_migrate_says_which_revisions_it_went_from_and_to(tmp_path):
     assert one_line(err) == f"booking: database is up to date (revision {head})"
 
 
+def test_two_migrations_at_once_on_postgresql_say_who_migrated_and_who_found_it_done():
+    """The second of two ``booking migrate`` processes waits on the first's lock; it read
+    the revisions before taking it, and so said "migrated from an empty database" too."""
+    import secrets
+
+    from adapters.sql import Database
+    from tests.services import postgres_url
+
+    schema = f"cli_race_{secrets.token_hex(4)}"
+    env = clean_env(BOOKING_DATABASE_URL=postgres_url(), BOOKING_DATABASE_SCHEMA=schema)
+    try:
+        runs = [
+            subprocess.Popen([str(BOOKING), "migrate"], env=env, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)
+        ]
+        said = [run_.communicate(timeout=180)[1].strip().splitlines()[-1] for run_ in runs]
+        assert [run_.returncode for run_ in runs] == [0, 0]
+    finally:
+        database = Database.from_url(postgres_url(), schema=schema)
+        try:
+            with database.engine.begin() as connection:
+                connection.exec_driver_sql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        finally:
+            database.engine.dispose()
+    assert sum(s.startswith("booking: database migrated from an empty database") for s in said) == 1
+    assert sum(s.startswith("booking: database is up to date") for s in said) == 1
+
+
 def test_serve_counts_sign_ins_by_the_connections_address_not_x_forwarded_for(tmp_path):
     """docs/web.md: the client address is the connection's peer. uvicorn trusted
     X-Forwarded-For from 127.0.0.1, so a made-up header escaped the per-address limit."""

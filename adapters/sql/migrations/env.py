@@ -32,6 +32,9 @@ def run_migrations(connection: Connection, schema: str | None) -> None:
         render_as_batch=connection.dialect.name == "sqlite",
         compare_type=True,
     )
+    # What the database was at once the lock is held: a migration that waited on another
+    # finds that one's work done, and says so (``Database.migrate`` answers it).
+    context.config.attributes["before"] = set(context.get_context().get_current_heads())
     with context.begin_transaction():
         context.run_migrations()
 
