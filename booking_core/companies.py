@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import datetime
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -182,7 +183,9 @@ def mixed(color: str, other: str, weight: float) -> str:
 
 
 def default_code_prefix(name: str) -> str:
-    """Two capital letters from a company name: initials, else its first letters."""
-    words = [w for w in re.split(r"[^A-Za-z]+", name) if w]
+    """Two capital letters from a company name: initials, else its first letters; a
+    letter with an accent counts as the letter (``Ébène Ménage`` is ``EM``)."""
+    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode("ascii")
+    words = [w for w in re.split(r"[^A-Za-z]+", plain) if w]
     letters = "".join(w[0] for w in words[:2]) if len(words) >= 2 else "".join(words)[:2]
     return (letters.upper() + "XX")[:2]

@@ -199,7 +199,12 @@ class Cli:
         serve = commands.add_parser("serve", help="serve the API with uvicorn")
         serve.add_argument("--host", help="default: BOOKING_HOST, else 127.0.0.1")
         serve.add_argument("--port", type=int, help="default: BOOKING_PORT, else 8000")
-        serve.add_argument("--workers", type=int, default=1)
+        serve.add_argument(
+            "--workers",
+            type=int,
+            default=1,
+            help="worker processes (default 1); each may take up to two minutes to start",
+        )
         serve.set_defaults(handler=self.serve)
 
         migrate = commands.add_parser("migrate", help="apply database migrations")

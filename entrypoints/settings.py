@@ -108,7 +108,7 @@ class Settings:
         port = _port(env.get("BOOKING_PORT"))
         return cls(
             database_url=env.get("BOOKING_DATABASE_URL") or default_db,
-            redis_url=env.get("BOOKING_REDIS_URL") or None,
+            redis_url=_redis_url(env.get("BOOKING_REDIS_URL")),
             base_url=_base_url(env.get("BOOKING_BASE_URL")) or local_url(host, port),
             database_schema=env.get("BOOKING_DATABASE_SCHEMA") or None,
             osrm_url=env.get("BOOKING_OSRM_URL") or None,
@@ -128,6 +128,24 @@ class Settings:
 MIN_SESSION_SECRET = 32
 """Characters a ``BOOKING_SESSION_SECRET`` has at least: it signs the session cookies."""
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+REDIS_SCHEMES = ("redis://", "rediss://", "redis+unix://", "redis+sentinel://", "redis+cluster://")
+"""The Redis URL forms the rate limits' store (``limits``) reads."""
+
+
+def _redis_url(text: str | None) -> str | None:
+    """``BOOKING_REDIS_URL``, checked for a scheme Redis reads (a typo, ``foo://``, failed
+    later as "unknown storage scheme" without naming the setting)."""
+    if text is None or not text.strip():
+        return None
+    url = text.strip()
+    if not url.lower().startswith(REDIS_SCHEMES):
+        raise ConfigError(
+            f"BOOKING_REDIS_URL must start with {', '.join(REDIS_SCHEMES)}, e.g."
+            f" redis://127.0.0.1:6379/0, not {url[:60]!r}"
+        )
+    return url
 
 
 def _base_url(text: str | None) -> str | None:

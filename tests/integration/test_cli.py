@@ -355,6 +355,8 @@ def test_a_port_setting_that_is_no_port_is_one_line_and_exit_status_2(tmp_path, 
         ("BOOKING_SESSION_SECRET", "abc"),
         ("BOOKING_MAIL_TEMPLATES", "/no/such/folder"),
         ("BOOKING_LOG_LEVEL", "BOGUS"),
+        ("BOOKING_REDIS_URL", "foo://x"),
+        ("BOOKING_REDIS_URL", "127.0.0.1:6379"),
     ],
 )
 def test_a_setting_the_service_cannot_use_is_refused_at_start_naming_it(tmp_path, setting, value):

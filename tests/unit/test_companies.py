@@ -208,6 +208,7 @@ def test_every_invalid_company_field_is_reported_at_once() -> None:
         ("123", "XX"),
         ("3M Cleaners", "MC"),
         ("O'Brien", "OB"),
+        ("\u00c9b\u00e8ne M\u00e9nage", "EM"),
     ],
 )
 def test_default_code_prefix_is_initials_else_first_letters(name: str, prefix: str) -> None:
