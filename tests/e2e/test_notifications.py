@@ -212,7 +212,7 @@ def test_reschedule_and_cancel_mail_their_notices(mail_stack, inbox, clock):
     _, rescheduled, cancel = inbox.wait_for(booking["email"], 3)
     assert rescheduled["Subject"].startswith("Rescheduled: Standard clean is now on ")
     assert "1:00 PM" in rescheduled["Subject"]
-    assert "10:00 AM to:" in rescheduled.get_body(("plain",)).get_content()
+    assert "10:00 AM EST to:" in rescheduled.get_body(("plain",)).get_content()
     assert cancel["Subject"].startswith("Cancelled: Standard clean on ")
     cancel_text = cancel.get_body(("plain",)).get_content()
     assert "Reason: Moving" in cancel_text
