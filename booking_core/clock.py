@@ -28,3 +28,12 @@ class FixedClock:
     def advance(self, delta: timedelta) -> None:
         """Move the clock forward by ``delta``."""
         self.current = self.current + delta
+
+
+def zone_abbreviation(local: datetime) -> str:
+    """What people read beside a clock time of ``local``'s zone at that instant: its
+    abbreviation (``EST``, ``CEST``), or, for a zone the tz database writes by its offset
+    alone (``-03``, ``+0545``), that offset after ``UTC`` (``UTC-03``), so that it never
+    reads as a minus sign. Pages and emails write zones through this one function."""
+    name = local.tzname() or ""
+    return f"UTC{name}" if name[:1] in "+-" else name

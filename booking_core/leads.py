@@ -23,6 +23,7 @@ from booking_core.customers import (
     normalize_email,
 )
 from booking_core.errors import InvalidTransition, ValidationFailed
+from booking_core.plain_text import one_line_problem
 
 MESSAGE_MAX = 2_000
 
@@ -200,6 +201,9 @@ def capture(
     return lead, False
 
 
+OWNER_MAX = 200
+"""An owner (a name or an email address) is a short text, as in the API."""
+
 UNSET: object = object()
 """Marks an argument of ``update`` that is not being changed."""
 
@@ -208,6 +212,15 @@ def owner_name(owner: str) -> str | None:
     """An owner as kept: trimmed, and a blank one is no owner (the lead is unassigned),
     so ``" Maria "`` is Maria and ``"   "`` assigns no one."""
     return owner.strip() or None
+
+
+def owner_problem(owner: str) -> str | None:
+    """What is wrong with an owner as kept (``owner_name``), None when nothing: shown on the
+    leads pages and used as an email address, it is one line of at most ``OWNER_MAX``
+    characters, as names are."""
+    if len(owner) > OWNER_MAX:
+        return f"At most {OWNER_MAX} characters."
+    return one_line_problem(owner)
 
 
 def update(
@@ -249,6 +262,8 @@ def update(
         )
     if isinstance(owner, str):
         owner = owner_name(owner)
+        if owner is not None and (problem := owner_problem(owner)):
+            raise ValidationFailed({"owner": problem})
     if owner is not UNSET and owner != lead.owner:
         assert owner is None or isinstance(owner, str)
         new = attrs.evolve(new, owner=owner)

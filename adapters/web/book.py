@@ -77,9 +77,16 @@ from adapters.web.pages import CSRF_FIELD, STATIC, PageError, Visit, asset_versi
 from adapters.web.sessions import Session
 from adapters.web.time_text import clock_range, clock_time, needs_zones, zone_label
 from booking_core.booking_orders import start_problem
+from booking_core.bookings import Booking, BookingStatus
 from booking_core.companies import SLUG_PATTERN, Company
 from booking_core.customers import Address
-from booking_core.errors import CouponRejected, DomainError, ReferralRejected, ValidationFailed
+from booking_core.errors import (
+    CouponRejected,
+    DomainError,
+    NotFoundError,
+    ReferralRejected,
+    ValidationFailed,
+)
 from booking_core.ports import PhoneNormalizer
 from booking_core.pricing import PriceBreakdown, SelectedItem, Selection
 from booking_core.services import self_service
@@ -395,6 +402,14 @@ class Booker:
         return call_public(
             deps, self.company.id, self.company.slug, name, request_id=request_id, **kwargs
         )
+
+    def booking_now(self, booking_id: str) -> Booking | None:
+        """The company's booking as stored now; None when there is none."""
+        try:
+            with self.visit.deps.reader() as uow:
+                return uow.bookings.get(self.company.id, booking_id)
+        except NotFoundError:
+            return None
 
     def stored_answer(self, key: str) -> tuple[int, Any] | None:
         """The stored answer of this company's public write sent with ``key``."""
@@ -1095,7 +1110,22 @@ def confirm(book: Booker, choice: Choice, start: str) -> Response:
         # edit): the booking it made is shown, never a second one made unsaid.
         stored = book.stored_answer(key)
         if stored is not None and stored[0] == 201:
-            return _done(book, choice, stored[1], email="", notice=ALREADY_BOOKED)
+            made = stored[1]
+            now = book.booking_now(str(made["id"]))
+            if now is not None and now.status is not BookingStatus.CANCELLED:
+                # As it stands now: moved or repriced since, the page says so.
+                made = {
+                    **made,
+                    "startIso": now.start.isoformat(),
+                    "endIso": now.end.isoformat(),
+                    "price": {**made["price"], "totalCents": now.price.total_cents},
+                }
+                return _done(book, choice, made, email="", notice=ALREADY_BOOKED)
+            alert = (
+                f"This form's booking {made['code']} was cancelled since."
+                " Check the details and send again to book anew."
+            )
+            return step_details(book, choice, start, values=values, status=409, alert=alert)
     day = [("date", book.local(start).date().isoformat())]
     if code == "conflict":
         return step_date(_with(book, day), choice, status=409, alert=SLOT_TAKEN)

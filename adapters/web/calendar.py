@@ -23,7 +23,7 @@ from starlette.routing import BaseRoute
 from adapters.web.crew import STATUS_LABELS
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
-from adapters.web.pages import Visit, page
+from adapters.web.pages import FIRST_DATE, LAST_DATE, Visit, page
 from adapters.web.time_text import DASH, clock_range, short_range
 from booking_core.bookings import Booking, BookingStatus
 from booking_core.crew import CrewMember
@@ -33,8 +33,6 @@ from booking_core.users import first_name
 
 VIEWS = ("day", "week")
 DATE_ERROR = "Enter a date as YYYY-MM-DD, e.g. 2026-03-14, between 1970 and 2999."
-FIRST_DATE = date(1970, 1, 1)
-LAST_DATE = date(2999, 12, 31)
 ISO_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 

@@ -27,16 +27,20 @@ from adapters.web.nav import ADMINS
 from adapters.web.pages import Visit, page, position_text, read_position
 from adapters.web.setup_forms import SHOWN_FIELD, STALE, FieldErrors, fingerprint, stale
 from adapters.web.time_text import moment
-from booking_core.errors import InvalidTransition
-from booking_core.leads import Lead, LeadStage, TimelineEntry, TimelineKind
+from booking_core.errors import InvalidTransition, ValidationFailed
+from booking_core.leads import (
+    OWNER_MAX,
+    Lead,
+    LeadStage,
+    TimelineEntry,
+    TimelineKind,
+    owner_problem,
+)
 from booking_core.paging import PageRequest
-from booking_core.plain_text import one_line_problem
 from booking_core.services.leads import UNSET, UpdateLead, get_lead, list_leads, update_lead
 
 LEADS = "/admin/leads"
 PAGE_SIZE = 50
-OWNER_MAX = 200
-"""An owner is a short text (a name or an email address), as in the API."""
 STAGES: Mapping[LeadStage, str] = {
     LeadStage.NEW: "New",
     LeadStage.CONTACTED: "Contacted",
@@ -230,44 +234,51 @@ def lead_page(visit: Visit) -> Response:
         return _lead_page(visit, lead)
     if stale(visit.form, _values(lead)):
         return _lead_page(visit, lead, alert=STALE.format(what="lead"), status=422)
-    typed = {name: visit.field(name).strip() for name in FIELDS}
+    stored = _values(lead)
+    # A field the post does not carry stays as stored; so does one it carries unchanged.
+    typed = {name: visit.form.get(name, stored[name]).strip() for name in FIELDS}
     errors = FieldErrors()
-    stage = None
+    stage: LeadStage | None = None
     if typed["stage"] not in {s.value for s in STAGES}:
         errors.add("stage", "Choose a stage from the list.")
-    elif typed["stage"] != lead.stage.value:
+    elif typed["stage"] != stored["stage"]:
         stage = LeadStage(typed["stage"])
-    if len(typed["owner"]) > OWNER_MAX:
-        errors.add("owner", f"At most {OWNER_MAX} characters.")
-    elif problem := one_line_problem(typed["owner"]):
-        errors.add("owner", problem)
     follow_up: date | None = None
     if typed["follow_up_on"]:
         follow_up = read_date(typed["follow_up_on"])
         if follow_up is None:
             errors.add("follow_up_on", "A date such as 2026-12-31, or none.")
+    owner_changed = typed["owner"] != stored["owner"]
+    if owner_changed and (problem := owner_problem(typed["owner"])):
+        errors.add("owner", problem)
     if errors:
         return _lead_page(visit, lead, values=typed, errors=errors, status=422)
+    follow_up_changed = typed["follow_up_on"] != stored["follow_up_on"]
+    if stage is None and not owner_changed and not follow_up_changed:
+        return visit.redirect(f"{LEADS}/{lead.id}", flash="Nothing changed.")
     user = visit.signed_in_user
     deps = visit.deps
     try:
-        changed = update_lead(
+        update_lead(
             UpdateLead(
                 company_id=company.id,
                 lead_id=lead.id,
                 stage=stage,
-                owner=typed["owner"] if typed["owner"] != (lead.owner or "") else UNSET,
-                follow_up_on=follow_up if follow_up != lead.follow_up_on else UNSET,
+                owner=typed["owner"] if owner_changed else UNSET,
+                follow_up_on=follow_up if follow_up_changed else UNSET,
                 actor=user.name or user.email,
             ),
             uow=deps.uow(),
             clock=deps.clock,
         )
+    except ValidationFailed as refused:
+        for name, text in refused.field_errors.items():
+            errors.add(name if name in FIELDS else "stage", text)
+        return _lead_page(visit, lead, values=typed, errors=errors, status=422)
     except InvalidTransition as refused:
         errors.add("stage", f"Not moved: {refused.reason}")
         return _lead_page(visit, lead, values=typed, errors=errors, status=409)
-    said = "Saved." if changed is not lead else "Nothing changed."
-    return visit.redirect(f"{LEADS}/{lead.id}", flash=said)
+    return visit.redirect(f"{LEADS}/{lead.id}", flash="Saved.")
 
 
 def routes(deps: WebDeps) -> list[BaseRoute]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Awaitable, Callable, Collection, Mapping
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, quote
@@ -48,6 +48,11 @@ from booking_core.users import Role, User
 HERE = Path(__file__).parent
 TEMPLATES = HERE / "templates"
 STATIC = HERE / "static"
+FIRST_DATE = date(1970, 1, 1)
+LAST_DATE = date(2999, 12, 31)
+"""The dates the workspace's forms and addresses take (docs/web.md): far enough for any
+business, and an instant on them moves to any timezone without leaving what Python's
+dates hold (year 1 or 9999 would overflow)."""
 FORM_MAX_BYTES = 64 * 1024
 FORM_MAX_FIELDS = 200
 CSRF_FIELD = "csrf_token"
@@ -442,6 +447,8 @@ def read_position(text: str) -> Position | None:
         seq = int(parts[2]) if len(parts) == 3 else None
     except (ValueError, IndexError):
         return None
-    if len(parts) not in (2, 3) or at.tzinfo is None or not parts[1]:
+    if len(parts) not in (2, 3) or at.utcoffset() is None or not parts[1]:
         return None
+    if not FIRST_DATE <= at.date() <= LAST_DATE or (seq is not None and not 0 <= seq < 2**63):
+        return None  # year 1 or 9999 would overflow on its way to UTC; a seq is a bigint
     return Position(at=at, id=parts[1], seq=seq)

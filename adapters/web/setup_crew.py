@@ -23,10 +23,10 @@ from attrs import frozen
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from adapters.web.calendar import FIRST_DATE, LAST_DATE, read_date
+from adapters.web.calendar import read_date
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
-from adapters.web.pages import Visit, crew_named, page
+from adapters.web.pages import FIRST_DATE, LAST_DATE, Visit, crew_named, page
 from adapters.web.setup_forms import (
     STALE,
     FieldErrors,

@@ -15,6 +15,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from booking_core.clock import zone_abbreviation
+
 DASH = "\u2013"
 """The en dash between the two ends of a range."""
 
@@ -32,11 +34,12 @@ def repeated(local: datetime) -> bool:
 
 
 def zone_label(local: datetime) -> str:
-    """``EST``: the abbreviation of ``local``'s zone at that instant; its UTC offset
+    """``EST``: the abbreviation of ``local``'s zone at that instant (``UTC-03`` for a zone
+    written by its offset alone, ``booking_core.clock.zone_abbreviation``); its UTC offset
     (``UTC+3``) where the two sides of a change share one abbreviation."""
-    name = local.tzname() or ""
+    name = zone_abbreviation(local)
     twin = local.replace(fold=1 - local.fold)
-    shared = twin.utcoffset() != local.utcoffset() and twin.tzname() == name
+    shared = twin.utcoffset() != local.utcoffset() and zone_abbreviation(twin) == name
     if name and not shared:
         return name
     offset = local.utcoffset() or timedelta()

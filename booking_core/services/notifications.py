@@ -29,6 +29,7 @@ from attrs import define, frozen
 
 from booking_core import plans, quotes
 from booking_core.bookings import ActivityKind, Booking, BookingStatus, tracking_url
+from booking_core.clock import zone_abbreviation
 from booking_core.companies import Company
 from booking_core.customers import Customer, merge_survivor
 from booking_core.errors import NotFoundError, RuleViolation
@@ -156,8 +157,7 @@ def when(instant: datetime, zone: ZoneInfo) -> str:
     back (``1:30 AM EDT``, ``1:30 AM EST``) names one instant."""
     local = instant.astimezone(zone)
     hour = local.hour % 12 or 12
-    name = local.tzname() or ""
-    label = f"UTC{name}" if name[:1] in "+-" else name  # a zone with no letters: "-03"
+    label = zone_abbreviation(local)
     return (
         f"{local:%A}, {local:%B} {local.day}, {local.year} at"
         f" {hour}:{local:%M} {'AM' if local.hour < 12 else 'PM'} {label}"

@@ -86,7 +86,12 @@ def test_the_list_shows_the_company_s_leads_newest_first_and_by_stage(
     assert names == [second.id, first.id]  # newest first, another company's never
     assert theirs.id not in every.text
     assert re.findall(r'<a href="/admin/leads/(lead_[^"]+)">', contacted.text) == [second.id]
-    assert "Contacted" in text_of(contacted)
+    assert '<span class="status stage-contacted">Contacted</span>' in contacted.text
+    # A forged page position (a year that would overflow, garbage) is the first page.
+    for after in ("0001-01-01T00:00:00+01:00~x", "9999-12-31T23:59:59-01:00~x", "x~y~z"):
+        forged = dispatcher.get("/admin/leads", params={"after": after})
+        assert forged.status_code == 200, after
+        assert re.findall(r'<a href="/admin/leads/(lead_[^"]+)">', forged.text) == names
     assert dispatcher.get(f"/admin/leads/{theirs.id}").status_code == 404
     assert dispatcher.get("/admin/leads/lead_nope").status_code == 404
 
@@ -143,6 +148,44 @@ def test_a_change_made_through_the_api_names_its_key_on_the_history(site: Site):
     finally:
         browser.close()
     assert "Owner none → Sam by API key Website form" in history
+
+
+def test_a_save_without_changes_says_so_and_a_field_left_out_stays_as_stored(
+    site: Site, shop: Company, dispatcher: httpx.Client
+):
+    lead = enquiry(site, shop, "Dorothy Vaughan", "dv@example.com")
+    update_lead(
+        UpdateLead(company_id=shop.id, lead_id=lead.id, owner="Maria"),
+        uow=site.container.uow(),
+        clock=site.container.clock,
+    )
+    path = f"/admin/leads/{lead.id}"
+    form = form_of(dispatcher.get(path), path)
+
+    same = dispatcher.post(path, data=form)
+    assert same.status_code == 303
+    assert "Nothing changed." in text_of(dispatcher.get(path))
+    only_stage = {k: v for k, v in form.items() if k not in {"owner", "follow_up_on"}}
+    moved = dispatcher.post(path, data={**only_stage, "stage": "contacted"})
+
+    assert moved.status_code == 303
+    after = stored(site, shop, lead.id)
+    assert (after.stage, after.owner) == (LeadStage.CONTACTED, "Maria")
+
+
+def test_an_owner_is_one_line_through_the_api_as_on_the_page(site: Site):
+    company, _ = site.new_company()
+    key = create_key(
+        CreateKey(company_id=company.id, name="Website form", scopes=frozenset({"leads:write"})),
+        uow=site.container.uow(),
+        clock=site.container.clock,
+    ).secret
+    lead = enquiry(site, company, "Mary Jackson", "mj@example.com")
+    with site.api(key) as api:
+        refused = api.patch(f"/api/v1/leads/{lead.id}", json={"owner": "Ann\tB\u202eC"})
+    assert refused.status_code == 400, refused.text
+    assert list(refused.json()["error"]["fieldErrors"]) == ["owner"]
+    assert stored(site, company, lead.id).owner is None
 
 
 def test_a_form_opened_before_someone_else_saved_the_lead_changes_nothing(

@@ -19,6 +19,8 @@ import pytest
 from playwright.sync_api import expect
 
 from booking_core.companies import Company
+from booking_core.plans import CancelScope
+from booking_core.services import scheduling
 from tests.browser.support import Site
 
 PHONE = {"width": 390, "height": 844}
@@ -446,12 +448,26 @@ def test_a_double_submit_books_once_and_a_foreign_form_is_refused(site: Site):
         # Back, a corrected name, confirm again: the form's booking is shown, with why
         # the change was not sent, and no second booking is made.
         changed = client.post(book, data={**form, "name": "Ada King"})
-    codes = [re.search(r"data-booking-code>([^<]+)<", r.text) for r in (first, again, changed)]
-    assert first.status_code == again.status_code == changed.status_code == 200
-    assert all(code is not None for code in codes)
-    assert codes[0].group(1) == codes[1].group(1) == codes[2].group(1)  # type: ignore[union-attr]
-    assert "already made the booking below, so the changes you made were not sent" in changed.text
-    assert "went to the email address it was booked with" in changed.text
+        codes = [re.search(r"data-booking-code>([^<]+)<", r.text) for r in (first, again, changed)]
+        assert first.status_code == again.status_code == changed.status_code == 200
+        assert all(code is not None for code in codes)
+        made = codes[0].group(1)  # type: ignore[union-attr]
+        assert made == codes[1].group(1) == codes[2].group(1)  # type: ignore[union-attr]
+        assert "already made the booking below, so the changes you made were not sent" in (
+            changed.text
+        )
+        assert "went to the email address it was booked with" in changed.text
+        # Cancelled since, the form may book anew: it says so, and makes nothing yet.
+        scheduling.cancel_booking(
+            company.id,
+            fetched_booking(site, key, made)["id"],
+            CancelScope.THIS,
+            uow=site.container.uow(),
+            clock=site.container.clock,
+        )
+        anew = client.post(book, data={**form, "name": "Ada King"})
+        assert anew.status_code == 409
+        assert f"booking {made} was cancelled since" in anew.text
     with site.api(key) as api:
         found = api.get("/api/v1/customers", params={"search": email}).json()["data"]
         (customer,) = found

@@ -71,6 +71,18 @@ def test_a_repeated_hour_sharing_one_abbreviation_is_told_by_its_utc_offset():
     assert zone_label(local("2014-10-27T09:00:00+03:00", moscow)) == "MSK"
 
 
+def test_a_zone_written_by_its_offset_alone_reads_as_utc_and_the_offset_everywhere():
+    """The tz database writes some zones by their offset ("-03", "+0545"); alone, "-03"
+    reads as a minus sign. The pages and the emails both write "UTC-03"."""
+    from booking_core.services.notifications import when
+
+    sao_paulo, kathmandu = ZoneInfo("America/Sao_Paulo"), ZoneInfo("Asia/Kathmandu")
+    noon = local("2026-12-01T12:00:00-03:00", sao_paulo)
+    assert zone_label(noon) == "UTC-03"
+    assert zone_label(local("2026-12-01T12:00:00+05:45", kathmandu)) == "UTC+0545"
+    assert when(noon, sao_paulo).endswith("12:00 PM UTC-03")
+
+
 @pytest.mark.parametrize("zone", ["America/New_York", "Europe/Berlin", "Australia/Sydney"])
 def test_no_two_half_hours_of_a_year_read_alike(zone: str):
     tz = ZoneInfo(zone)
