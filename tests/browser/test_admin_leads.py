@@ -49,3 +49,6 @@ def test_a_dispatcher_works_a_lead_from_the_list(site: Site, context: Any, scree
     page.screenshot(path=str(screenshots / "admin-lead-phone.png"), full_page=True)
     page.goto("/admin/leads")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    long = enquiry(site, company, "W" * 200, f"{'x' * 60}@example.com", "y" * 300)
+    page.goto(f"/admin/leads/{long.id}")  # a name with no space to break at still wraps
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
