@@ -5,6 +5,7 @@ over a change someone else saved meanwhile, and only for the company's own leads
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 
@@ -46,6 +47,17 @@ def enquiry(site: Site, company: Company, name: str, email: str, message: str = 
         phones=site.container.phones,
     )
     return lead
+
+
+def website(site: Site) -> tuple[Company, str]:
+    """A company, and the key of its website's enquiry form (``leads:write`` alone)."""
+    company, _ = site.new_company()
+    key = create_key(
+        CreateKey(company_id=company.id, name="Website form", scopes=frozenset({"leads:write"})),
+        uow=site.container.uow(),
+        clock=site.container.clock,
+    ).secret
+    return company, key
 
 
 def stored(site: Site, company: Company, lead_id: str) -> Lead:
@@ -132,12 +144,7 @@ def test_a_lead_is_moved_reassigned_and_given_a_follow_up_each_on_its_history(
 
 
 def test_a_change_made_through_the_api_names_its_key_on_the_history(site: Site):
-    company, _ = site.new_company()
-    key = create_key(
-        CreateKey(company_id=company.id, name="Website form", scopes=frozenset({"leads:write"})),
-        uow=site.container.uow(),
-        clock=site.container.clock,
-    ).secret
+    company, key = website(site)
     lead = enquiry(site, company, "Mary Jackson", "mj@example.com")
     with site.api(key) as api:
         moved = api.patch(f"/api/v1/leads/{lead.id}", json={"owner": "Sam"})
@@ -174,12 +181,7 @@ def test_a_save_without_changes_says_so_and_a_field_left_out_stays_as_stored(
 
 
 def test_an_owner_is_one_line_through_the_api_as_on_the_page(site: Site):
-    company, _ = site.new_company()
-    key = create_key(
-        CreateKey(company_id=company.id, name="Website form", scopes=frozenset({"leads:write"})),
-        uow=site.container.uow(),
-        clock=site.container.clock,
-    ).secret
+    company, key = website(site)
     lead = enquiry(site, company, "Mary Jackson", "mj@example.com")
     with site.api(key) as api:
         refused = api.patch(f"/api/v1/leads/{lead.id}", json={"owner": "Ann\tB\u202eC"})
@@ -266,3 +268,22 @@ def signed_in_as(site: Site, email: str) -> httpx.Client:
     )
     assert answer.status_code in (302, 303), answer.text
     return browser
+
+
+def test_the_list_pages_by_fifty_with_older_and_newest_links(
+    site: Site, shop: Company, dispatcher: httpx.Client
+):
+    made = [enquiry(site, shop, f"Lead {n}", f"lead{n}@example.com").id for n in range(53)]
+    first = dispatcher.get("/admin/leads")
+    older = re.search(r'<a href="([^"]+)">Older leads →</a>', first.text)
+    assert older is not None
+    assert "Newest leads" not in first.text
+    second = dispatcher.get(html.unescape(older[1]))
+    listed = [
+        re.findall(r'<a href="/admin/leads/(lead_[^"]+)">', page.text) for page in (first, second)
+    ]
+    assert [len(ids) for ids in listed] == [50, 3]
+    assert sorted(listed[0] + listed[1]) == sorted(made)  # each once
+    assert listed[0][0] == made[-1]  # newest first
+    assert "Older leads" not in second.text
+    assert '<a href="/admin/leads">← Newest leads</a>' in second.text
