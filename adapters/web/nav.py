@@ -36,6 +36,7 @@ class NavEntry:
 NAV: tuple[NavEntry, ...] = (
     NavEntry("Home", "/admin", ADMINS, "Your company at a glance and who can sign in."),
     NavEntry("Calendar", "/admin/calendar", ADMINS, "Bookings by crew member, day or week."),
+    NavEntry("Customers", "/admin/customers", ADMINS, "Who books: visits, payments, churn risk."),
     NavEntry("Leads", "/admin/leads", ADMINS, "Enquiries: stage, owner, follow-up, history."),
     NavEntry("Catalog", "/admin/catalog", ADMINS, "Services, extras, frequencies, coupons."),
     NavEntry("Crew", "/admin/crew", ADMINS, "Who works where and when: zips, hours, time off."),
