@@ -44,6 +44,7 @@ def test_a_customer_is_listed_found_and_shown_with_visits_and_payments(site: Sit
         missed = browser.get("/admin/customers", params={"q": "nobody-like-this"})
         page = browser.get(f"/admin/customers/{job.booking.customer_id}")
         theirs = browser.get(f"/admin/customers/{other.booking.customer_id}")
+        booking_page = browser.get(f"/admin/bookings/{job.booking.id}")
     finally:
         browser.close()
 
@@ -60,6 +61,8 @@ def test_a_customer_is_listed_found_and_shown_with_visits_and_payments(site: Sit
     assert "$50.25" in shown
     assert "Cash" in shown
     assert theirs.status_code == 404
+    # The booking page leads to its customer.
+    assert f'href="/admin/customers/{job.booking.customer_id}"' in booking_page.text
 
 
 def test_a_merged_record_leads_to_its_survivor_and_crew_cannot_look(site: Site):
