@@ -43,6 +43,8 @@ def test_an_owner_signs_in_with_a_password_and_lands_on_the_admin_home(
     assert [a.inner_text() for a in links if a.is_visible()] == [
         "Home",
         "Calendar",
+        "Customers",
+        "Leads",
         "Catalog",
         "Crew",
         "Settings",
