@@ -11,7 +11,6 @@ to change (the portal) or an integration's (the API).
 from __future__ import annotations
 
 from datetime import datetime
-from urllib.parse import urlencode
 from zoneinfo import ZoneInfo
 
 from attrs import frozen
@@ -22,7 +21,7 @@ from adapters.web.admin_booking import ENTRY_LABELS, METHOD_LABELS, money
 from adapters.web.crew import STATUS_LABELS
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
-from adapters.web.pages import Visit, page, position_text, read_position
+from adapters.web.pages import Visit, page, pager_links, read_position
 from adapters.web.time_text import moment
 from booking_core.bookings import Booking
 from booking_core.customers import ChurnLevel, Customer, merge_survivor
@@ -105,18 +104,14 @@ def customers_page(visit: Visit) -> Response:
                 next_visit=_when(life.next_visit_at, zone),
             )
         )
-    kept = [("q", search)] if search else []
-    older = None
-    if found.has_more and found.next_after is not None:
-        after_text = position_text(found.next_after)
-        older = f"{CUSTOMERS}?{urlencode([*kept, ('after', after_text)])}"
+    older, newest = pager_links(CUSTOMERS, found, [("q", search)] if search else [])
     return visit.render(
         "customers.html",
         rows=rows,
         search=search,
         older=older,
         first_page=after is None,
-        newest=f"{CUSTOMERS}?{urlencode(kept)}" if kept else CUSTOMERS,
+        newest=newest,
     )
 
 

@@ -24,7 +24,7 @@ from adapters.web.admin_booking import long_date
 from adapters.web.calendar import read_date
 from adapters.web.deps import WebDeps
 from adapters.web.nav import ADMINS
-from adapters.web.pages import Visit, page, position_text, read_position
+from adapters.web.pages import Visit, page, pager_links, read_position
 from adapters.web.setup_forms import SHOWN_FIELD, STALE, FieldErrors, fingerprint, stale
 from adapters.web.time_text import moment
 from booking_core.errors import InvalidTransition, ValidationFailed
@@ -105,10 +105,7 @@ def leads_page(visit: Visit) -> Response:
                 received=moment(lead.created_at, zone),
             )
         )
-    kept = [("stage", stage.value)] if stage else []
-    older = None
-    if found.has_more and found.next_after is not None:
-        older = f"{LEADS}?{urlencode([*kept, ('after', position_text(found.next_after))])}"
+    older, newest = pager_links(LEADS, found, [("stage", stage.value)] if stage else [])
     tabs = [("All", LEADS, stage is None)] + [
         (label, f"{LEADS}?{urlencode({'stage': s.value})}", s is stage)
         for s, label in STAGES.items()
@@ -121,7 +118,7 @@ def leads_page(visit: Visit) -> Response:
         tabs=tabs,
         older=older,
         first_page=after is None,
-        newest=f"{LEADS}?{urlencode(kept)}" if kept else LEADS,
+        newest=newest,
     )
 
 

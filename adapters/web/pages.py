@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Awaitable, Callable, Collection, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, quote
+from urllib.parse import parse_qsl, quote, urlencode
 
 import structlog
 from attrs import define, field
@@ -40,7 +40,7 @@ from adapters.web.nav import entries_for, return_path
 from adapters.web.sessions import COOKIE, LIFETIME, Session, new_session, with_flash
 from booking_core.companies import SLUG_PATTERN, Company
 from booking_core.errors import NotFoundError
-from booking_core.paging import Position
+from booking_core.paging import Page, Position
 from booking_core.services.scheduling import active_crew
 from booking_core.services.users import session_user
 from booking_core.users import Role, User
@@ -452,3 +452,15 @@ def read_position(text: str) -> Position | None:
     if not FIRST_DATE <= at.date() <= LAST_DATE or (seq is not None and not 0 <= seq < 2**63):
         return None  # year 1 or 9999 would overflow on its way to UTC; a seq is a bigint
     return Position(at=at, id=parts[1], seq=seq)
+
+
+def pager_links(
+    path: str, page: Page[Any], kept: Sequence[tuple[str, str]] = ()
+) -> tuple[str | None, str]:
+    """The links under a paged list of the workspace at ``path`` (``kept``: its filters,
+    which every link keeps): the next page's ("Older ...", None on the last page) and the
+    first page's ("Newest ...")."""
+    older = None
+    if page.has_more and page.next_after is not None:
+        older = f"{path}?{urlencode([*kept, ('after', position_text(page.next_after))])}"
+    return older, f"{path}?{urlencode(kept)}" if kept else path

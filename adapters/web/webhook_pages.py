@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from urllib.parse import urlencode
 
 from attrs import frozen
 from starlette.responses import Response
@@ -28,7 +27,7 @@ from starlette.routing import BaseRoute
 from adapters.web.deps import WebDeps
 from adapters.web.keys import NO_STORE, local_time
 from adapters.web.nav import OWNERS
-from adapters.web.pages import Visit, page, position_text, read_position
+from adapters.web.pages import Visit, page, pager_links, read_position
 from booking_core.errors import InvalidTransition, RuleViolation, ValidationFailed
 from booking_core.events import DESCRIPTIONS, EventType
 from booking_core.paging import PageRequest
@@ -184,11 +183,7 @@ def endpoint_page(visit: Visit) -> Response:
         PageRequest(limit=LOG_PAGE, after=after),
         uow=visit.deps.reader(),
     )
-    older = None
-    if log.has_more and log.next_after is not None:
-        older = (
-            f"/admin/webhooks/{endpoint.id}?{urlencode({'after': position_text(log.next_after)})}"
-        )
+    older, _ = pager_links(f"/admin/webhooks/{endpoint.id}", log)
     now = visit.deps.clock.now()
     return visit.render(
         "webhooks_endpoint.html",
