@@ -229,9 +229,9 @@ def lead_page(visit: Visit) -> Response:
     lead = get_lead(company.id, visit.request.path_params["lead_id"], uow=visit.deps.reader())
     if visit.request.method != "POST":
         return _lead_page(visit, lead)
-    if stale(visit.form, _values(lead)):
-        return _lead_page(visit, lead, alert=STALE.format(what="lead"), status=422)
     stored = _values(lead)
+    if stale(visit.form, stored):
+        return _lead_page(visit, lead, alert=STALE.format(what="lead"), status=422)
     # A field the post does not carry stays as stored; so does one it carries unchanged.
     typed = {name: visit.form.get(name, stored[name]).strip() for name in FIELDS}
     errors = FieldErrors()
