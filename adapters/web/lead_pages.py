@@ -37,6 +37,7 @@ from booking_core.leads import (
     owner_problem,
 )
 from booking_core.paging import PageRequest
+from booking_core.plain_text import quoted
 from booking_core.services.leads import UNSET, UpdateLead, get_lead, list_leads, update_lead
 
 LEADS = "/admin/leads"
@@ -244,12 +245,20 @@ def lead_page(visit: Visit) -> Response:
     if typed["follow_up_on"]:
         follow_up = read_date(typed["follow_up_on"])
         if follow_up is None:
-            errors.add("follow_up_on", "A date such as 2026-12-31, or none.")
+            errors.add(
+                "follow_up_on",
+                f"Not a date: {quoted(typed['follow_up_on'])}. Choose one, or leave the field"
+                " empty for none.",
+            )
     owner_changed = typed["owner"] != stored["owner"]
     if owner_changed and (problem := owner_problem(typed["owner"])):
         errors.add("owner", problem)
     if errors:
-        return _lead_page(visit, lead, values=typed, errors=errors, status=422)
+        # A date field shows no value it cannot read (2026-02-30 would come back empty,
+        # and a second Save would clear the date): it shows the date kept.
+        unread = "follow_up_on" in errors
+        shown = {**typed, "follow_up_on": stored["follow_up_on"]} if unread else typed
+        return _lead_page(visit, lead, values=shown, errors=errors, status=422)
     follow_up_changed = typed["follow_up_on"] != stored["follow_up_on"]
     if stage is None and not owner_changed and not follow_up_changed:
         return visit.redirect(f"{LEADS}/{lead.id}", flash="Nothing changed.")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Iterator
+from datetime import date
 
 import httpx
 import pytest
@@ -157,6 +158,30 @@ def test_a_change_made_through_the_api_names_its_key_on_the_history(site: Site):
     assert "Owner none → Sam by API key Website form" in history
 
 
+def test_a_follow_up_date_that_cannot_be_read_leaves_the_kept_one_in_the_field(
+    site: Site, shop: Company, dispatcher: httpx.Client
+):
+    """A date field shows no value it cannot read: the refused date came back as an empty
+    field, and a second Save cleared the date the lead had."""
+    lead = enquiry(site, shop, "Dorothy Vaughan", "dv@example.com")
+    update_lead(
+        UpdateLead(company_id=shop.id, lead_id=lead.id, follow_up_on=date(2026, 12, 2)),
+        uow=site.container.uow(),
+        clock=site.container.clock,
+    )
+    path = f"/admin/leads/{lead.id}"
+    form = form_of(dispatcher.get(path), path)
+
+    refused = dispatcher.post(path, data=changed(form, {"follow_up_on": "2026-02-30"}))
+    again = dispatcher.post(path, data=form_of(refused, path))
+
+    assert refused.status_code == 422
+    assert 'name="follow_up_on" type="date"' in refused.text
+    assert 'value="2026-12-02"' in refused.text
+    assert again.status_code == 303
+    assert str(stored(site, shop, lead.id).follow_up_on) == "2026-12-02"
+
+
 def test_a_save_without_changes_says_so_and_a_field_left_out_stays_as_stored(
     site: Site, shop: Company, dispatcher: httpx.Client
 ):
@@ -228,7 +253,9 @@ def test_bad_fields_are_refused_beside_them_and_nothing_is_saved(
     assert refused.status_code == 422
     assert field_error(refused, "stage") == "Choose a stage from the list."
     assert (field_error(refused, "owner") or "").startswith("One line of text")
-    assert field_error(refused, "follow_up_on") == "A date such as 2026-12-31, or none."
+    assert field_error(refused, "follow_up_on") == (
+        "Not a date: \u20182026-02-30\u2019. Choose one, or leave the field empty for none."
+    )
     after = stored(site, shop, lead.id)
     assert (after.stage, after.owner, after.follow_up_on) == (LeadStage.NEW, None, None)
 
