@@ -20,6 +20,7 @@ import pytest
 import structlog
 from playwright.sync_api import expect
 
+from booking_core.companies import Company
 from entrypoints.bootstrap import bootstrap
 from entrypoints.demo_data import load_demo
 from entrypoints.settings import Settings
@@ -135,3 +136,10 @@ def screenshots(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 DOCS_SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+
+
+@pytest.fixture
+def shop(site: Site) -> Company:
+    """A company of its own (the demo catalog, no crew) for one test."""
+    company, _ = site.new_company()
+    return company

@@ -26,12 +26,6 @@ from tests.browser.test_brand_http import csrf
 
 
 @pytest.fixture
-def shop(site: Site) -> Company:
-    company, _ = site.new_company()
-    return company
-
-
-@pytest.fixture
 def dispatcher(site: Site, shop: Company) -> Iterator[httpx.Client]:
     browser = signed_in(site, shop, Role.DISPATCHER)
     try:

@@ -20,12 +20,6 @@ from tests.browser.test_brand_http import csrf
 LINK = re.compile(r'>(http://[^<"]+/sign-in/link/[A-Za-z0-9_-]+)</textarea>')
 
 
-@pytest.fixture
-def shop(site: Site) -> Company:
-    company, _ = site.new_company()
-    return company
-
-
 def browser(site: Site) -> httpx.Client:
     return httpx.Client(base_url=site.base_url, trust_env=False, timeout=30)
 

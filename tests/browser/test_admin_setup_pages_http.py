@@ -28,12 +28,6 @@ SERVICE = "/admin/catalog/services/svc_standard_clean"
 
 
 @pytest.fixture
-def shop(site: Site) -> Company:
-    company, _ = site.new_company()
-    return company
-
-
-@pytest.fixture
 def owner(site: Site, shop: Company) -> Iterator[httpx.Client]:
     browser = signed_in(site, shop, Role.OWNER)
     try:

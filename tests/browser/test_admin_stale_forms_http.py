@@ -89,12 +89,6 @@ def shown(form: dict[str, str], change: dict[str, str | None]) -> bool:
     return all(form.get(k) == v for k, v in change.items())
 
 
-@pytest.fixture
-def shop(site: Site) -> Company:
-    company, _ = site.new_company()
-    return company
-
-
 def signed_in(site: Site, company: Company, role: Role) -> httpx.Client:
     user = site.user(company, role)
     browser = httpx.Client(base_url=site.base_url, trust_env=False, timeout=30)

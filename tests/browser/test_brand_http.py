@@ -25,12 +25,6 @@ def csrf(page: httpx.Response) -> str:
 
 
 @pytest.fixture
-def shop(site: Site) -> Company:
-    company, _ = site.new_company()
-    return company
-
-
-@pytest.fixture
 def owner(site: Site, shop: Company) -> Iterator[httpx.Client]:
     """A browser-like client signed in as an owner of ``shop``."""
     user = site.user(shop, Role.OWNER)

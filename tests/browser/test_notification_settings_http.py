@@ -8,9 +8,9 @@ import httpx
 
 from booking_core.companies import Company
 from tests.browser.support import Site
-from tests.browser.test_brand_http import csrf, owner, shop
+from tests.browser.test_brand_http import csrf, owner
 
-__all__ = ["owner", "shop"]  # the fixtures, shared with the brand colour's tests
+__all__ = ["owner"]  # the fixture, shared with the brand colour's tests (`shop` is in conftest)
 
 
 def post(browser: httpx.Client, company: Company, **fields: str) -> httpx.Response:

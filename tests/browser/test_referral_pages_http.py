@@ -9,12 +9,12 @@ import httpx
 
 from booking_core.companies import Company
 from tests.browser.support import Job, Site
-from tests.browser.test_brand_http import owner, shop
+from tests.browser.test_brand_http import owner
 from tests.browser.test_notification_settings_http import post, stored
 from tests.browser.test_pages_http import client, run_async
 from tests.browser.test_portal_http import ask_for_link, latest_token, portal_app
 
-__all__ = ["owner", "shop"]  # the fixtures, shared with the brand colour's tests
+__all__ = ["owner"]  # the fixture, shared with the brand colour's tests (`shop` is in conftest)
 
 
 def test_the_referral_discount_is_set_in_dollars_on_the_settings_page(
