@@ -75,7 +75,9 @@ def customers_page(visit: Visit) -> Response:
     ``?after=`` the page after a position (the "Older" link)."""
     company = visit.signed_in_company
     query = visit.request.query_params
-    search = " ".join(query.get("q", "").split())[:SEARCH_MAX]
+    # As GET /api/v1/customers reads it; a NUL, which no name or email holds (and
+    # PostgreSQL takes in no text), is dropped.
+    search = query.get("q", "").replace("\x00", "").strip()[:SEARCH_MAX]
     after = read_position(query.get("after", ""))
     deps = visit.deps
     found = cases.list_customers(

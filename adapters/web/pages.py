@@ -439,6 +439,10 @@ def position_text(position: Position) -> str:
     return "~".join(parts)
 
 
+POSITION_ID = re.compile(r"[A-Za-z0-9_-]{1,100}\Z")
+"""What a row id in a page position may be: the service's ids are a prefix and hex."""
+
+
 def read_position(text: str) -> Position | None:
     """The position an ``after`` parameter names; None (the first page) if unreadable."""
     parts = text.split("~")
@@ -447,8 +451,8 @@ def read_position(text: str) -> Position | None:
         seq = int(parts[2]) if len(parts) == 3 else None
     except (ValueError, IndexError):
         return None
-    if len(parts) not in (2, 3) or at.utcoffset() is None or not parts[1]:
-        return None
+    if len(parts) not in (2, 3) or at.utcoffset() is None or not POSITION_ID.match(parts[1]):
+        return None  # an id is letters, digits and _ (a NUL would not even reach SQL)
     if not FIRST_DATE <= at.date() <= LAST_DATE or (seq is not None and not 0 <= seq < 2**63):
         return None  # year 1 or 9999 would overflow on its way to UTC; a seq is a bigint
     return Position(at=at, id=parts[1], seq=seq)

@@ -42,6 +42,7 @@ def test_a_customer_is_listed_found_and_shown_with_visits_and_payments(site: Sit
         listed = browser.get("/admin/customers")
         found = browser.get("/admin/customers", params={"q": job.customer_email.upper()})
         missed = browser.get("/admin/customers", params={"q": "nobody-like-this"})
+        nul = browser.get("/admin/customers", params={"q": "\x00"})
         page = browser.get(f"/admin/customers/{job.booking.customer_id}")
         theirs = browser.get(f"/admin/customers/{other.booking.customer_id}")
         booking_page = browser.get(f"/admin/bookings/{job.booking.id}")
@@ -54,6 +55,8 @@ def test_a_customer_is_listed_found_and_shown_with_visits_and_payments(site: Sit
     assert "$50.25" in text_of(listed)
     assert re.findall(r'<a href="/admin/customers/(cus_[^"]+)">', found.text) == ids
     assert "No customer's name or email holds" in text_of(missed)
+    assert nul.status_code == 200  # a NUL alone searches nothing: the whole list
+    assert re.findall(r'<a href="/admin/customers/(cus_[^"]+)">', nul.text) == ids
     shown = text_of(page)
     assert job.customer_email in shown
     assert f'href="/admin/bookings/{job.booking.id}"' in page.text

@@ -95,7 +95,12 @@ def test_the_list_shows_the_company_s_leads_newest_first_and_by_stage(
     assert re.findall(r'<a href="/admin/leads/(lead_[^"]+)">', contacted.text) == [second.id]
     assert '<span class="status stage-contacted">Contacted</span>' in contacted.text
     # A forged page position (a year that would overflow, garbage) is the first page.
-    for after in ("0001-01-01T00:00:00+01:00~x", "9999-12-31T23:59:59-01:00~x", "x~y~z"):
+    for after in (
+        "0001-01-01T00:00:00+01:00~x",
+        "9999-12-31T23:59:59-01:00~x",
+        "x~y~z",
+        "2026-01-01T00:00:00+00:00~lead_\x00",  # no NUL reaches the database
+    ):
         forged = dispatcher.get("/admin/leads", params={"after": after})
         assert forged.status_code == 200, after
         assert re.findall(r'<a href="/admin/leads/(lead_[^"]+)">', forged.text) == names
